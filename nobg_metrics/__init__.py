@@ -1,0 +1,15 @@
+"""nobg_metrics: exact, GPU-resident, DDP-synced metrics for salient/dichotomous object segmentation,
+background removal and alpha matting.
+
+>>> import torch, nobg_metrics as nm
+>>> nm.functional.mae(torch.zeros(1, 1, 4, 4), torch.zeros(1, 1, 4, 4))
+tensor(0., dtype=torch.float64)
+"""
+
+from nobg_metrics import functional
+from nobg_metrics.metrics import *  # noqa: F403
+from nobg_metrics.metrics import __all__ as _metric_names
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__", "functional", *_metric_names]

@@ -1,0 +1,388 @@
+"""The input contract: one place that validates, reshapes and converts every metric's inputs.
+
+Accepted forms (``pred`` and ``gt`` alike, and ``trimap`` for the matting metrics):
+
+- a tensor of shape :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`;
+- a list or tuple of such tensors, which may differ in size (datasets mix resolutions).
+
+Reading rules (REFERENCES.md, "Input conventions"):
+
+- ``pred``: float in [0, 1] (probabilities — apply ``sigmoid`` to logits first), ``uint8`` on 0..255 read
+  as ``pred / 255`` in float64 (PySODMetrics) or, for mattes, ``single(pred) / 255`` (DIM), or ``bool``.
+- ``gt`` masks: ``bool``; ``uint8`` is foreground where ``gt > 128`` (strict, the reference rule); float is
+  foreground where ``gt > 0.5``. ``gt`` mattes keep their soft values.
+- ``normalize=True`` is PySODMetrics' per-image min-max stretch ``(p - min) / (max - min)``, skipped
+  when ``max == min``.
+
+Every error names the argument, what was expected and what came. Checks that need a device sync
+(NaN/inf, value range, trimap values) are skipped with ``validate_args=False``; shape, dtype and device
+checks cost nothing and always run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Union, get_args
+
+import torch
+from torch import Tensor
+
+EmptyGt = Literal["agreement", "reference"]
+"""Policy for images whose gt is all background or all foreground (see docs/inputs.md)."""
+
+InputMaps = Union[Tensor, Sequence[Tensor]]
+"""A batch tensor or a list/tuple of tensors (possibly of different sizes)."""
+
+_FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+@dataclass
+class SegBatch:
+    """Equal-size images of a segmentation batch in canonical form.
+
+    Attributes:
+        pred_raw: :math:`(B, H, W)` the prediction as given: ``uint8`` levels, or float32/float64 values
+            (half precision is upcast to float32, ``bool`` to float32).
+        gt: :math:`(B, H, W)` bool foreground mask.
+        normalize: whether the per-image min-max stretch applies.
+    """
+
+    pred_raw: Tensor
+    gt: Tensor
+    normalize: bool
+    _pred: Tensor | None = field(default=None, repr=False)
+
+    @property
+    def is_uint8(self) -> bool:
+        """True when the prediction arrived as ``uint8`` levels (the PNG protocol)."""
+        return self.pred_raw.dtype == torch.uint8
+
+    @property
+    def pred(self) -> Tensor:
+        """:math:`(B, H, W)` prediction in [0, 1] after the optional stretch.
+
+        ``uint8`` input becomes float64 ``pred / 255`` exactly as PySODMetrics computes it; float input
+        keeps its dtype (float32 or float64).
+        """
+        if self._pred is None:
+            pred = self.pred_raw.double() / 255 if self.is_uint8 else self.pred_raw
+            self._pred = min_max_stretch(pred) if self.normalize else pred
+        return self._pred
+
+    @property
+    def num_pixels(self) -> int:
+        """Pixels per image, ``H * W``."""
+        return self.gt.shape[-1] * self.gt.shape[-2]
+
+
+@dataclass
+class MatteBatch:
+    """Equal-size mattes of a matting batch in canonical form.
+
+    Attributes:
+        pred: :math:`(B, H, W)` float32 (uint8 input read as ``single(x) / 255``) or float64.
+        gt: :math:`(B, H, W)` same dtype as ``pred``.
+        region: :math:`(B, H, W)` bool, the trimap's unknown region, or ``None`` for the whole image.
+    """
+
+    pred: Tensor
+    gt: Tensor
+    region: Tensor | None
+
+
+def min_max_stretch(pred: Tensor) -> Tensor:
+    """PySODMetrics' per-image ``mapminmax``: ``(p - min) / (max - min)`` where ``max != min``.
+
+    Args:
+        pred: :math:`(B, H, W)` float.
+
+    Returns:
+        :math:`(B, H, W)` the stretched maps, same dtype.
+
+    Example:
+        >>> min_max_stretch(torch.tensor([[[0.2, 0.6]], [[0.5, 0.5]]]))
+        tensor([[[0.0000, 1.0000]],
+        <BLANKLINE>
+                [[0.5000, 0.5000]]])
+    """
+    low = pred.amin(dim=(-2, -1), keepdim=True)
+    high = pred.amax(dim=(-2, -1), keepdim=True)
+    span = high - low
+    stretched = (pred - low) / torch.where(span == 0, torch.ones_like(span), span)
+    return torch.where(span == 0, pred, stretched)
+
+
+def check_option(name: str, value: object, allowed: object) -> None:
+    """Reject a constructor/function option outside a ``Literal`` (or a tuple) of allowed values.
+
+    Example:
+        >>> check_option("empty_gt", "agreement", EmptyGt)
+        >>> check_option("empty_gt", "nan", EmptyGt)
+        Traceback (most recent call last):
+        ...
+        ValueError: `empty_gt` must be one of ('agreement', 'reference'), got 'nan'
+    """
+    choices = get_args(allowed) if get_args(allowed) else tuple(allowed)  # type: ignore[arg-type]
+    if value not in choices:
+        raise ValueError(f"`{name}` must be one of {choices}, got {value!r}")
+
+
+def check_number(name: str, value: object, *, low: float | None = None, high: float | None = None,
+                 low_open: bool = False, integer: bool = False) -> None:
+    """Reject a numeric option of the wrong type or outside ``[low, high]`` (``(low, high]`` if ``low_open``)."""
+    kinds = (int,) if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        raise TypeError(f"`{name}` must be {'an int' if integer else 'a number'}, got {type(value).__name__}")
+    if low is not None and (value <= low if low_open else value < low):
+        raise ValueError(f"`{name}` must be {'>' if low_open else '>='} {low}, got {value}")
+    if high is not None and value > high:
+        raise ValueError(f"`{name}` must be <= {high}, got {value}")
+
+
+def _as_list(name: str, value: InputMaps) -> list[Tensor] | None:
+    """Return the list form of a list/tuple input, ``None`` for a tensor; reject anything else."""
+    if isinstance(value, Tensor):
+        return None
+    if isinstance(value, (list, tuple)):
+        if len(value) == 0:
+            raise ValueError(f"`{name}` must hold at least one image, got an empty {type(value).__name__}")
+        for index, item in enumerate(value):
+            if not isinstance(item, Tensor):
+                raise TypeError(f"`{name}[{index}]` must be a torch.Tensor, got {type(item).__name__}")
+        return list(value)
+    raise TypeError(f"`{name}` must be a torch.Tensor or a list/tuple of tensors, got {type(value).__name__}")
+
+
+def _to_bhw(name: str, tensor: Tensor) -> Tensor:
+    """Reshape (B,1,H,W) / (B,H,W) / (H,W) to (B,H,W); reject other layouts and empty batches."""
+    if tensor.ndim == 2:
+        tensor = tensor.unsqueeze(0)
+    elif tensor.ndim == 4:
+        if tensor.shape[1] != 1:
+            raise ValueError(
+                f"`{name}` must have one channel, shape (B, 1, H, W); got channel dim {tensor.shape[1]} "
+                f"in shape {tuple(tensor.shape)}"
+            )
+        tensor = tensor[:, 0]
+    elif tensor.ndim != 3:
+        raise ValueError(
+            f"`{name}` must have shape (B, 1, H, W), (B, H, W) or (H, W); got {tensor.ndim} dims, "
+            f"shape {tuple(tensor.shape)}"
+        )
+    if tensor.shape[0] == 0:
+        raise ValueError(f"`{name}` must hold at least one image, got an empty batch of shape {tuple(tensor.shape)}")
+    if tensor.shape[1] == 0 or tensor.shape[2] == 0:
+        raise ValueError(f"`{name}` images must have H >= 1 and W >= 1, got shape {tuple(tensor.shape)}")
+    return tensor
+
+
+def _check_dtype(name: str, tensor: Tensor, *, allow_bool: bool = True) -> None:
+    dtype = tensor.dtype
+    if dtype in _FLOAT_DTYPES or dtype == torch.uint8 or (allow_bool and dtype == torch.bool):
+        return
+    kinds = "float in [0, 1], uint8 on 0..255" + (" or bool" if allow_bool else "")
+    if dtype.is_floating_point or dtype.is_complex:
+        raise TypeError(f"`{name}` must be {kinds}; got unsupported dtype {dtype}")
+    raise TypeError(
+        f"`{name}` must be {kinds}; got integer dtype {dtype} (only uint8 is read, on the 0..255 scale: "
+        f"convert with .to(torch.uint8) or divide to floats in [0, 1])"
+    )
+
+
+def _check_values(name: str, tensor: Tensor) -> None:
+    """Reject NaN/inf and floats outside [0, 1] (forces a device sync: skipped without validate_args)."""
+    if not tensor.dtype.is_floating_point:
+        return
+    if not bool(torch.isfinite(tensor).all()):
+        bad = "NaN" if bool(torch.isnan(tensor).any()) else "inf"
+        raise ValueError(f"`{name}` must be finite; got {bad} values")
+    low, high = float(tensor.min()), float(tensor.max())
+    if low < 0.0 or high > 1.0:
+        hint = " (logits? apply torch.sigmoid first)" if name == "pred" else ""
+        raise ValueError(f"`{name}` float values must lie in [0, 1]; got range [{low:.6g}, {high:.6g}]{hint}")
+
+
+def _check_pair(names: tuple[str, str], first: Tensor, second: Tensor, where: str = "") -> None:
+    if first.shape != second.shape:
+        raise ValueError(
+            f"`{names[0]}`{where} and `{names[1]}`{where} must have the same shape; "
+            f"got {tuple(first.shape)} and {tuple(second.shape)}"
+        )
+    if first.device != second.device:
+        raise ValueError(
+            f"`{names[0]}`{where} and `{names[1]}`{where} must be on the same device; "
+            f"got {first.device} and {second.device}"
+        )
+
+
+def _paired_images(
+    maps: dict[str, InputMaps],
+) -> list[dict[str, Tensor]]:
+    """Normalise tensors or lists of tensors into a list of equal-size (B, H, W) groups per argument."""
+    names = list(maps)
+    lists = {name: _as_list(name, value) for name, value in maps.items()}
+    kinds = {name: lst is None for name, lst in lists.items()}
+    if len(set(kinds.values())) > 1:
+        got = ", ".join(f"`{n}` {'tensor' if kinds[n] else 'list'}" for n in names)
+        raise TypeError(f"{' and '.join(f'`{n}`' for n in names)} must all be tensors or all be lists; got {got}")
+    if kinds[names[0]]:
+        items = [{name: _to_bhw(name, value) for name, value in maps.items()}]  # type: ignore[arg-type]
+        first = items[0][names[0]]
+        for other in names[1:]:
+            _check_pair((names[0], other), first, items[0][other])
+        return items
+    lengths = {name: len(lst) for name, lst in lists.items()}  # type: ignore[arg-type]
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"the lists must have the same length; got {lengths}")
+    items = []
+    for index in range(lengths[names[0]]):
+        item = {name: _to_bhw(f"{name}[{index}]", lists[name][index]) for name in names}  # type: ignore[index]
+        for other in names[1:]:
+            _check_pair((names[0], other), item[names[0]], item[other], where=f"[{index}]")
+        items.append(item)
+    return items
+
+
+def _group_by_size(items: list[dict[str, Tensor]]) -> list[dict[str, Tensor]]:
+    """Concatenate items of equal (H, W) and dtype so each size is processed as one batch."""
+    if len(items) == 1:
+        return items
+    groups: dict[tuple, list[dict[str, Tensor]]] = {}
+    for item in items:
+        key = tuple((tensor.shape[-2:], tensor.dtype) for tensor in item.values())
+        groups.setdefault(key, []).append(item)
+    return [{name: torch.cat([it[name] for it in group]) for name in group[0]} for group in groups.values()]
+
+
+def _pred_dtype(tensor: Tensor) -> Tensor:
+    if tensor.dtype in (torch.float16, torch.bfloat16, torch.bool):
+        return tensor.float()
+    return tensor
+
+
+def prepare_segmentation(
+    pred: InputMaps,
+    gt: InputMaps,
+    *,
+    normalize: bool = False,
+    validate_args: bool = True,
+) -> list[SegBatch]:
+    """Validate segmentation inputs and return them as equal-size groups.
+
+    Args:
+        pred: :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or a list of those.
+        gt: same layout as ``pred``; bool, uint8 (``> 128``) or float (``> 0.5``).
+        normalize: apply the per-image min-max stretch to ``pred``.
+        validate_args: run the checks that force a device sync (NaN, inf, range).
+
+    Returns:
+        One :class:`SegBatch` per distinct image size (a tensor input gives exactly one).
+
+    Example:
+        >>> groups = prepare_segmentation(torch.rand(2, 1, 4, 6), torch.rand(2, 1, 4, 6) > 0.5)
+        >>> len(groups), tuple(groups[0].gt.shape)
+        (1, (2, 4, 6))
+    """
+    items = _paired_images({"pred": pred, "gt": gt})
+    for item in items:
+        _check_dtype("pred", item["pred"])
+        _check_dtype("gt", item["gt"])
+        if validate_args:
+            _check_values("pred", item["pred"])
+            _check_values("gt", item["gt"])
+    batches = []
+    for group in _group_by_size(items):
+        batches.append(SegBatch(_pred_dtype(group["pred"]), binarize_gt(group["gt"]), normalize))
+    return batches
+
+
+def binarize_gt(gt: Tensor) -> Tensor:
+    """Foreground mask by the reference rules: bool as is, uint8 ``> 128``, float ``> 0.5``.
+
+    Example:
+        >>> binarize_gt(torch.tensor([127, 128, 129], dtype=torch.uint8))
+        tensor([False, False,  True])
+    """
+    if gt.dtype == torch.bool:
+        return gt
+    if gt.dtype == torch.uint8:
+        return gt > 128
+    return gt > 0.5
+
+
+def _matte_values(tensor: Tensor, dtype: torch.dtype) -> Tensor:
+    if tensor.dtype == torch.uint8:
+        return tensor.to(dtype) / 255
+    return tensor.to(dtype)
+
+
+def _unknown_region(trimap: Tensor) -> Tensor:
+    """Unknown region of a trimap: 128 for uint8, 0.5 for float."""
+    return trimap == 128 if trimap.dtype == torch.uint8 else trimap == 0.5
+
+
+def _check_trimap_values(trimap: Tensor) -> None:
+    allowed = (0, 128, 255) if trimap.dtype == torch.uint8 else (0.0, 0.5, 1.0)
+    ok = (trimap == allowed[0]) | (trimap == allowed[1]) | (trimap == allowed[2])
+    if not bool(ok.all()):
+        bad = trimap[~ok][0].item()
+        raise ValueError(f"`trimap` values must be {allowed} for {trimap.dtype}; got {bad}")
+
+
+def prepare_matting(
+    pred: InputMaps,
+    gt: InputMaps,
+    trimap: InputMaps | None = None,
+    *,
+    clamp_to_trimap: bool = False,
+    validate_args: bool = True,
+) -> list[MatteBatch]:
+    """Validate matting inputs (soft gt) and return them as equal-size groups.
+
+    Values are computed in float32 (the DIM MATLAB code's ``single``) unless ``pred`` and ``gt`` are
+    both float64.
+
+    Args:
+        pred: :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or a list; float in [0, 1] or uint8.
+        gt: same layout; a matte, float in [0, 1] or uint8 (not binarised).
+        trimap: optional, same layout; uint8 {0, 128, 255} or float {0, 0.5, 1}; unknown = 128 / 0.5.
+        clamp_to_trimap: set ``pred`` to 0 where the trimap is background and 1 where it is foreground.
+        validate_args: run the checks that force a device sync.
+
+    Returns:
+        One :class:`MatteBatch` per distinct image size.
+
+    Example:
+        >>> tri = torch.full((1, 4, 4), 128, dtype=torch.uint8)
+        >>> prepare_matting(torch.rand(1, 4, 4), torch.rand(1, 4, 4), tri)[0].region.all()
+        tensor(True)
+    """
+    maps: dict[str, InputMaps] = {"pred": pred, "gt": gt}
+    if trimap is not None:
+        maps["trimap"] = trimap
+    items = _paired_images(maps)
+    for item in items:
+        for name, tensor in item.items():
+            _check_dtype(name, tensor, allow_bool=name != "trimap")
+            if validate_args:
+                _check_values(name, tensor)
+                if name == "trimap":
+                    _check_trimap_values(tensor)
+    batches = []
+    for group in _group_by_size(items):
+        both64 = group["pred"].dtype == torch.float64 and group["gt"].dtype == torch.float64
+        dtype = torch.float64 if both64 else torch.float32
+        pred_values = _matte_values(group["pred"], dtype)
+        gt_values = _matte_values(group["gt"], dtype)
+        region = None
+        if "trimap" in group:
+            tri = group["trimap"]
+            region = _unknown_region(tri)
+            if clamp_to_trimap:
+                known_fg = tri == (255 if tri.dtype == torch.uint8 else 1.0)
+                known_bg = tri == 0
+                pred_values = torch.where(known_bg, torch.zeros_like(pred_values), pred_values)
+                pred_values = torch.where(known_fg, torch.ones_like(pred_values), pred_values)
+        batches.append(MatteBatch(pred_values, gt_values, region))
+    return batches

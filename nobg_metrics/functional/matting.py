@@ -1,0 +1,90 @@
+"""SAD and MSE of alpha mattes, as the Deep Image Matting evaluation computes them.
+
+References (DIM MATLAB evaluation, Xu et al. 2017): ``compute_sad_loss.m``
+``loss = sum(abs(pred - target) .* (trimap == 128))`` and ``compute_mse_loss.m``
+``loss = sum((pred - target).^2 .* (trimap == 128)) / sum(trimap == 128)`` on mattes read as
+``single(x) / 255``; the region is the whole image without a trimap. Values are raw: papers print SAD
+divided by 1000 and MSE multiplied by 1000 (docs/matting.md). An image whose trimap has no unknown
+pixel scores MSE 0 (the reference divides 0 by 0) and SAD 0.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from nobg_metrics._inputs import InputMaps, MatteBatch, prepare_matting
+
+
+def _region_sum(values: Tensor, region: Tensor | None) -> Tensor:
+    """Per-image float64 sum of ``values`` over ``region`` (whole image when ``None``): :math:`(B,)`."""
+    if region is not None:
+        values = torch.where(region, values, torch.zeros_like(values))
+    return values.sum(dim=(-2, -1), dtype=torch.float64)
+
+
+def _region_size(batch: MatteBatch) -> Tensor:
+    """Per-image number of scored pixels: :math:`(B,)` float64."""
+    if batch.region is None:
+        size = batch.pred.shape[-1] * batch.pred.shape[-2]
+        return torch.full((batch.pred.shape[0],), float(size), dtype=torch.float64, device=batch.pred.device)
+    return batch.region.sum(dim=(-2, -1)).double()
+
+
+def _sad_per_image(batch: MatteBatch) -> Tensor:
+    """Per-image SAD :math:`\\sum_{region} |pred - gt|`: :math:`(B,)` float64."""
+    return _region_sum((batch.pred - batch.gt).abs(), batch.region)
+
+
+def _mse_per_image(batch: MatteBatch) -> Tensor:
+    """Per-image MSE over the region (0 for an empty region): :math:`(B,)` float64."""
+    squared = _region_sum((batch.pred - batch.gt).square(), batch.region)
+    size = _region_size(batch)
+    return torch.where(size > 0, squared / size.clamp_min(1), torch.zeros_like(squared))
+
+
+def _matting_update(per_image, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None, clamp_to_trimap: bool,
+                    validate_args: bool) -> tuple[Tensor, Tensor]:
+    """Sum of a per-image matting value and the number of images: ``(float64 scalar, int64 scalar)``."""
+    totals, count = [], 0
+    for batch in prepare_matting(pred, gt, trimap, clamp_to_trimap=clamp_to_trimap, validate_args=validate_args):
+        totals.append(per_image(batch).sum())
+        count += batch.pred.shape[0]
+    total = torch.stack(totals).sum()
+    return total, torch.tensor(count, dtype=torch.int64, device=total.device)
+
+
+def sad(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, *, clamp_to_trimap: bool = False,
+        validate_args: bool = True) -> Tensor:
+    r"""Sum of absolute differences per image (raw, not /1000), averaged over images.
+
+    Args:
+        pred: :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or a list; float in [0, 1] or uint8.
+        gt: same layout; a matte (not binarised).
+        trimap: optional, same layout; only the unknown region (128 / 0.5) is scored.
+        clamp_to_trimap: set ``pred`` to the trimap's known values (0 / 1) before scoring.
+        validate_args: run the checks that force a device sync.
+
+    Returns:
+        scalar float64 tensor (lower is better).
+
+    Example:
+        >>> sad(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
+        tensor(1.1000, dtype=torch.float64)
+    """
+    total, count = _matting_update(_sad_per_image, pred, gt, trimap, clamp_to_trimap, validate_args)
+    return total / count
+
+
+def mse_metric(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, *, clamp_to_trimap: bool = False,
+               validate_args: bool = True) -> Tensor:
+    r"""Mean squared error per image over the region, averaged over images.
+
+    Args and returns as :func:`sad`.
+
+    Example:
+        >>> mse_metric(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
+        tensor(0.1125, dtype=torch.float64)
+    """
+    total, count = _matting_update(_mse_per_image, pred, gt, trimap, clamp_to_trimap, validate_args)
+    return total / count

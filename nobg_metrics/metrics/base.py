@@ -1,0 +1,73 @@
+"""The base every nobg_metrics ``Metric`` shares: fixed-size summed states whose dtype never changes.
+
+States are sufficient statistics only (DESIGN.md "State"): float64 sums and int64 counts, created in
+``__init__``, ``dist_reduce_fx="sum"`` (one all-reduce, harmless on a rank with no data), persistent so a
+checkpoint taken mid-epoch resumes exactly. ``.half()``, ``.to(dtype)`` and ``set_dtype`` move the
+metric between devices but never change a state's dtype: a float16 sum of a million pixels would lose
+the 1e-5 parity, and an int64 count cast to float stops being exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch import Tensor
+from torchmetrics import Metric
+
+
+class NobgMetric(Metric):
+    """Base class: state helpers, dtype-protected states, and a scalar ``plot``.
+
+    Args:
+        validate_args: run the input checks that force a device sync (NaN, inf, value range).
+        kwargs: passed to :class:`torchmetrics.Metric` (``sync_on_compute``, ``dist_sync_fn``, ...).
+    """
+
+    full_state_update = False
+    is_differentiable = False
+    higher_is_better: bool | None = None
+    plot_lower_bound: float | None = 0.0
+    plot_upper_bound: float | None = 1.0
+
+    def __init__(self, *, validate_args: bool = True, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.validate_args = validate_args
+
+    def _add_sum(self, name: str, shape: Sequence[int] = ()) -> None:
+        """A float64 sum state of fixed ``shape``."""
+        self.add_state(name, torch.zeros(tuple(shape), dtype=torch.float64), dist_reduce_fx="sum", persistent=True)
+
+    def _add_count(self, name: str, shape: Sequence[int] = ()) -> None:
+        """An int64 count state of fixed ``shape``."""
+        self.add_state(name, torch.zeros(tuple(shape), dtype=torch.int64), dist_reduce_fx="sum", persistent=True)
+
+    def _apply(self, fn: Callable, exclude_state: Sequence[str] = "") -> torch.nn.Module:
+        """Move states with the module (device) but keep each state's dtype."""
+        dtypes = {name: default.dtype for name, default in self._defaults.items() if isinstance(default, Tensor)}
+        this = super()._apply(fn, exclude_state)
+        for name, dtype in dtypes.items():
+            value = getattr(this, name)
+            if value.dtype != dtype:
+                setattr(this, name, value.to(dtype))
+            if this._defaults[name].dtype != dtype:
+                this._defaults[name] = this._defaults[name].to(dtype)
+        return this
+
+    def plot(self, val: Tensor | Sequence[Tensor] | None = None, ax: Any = None) -> Any:
+        """Plot a value (or a sequence of values, e.g. one per epoch) of the metric.
+
+        Args:
+            val: the output of ``compute()``/``forward()`` or a list of them; computed when omitted.
+            ax: a matplotlib axis to draw into.
+
+        Returns:
+            ``(figure, axis)`` (needs matplotlib, the ``plot`` extra).
+        """
+        return self._plot(val, ax)
+
+
+def mean_of(total: Tensor, count: Tensor) -> Tensor:
+    """Dataset mean of per-image values: ``total / count`` (NaN when no image was seen at all)."""
+    return total / count

@@ -1,0 +1,1 @@
+"""Shared pure-torch primitives, each tested on its own against scipy/OpenCV."""

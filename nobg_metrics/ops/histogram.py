@@ -1,0 +1,105 @@
+"""Per-image joint histograms of prediction levels and gt, the statistic behind the pixel metrics.
+
+One ``bincount`` over image-offset bin ids counts, for every image of a batch at once, how many pixels
+of each prediction level fall on gt background and on gt foreground. For ``uint8`` predictions (the PNG
+protocol) the 256 raw levels determine everything the cheap and threshold-swept metrics need: each
+level maps to one float64 value (``v / 255``, stretched when ``normalize``), computed exactly as
+PySODMetrics computes it pixel by pixel, so sums over the histogram equal the reference's sums over
+pixels up to summation order.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+NUM_LEVELS = 256
+
+
+def joint_histogram(levels: Tensor, gt: Tensor, num_levels: int = NUM_LEVELS) -> Tensor:
+    """Count pixels per (image, gt class, level).
+
+    Args:
+        levels: :math:`(B, H, W)` integer levels in ``[0, num_levels)`` (uint8 or any integer dtype).
+        gt: :math:`(B, H, W)` bool.
+        num_levels: number of levels.
+
+    Returns:
+        :math:`(B, 2, L)` int64 counts; ``[:, 0]`` gt background, ``[:, 1]`` gt foreground.
+
+    Example:
+        >>> lv = torch.tensor([[[0, 255], [255, 3]]], dtype=torch.uint8)
+        >>> gt = torch.tensor([[[False, True], [False, True]]])
+        >>> h = joint_histogram(lv, gt)
+        >>> h[0, 0, 0].item(), h[0, 0, 255].item(), h[0, 1, 255].item(), h[0, 1, 3].item()
+        (1, 1, 1, 1)
+    """
+    batch = levels.shape[0]
+    ids = levels.reshape(batch, -1).to(torch.int32) + gt.reshape(batch, -1).to(torch.int32) * num_levels
+    if batch > 1:
+        offsets = torch.arange(batch, device=levels.device, dtype=torch.int32) * (2 * num_levels)
+        ids = ids + offsets[:, None]
+    counts = torch.bincount(ids.reshape(-1), minlength=batch * 2 * num_levels)
+    return counts.reshape(batch, 2, num_levels)
+
+
+def level_values(hist: Tensor, normalize: bool) -> Tensor:
+    """The float64 prediction value of each raw uint8 level, per image.
+
+    ``v / 255``, then — with ``normalize`` and a non-constant image — the reference's stretch
+    ``(v/255 - min) / (max - min)`` with min and max taken over the levels present in the image.
+    The arithmetic is the reference's, operation for operation, so each value is bit-identical to
+    what PySODMetrics' ``prepare_data`` gives the pixels of that level.
+
+    Args:
+        hist: :math:`(B, 2, 256)` counts from :func:`joint_histogram` of the raw uint8 levels.
+        normalize: apply the per-image min-max stretch.
+
+    Returns:
+        :math:`(B, 256)` float64.
+    """
+    base = torch.arange(NUM_LEVELS, device=hist.device, dtype=torch.float64) / 255
+    values = base.expand(hist.shape[0], NUM_LEVELS)
+    if not normalize:
+        return values
+    present = hist.sum(dim=1) > 0
+    low = torch.where(present, values, torch.full_like(values, 2.0)).amin(dim=1, keepdim=True)
+    high = torch.where(present, values, torch.full_like(values, -1.0)).amax(dim=1, keepdim=True)
+    span = high - low
+    stretched = (values - low) / torch.where(span == 0, torch.ones_like(span), span)
+    return torch.where(span == 0, values, stretched)
+
+
+def quantize(pred: Tensor) -> Tensor:
+    """The reference's 256-level quantisation ``(pred * 255).astype(uint8)``: truncation.
+
+    Computed in the prediction's own dtype, as numpy does (float64 for the uint8 protocol, float32
+    stays float32), so the levels equal the reference's for both.
+
+    Args:
+        pred: :math:`(B, H, W)` float in [0, 1].
+
+    Returns:
+        :math:`(B, H, W)` uint8 levels.
+
+    Example:
+        >>> quantize(torch.tensor([0.0, 0.5, 1.0], dtype=torch.float64))
+        tensor([  0, 127, 255], dtype=torch.uint8)
+    """
+    return (pred * 255).to(torch.uint8)
+
+
+def regroup_levels(hist: Tensor, new_levels: Tensor, num_levels: int = NUM_LEVELS) -> Tensor:
+    """Re-bin a per-image histogram: raw level ``v`` of image ``b`` moves to ``new_levels[b, v]``.
+
+    Args:
+        hist: :math:`(B, 2, L)` counts.
+        new_levels: :math:`(B, L)` int64 target level of each raw level.
+        num_levels: number of target levels.
+
+    Returns:
+        :math:`(B, 2, num_levels)` int64 counts.
+    """
+    index = new_levels[:, None, :].expand(-1, 2, -1)
+    out = torch.zeros(hist.shape[0], 2, num_levels, dtype=hist.dtype, device=hist.device)
+    return out.scatter_add_(2, index, hist)
