@@ -1,0 +1,68 @@
+"""Cheap tier vs PySODMetrics: MAE vs ``MAE``, the overlap metrics vs ``FmeasureV2`` binary handlers,
+SAD/MSE vs a numpy port of the DIM code — uint8 inputs, the PySODMetrics protocol."""
+
+from __future__ import annotations
+
+import numpy as np
+import py_sod_metrics as psm
+import torch
+
+import nobg_metrics as nm
+from harness import Case, sample_uint8
+
+
+def cases(size: int, device: str, batch: int = 1) -> list[Case]:
+    preds, gts = sample_uint8(size, batch)
+    pred_t = torch.from_numpy(preds).to(device)
+    gt_t = torch.from_numpy(gts).to(device)
+
+    def ours(metric):
+        def run():
+            metric.reset()
+            metric.update(pred_t, gt_t)
+            return metric.compute()
+        return run
+
+    def ref_mae():
+        m = psm.MAE()
+        for p, g in zip(preds, gts):
+            m.step(p, g)
+        return m.get_results()
+
+    def ref_binary():
+        fm = psm.FmeasureV2({"iou": psm.IOUHandler(False, False, with_binary=True),
+                             "dice": psm.DICEHandler(False, False, with_binary=True),
+                             "oa": psm.OverallAccuracyHandler(False, False, with_binary=True),
+                             "ber": psm.BERHandler(False, False, with_binary=True)})
+        for p, g in zip(preds, gts):
+            fm.step(p, g)
+        return fm.get_results()
+
+    overlap = torch.nn.ModuleList([nm.IoU(normalize=True), nm.Dice(normalize=True), nm.Accuracy(normalize=True),
+                                   nm.BER(normalize=True)])
+
+    def ours_overlap():
+        # the four share one state in a MetricCollection compute group: one update
+        first = overlap[0]
+        first.reset()
+        first.update(pred_t, gt_t)
+        return [first.compute()]
+
+    def ref_sad_mse():
+        out = []
+        for p, g in zip(preds, gts):
+            p32, g32 = p.astype(np.float32) / 255, g.astype(np.float32) / 255
+            out.append((np.abs(p32 - g32).sum(), ((p32 - g32) ** 2).sum() / p32.size))
+        return out
+
+    sad, mse = nm.SAD(), nm.MSE()
+
+    def ours_sad_mse():
+        ours(sad)()
+        return ours(mse)()
+
+    return [
+        Case("mae", size, device, ours(nm.MAE(normalize=True).to(device)), ref_mae, "psm.MAE", batch),
+        Case("iou+dice+acc+ber", size, device, ours_overlap, ref_binary, "psm.FmeasureV2 binary", batch),
+        Case("sad+mse", size, device, ours_sad_mse, ref_sad_mse, "numpy DIM port", batch),
+    ]

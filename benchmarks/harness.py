@@ -1,0 +1,92 @@
+"""Side-by-side timing: ours and the reference in one process, same data, ratio = reference / ours.
+
+Each ``bench_*.py`` module in this folder exposes ``cases(size: int, device: str) -> list[Case]``;
+``run.py`` collects and prints them. Timings are medians of several runs after a warm-up; CUDA
+timings synchronise before reading the clock.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+
+@dataclass
+class Case:
+    """One comparison: ``ours`` and (optionally) ``reference`` do the same work on the same images.
+
+    ``images`` is how many images one call processes (for images/s).
+    """
+
+    name: str
+    size: int
+    device: str
+    ours: Callable[[], Any]
+    reference: Callable[[], Any] | None = None
+    reference_name: str = ""
+    images: int = 1
+
+
+def timeit(fn: Callable[[], Any], device: str = "cpu", repeat: int = 5, warmup: int = 1,
+           budget_s: float = 20.0) -> float:
+    """Median wall time of ``fn()`` in seconds (fewer repeats when one call is slow)."""
+    for _ in range(warmup):
+        fn()
+    times: list[float] = []
+    start_all = time.perf_counter()
+    for _ in range(repeat):
+        if device == "cuda":
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        fn()
+        if device == "cuda":
+            torch.cuda.synchronize()
+        times.append(time.perf_counter() - start)
+        if time.perf_counter() - start_all > budget_s:
+            break
+    return statistics.median(times)
+
+
+def sample_uint8(size: int, batch: int = 1, seed: int = 0, width: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``batch`` realistic uint8 (pred, gt) pairs of ``size x width``: a blob gt and a noisy soft prediction."""
+    rng = np.random.default_rng(seed)
+    width = width or size
+    yy, xx = np.mgrid[0:size, 0:width]
+    preds, gts = [], []
+    for _ in range(batch):
+        cy, cx, r = rng.uniform(0.3, 0.7) * size, rng.uniform(0.3, 0.7) * width, rng.uniform(0.15, 0.35) * size
+        dist = np.sqrt((yy - cy) ** 2 + (xx - cx) ** 2)
+        gt = np.where(dist <= r, 255, 0).astype(np.uint8)
+        soft = 1 / (1 + np.exp((dist - r * rng.uniform(0.9, 1.1)) / 4)) + rng.normal(0, 0.05, dist.shape)
+        preds.append(np.clip(soft * 255, 0, 255).astype(np.uint8))
+        gts.append(gt)
+    return np.stack(preds), np.stack(gts)
+
+
+def format_rows(rows: list[dict[str, Any]]) -> str:
+    """A markdown table of benchmark rows."""
+    header = "| metric | size | device | ours ms | reference | ref ms | ratio (ref/ours) | images/s |"
+    lines = [header, "|" + "---|" * 8]
+    for row in rows:
+        ref_ms = f"{row['ref_ms']:.2f}" if row["ref_ms"] is not None else "-"
+        ratio = f"{row['ratio']:.2f}x" if row["ratio"] is not None else "-"
+        lines.append(f"| {row['name']} | {row['size']}² | {row['device']} | {row['ours_ms']:.2f} | "
+                     f"{row['reference_name'] or '-'} | {ref_ms} | {ratio} | {row['images_per_s']:.1f} |")
+    return "\n".join(lines)
+
+
+def run_case(case: Case, repeat: int = 5) -> dict[str, Any]:
+    """Time one case and return its row."""
+    ours = timeit(case.ours, case.device, repeat)
+    ref = timeit(case.reference, "cpu", repeat) if case.reference is not None else None
+    return {
+        "name": case.name, "size": case.size, "device": case.device, "ours_ms": ours * 1e3,
+        "reference_name": case.reference_name, "ref_ms": None if ref is None else ref * 1e3,
+        "ratio": None if ref is None else ref / ours, "images_per_s": case.images / ours,
+    }

@@ -1,0 +1,57 @@
+"""Run every benchmark side by side and print a markdown table of ratios (reference time / ours).
+
+    python benchmarks/run.py                       # CPU, 256² 1024² 2048², all metrics
+    python benchmarks/run.py --sizes 1024 --only mae iou
+    python benchmarks/run.py --device cuda --sizes 1024 --batch 16   # images/s on a GPU
+
+Each ``bench_*.py`` module here contributes ``cases(size, device, batch)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import pathlib
+import platform
+import sys
+
+import torch
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from harness import format_rows, run_case  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[256, 1024, 2048])
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--batch", type=int, default=1, help="images per call for our side")
+    parser.add_argument("--only", nargs="*", default=None, help="substrings of case names to keep")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--json", type=pathlib.Path, default=None, help="also write the rows as JSON")
+    args = parser.parse_args(argv)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print("no CUDA device: nothing to run on cuda", file=sys.stderr)
+        return 2
+    here = pathlib.Path(__file__).resolve().parent
+    rows = []
+    for path in sorted(here.glob("bench_*.py")):
+        module = importlib.import_module(path.stem)
+        for size in args.sizes:
+            for case in module.cases(size, args.device, args.batch):
+                if args.only and not any(key in case.name for key in args.only):
+                    continue
+                rows.append(run_case(case, args.repeat))
+                print(f"  {case.name} {size}²: {rows[-1]['ours_ms']:.2f} ms", file=sys.stderr, flush=True)
+    device_name = torch.cuda.get_device_name() if args.device == "cuda" else platform.processor() or platform.machine()
+    print(f"torch {torch.__version__}, {args.device} ({device_name}), {torch.get_num_threads()} threads, "
+          f"batch {args.batch}")
+    print(format_rows(rows))
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
