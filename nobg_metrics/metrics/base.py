@@ -44,16 +44,13 @@ class NobgMetric(Metric):
         self.add_state(name, torch.zeros(tuple(shape), dtype=torch.int64), dist_reduce_fx="sum", persistent=True)
 
     def _apply(self, fn: Callable, exclude_state: Sequence[str] = "") -> torch.nn.Module:
-        """Move states with the module (device) but keep each state's dtype."""
-        dtypes = {name: default.dtype for name, default in self._defaults.items() if isinstance(default, Tensor)}
-        this = super()._apply(fn, exclude_state)
-        for name, dtype in dtypes.items():
-            value = getattr(this, name)
-            if value.dtype != dtype:
-                setattr(this, name, value.to(dtype))
-            if this._defaults[name].dtype != dtype:
-                this._defaults[name] = this._defaults[name].to(dtype)
-        return this
+        """Move states with the module (device) but never change a state's dtype (not even briefly)."""
+
+        def keep_dtype(tensor: Tensor) -> Tensor:
+            moved = fn(tensor)
+            return moved if moved.dtype == tensor.dtype else tensor.to(moved.device)
+
+        return super()._apply(keep_dtype, exclude_state)
 
     def plot(self, val: Tensor | Sequence[Tensor] | None = None, ax: Any = None) -> Any:
         """Plot a value (or a sequence of values, e.g. one per epoch) of the metric.
