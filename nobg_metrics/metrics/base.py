@@ -9,6 +9,7 @@ the 1e-5 parity, and an int64 count cast to float stops being exact.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -34,6 +35,18 @@ class NobgMetric(Metric):
     def __init__(self, *, validate_args: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.validate_args = validate_args
+
+    def _wrap_update(self, update: Callable) -> Callable:
+        """Run every update outside autocast: under AMP, convolutions and matmuls would otherwise be
+        computed in half precision and lose the reference parity (inputs are upcast by the contract)."""
+        wrapped = super()._wrap_update(update)
+
+        @functools.wraps(wrapped)
+        def full_precision_update(*args: Any, **kwargs: Any) -> None:
+            with torch.autocast("cpu", enabled=False), torch.autocast("cuda", enabled=False):
+                return wrapped(*args, **kwargs)
+
+        return full_precision_update
 
     def _add_sum(self, name: str, shape: Sequence[int] = ()) -> None:
         """A float64 sum state of fixed ``shape``."""
