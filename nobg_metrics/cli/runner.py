@@ -1,0 +1,264 @@
+"""Streaming evaluation of jobs: decode in DataLoader workers, score on the device, gather across ranks.
+
+Memory is bounded whatever the folder size: one DataLoader streams every job's pairs in order (workers
+decode and resize), the dataset numbers live in fixed-size metric states (one collection per job),
+and only the per-image records (one short row per image) grow with the data.
+
+Per-image records (``per_image=True``, the default): each image is scored alone in a scratch
+collection — its ``compute()`` is the image's row — and the scratch states are then added into the
+job's collection (``Metric.merge_state``: every state is a sum). The dataset values therefore come
+from the accumulated states, exactly as one ``update`` per batch would give. With ``per_image=False``
+equal-size images are grouped and each group is one batched ``update``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset
+from torchmetrics import Metric, MetricCollection
+
+from nobg_metrics import metrics as metric_classes
+from nobg_metrics.cli.config import ConfigError
+from nobg_metrics.cli.dist import gather_objects, shard, world
+from nobg_metrics.cli.files import ReadError, read_mask, read_prediction, resize_like_cv2
+from nobg_metrics.cli.jobs import Item, Job
+from nobg_metrics.cli.progress import Progress
+from nobg_metrics.collection import _REGISTRY, METRIC_NAMES, TIERS, make_collection
+
+PROTOCOLS = ("pysodmetrics", "raw")
+
+
+@dataclass
+class RunOptions:
+    """How to score (the ``eval`` flags that are not about which files)."""
+
+    tier: str = "expensive"
+    metrics: list[str] | None = None
+    protocol: str = "pysodmetrics"
+    batch_size: int = 8
+    workers: int = 2
+    allow_missing: bool = False
+    per_image: bool = True
+    progress: bool = True
+
+
+@dataclass
+class Scores:
+    """Everything the outputs need, complete on every rank."""
+
+    metric_names: list[str]
+    skipped_metrics: list[str]
+    higher_is_better: dict[str, bool | None]
+    values: dict[int, dict[str, float]] = field(default_factory=dict)
+    images: dict[int, int] = field(default_factory=dict)
+    resized: dict[int, int] = field(default_factory=dict)
+    per_image: list[dict[str, Any]] = field(default_factory=list)
+    unreadable: list[dict[str, str]] = field(default_factory=list)
+    curves: dict[int, dict[str, list[float]]] = field(default_factory=dict)
+
+
+def resolve_metrics(tier: str, names: list[str] | None) -> tuple[list[str], list[str]]:
+    """``(available names, skipped names)``: a tier skips metrics this build lacks; an explicit list may not."""
+    if names is not None:
+        unknown = [n for n in names if n not in _REGISTRY]
+        if unknown:
+            raise ConfigError(f"unknown metrics {unknown}; choose among {list(METRIC_NAMES)}")
+    wanted = list(dict.fromkeys(names)) if names is not None else list(TIERS[tier])
+    available = [n for n in wanted if hasattr(metric_classes, _REGISTRY[n][0])]
+    skipped = [n for n in wanted if n not in available]
+    if names is not None and skipped:
+        raise ConfigError(f"metrics {skipped} are not available in this nobg_metrics build")
+    if not available:
+        raise ConfigError("no metric to compute")
+    return available, skipped
+
+
+def build_collection(names: list[str], protocol: str, device: torch.device, sync: bool = True) -> MetricCollection:
+    """The protocol's collection: pysodmetrics = ``normalize=True, empty_gt="reference"``; raw = defaults."""
+    options = {"normalize": protocol == "pysodmetrics",
+               "empty_gt": "reference" if protocol == "pysodmetrics" else "agreement", "validate_args": False}
+    accepted = set()
+    for name in names:
+        accepted |= set(inspect.signature(getattr(metric_classes, _REGISTRY[name][0]).__init__).parameters)
+    collection = make_collection(metrics=names, **{k: v for k, v in options.items() if k in accepted})
+    for _, metric in collection.items(keep_base=True, copy_state=False):
+        metric.sync_on_compute = sync
+    return collection.to(device)
+
+
+class _Pairs(Dataset):
+    """Decoded ``(gt, pred, trimap)`` uint8 maps; a decoding problem is returned, not raised."""
+
+    def __init__(self, items: list[Item]) -> None:
+        self.items = items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        item = self.items[index]
+        out: dict[str, Any] = {"item": item, "error": None, "resized": False}
+        for key, path, reader in (("gt", item.gt, read_mask), ("pred", item.pred, read_prediction),
+                                  ("trimap", item.trimap, read_mask)):
+            if path is None:
+                out[key] = None
+                continue
+            try:
+                out[key] = reader(path)
+            except (ReadError, OSError) as error:
+                out["error"] = (path.name, f"unreadable {key}: {error}")
+                return out
+        gt, pred, trimap = out["gt"], out["pred"], out["trimap"]
+        if pred.shape != gt.shape:
+            out["pred"], out["resized"] = resize_like_cv2(pred, *gt.shape), True
+        if trimap is not None and trimap.shape != gt.shape:
+            out["error"] = (item.trimap.name, f"trimap size {trimap.shape} differs from gt size {gt.shape}")
+        return out
+
+
+def _keep_list(samples: list) -> list:
+    return samples
+
+
+def _worker_init(_: int) -> None:
+    torch.set_num_threads(1)
+
+
+def _as_tensors(samples: list[dict], protocol: str, device: torch.device) -> tuple[torch.Tensor, ...]:
+    """Stack equal-size decoded maps: pred (B, H, W) uint8 (raw protocol: float64 / 255), gt, trimap."""
+    pred = torch.from_numpy(np.stack([s["pred"] for s in samples])).to(device)
+    gt = torch.from_numpy(np.stack([s["gt"] for s in samples])).to(device)
+    trimap = None
+    if samples[0]["trimap"] is not None:
+        trimap = torch.from_numpy(np.stack([s["trimap"] for s in samples])).to(device)
+    if protocol == "raw":
+        pred = pred.double() / 255
+    return pred, gt, trimap
+
+
+def _update(collection: MetricCollection, pred: torch.Tensor, gt: torch.Tensor, trimap: torch.Tensor | None) -> None:
+    if trimap is None:
+        collection.update(pred, gt)
+    else:
+        collection.update(pred, gt, trimap=trimap)
+
+
+def _merge(target: dict[str, Metric], scratch: dict[str, Metric]) -> None:
+    """Add the scratch states into the job's metrics (all states are sums)."""
+    for name, metric in target.items():
+        metric.merge_state(scratch[name])
+        metric._update_count += 1  # merged data counts as an update (no "compute before update" warning)
+
+
+def _synced_curves(metric: Metric) -> dict[str, list[float]] | None:
+    """Mean precision/recall/F curves of a metric offering ``curves()``, summed over ranks."""
+    curves_fn = getattr(metric, "curves", None)
+    if not callable(curves_fn):
+        return None
+    with metric.sync_context(should_sync=metric.sync_on_compute and world()[1] > 1):
+        curves = curves_fn()
+    get = (lambda key: curves[key]) if isinstance(curves, dict) else (lambda key: getattr(curves, key))
+    out = {}
+    for key in ("precision", "recall", "f_measure", "thresholds"):
+        try:
+            out[key] = [float(v) for v in get(key).double().cpu()]
+        except (AttributeError, KeyError):
+            return None
+    return out
+
+
+def score(jobs: list[Job], options: RunOptions, device: torch.device) -> Scores:
+    """Score every job's items (this rank's share of them) and return the complete, gathered scores."""
+    names, skipped = resolve_metrics(options.tier, options.metrics)
+    rank, size = world()
+    collections = [build_collection(names, options.protocol, device) for _ in jobs]
+    higher = {n: getattr(m, "higher_is_better", None) for n, m in collections[0].items(keep_base=True, copy_state=False)} \
+        if collections else {}
+    scores = Scores(names, skipped, higher)
+    scratch = build_collection(names, options.protocol, device, sync=False)
+    scratch_metrics = dict(scratch.items(keep_base=True, copy_state=False))
+    targets = [dict(c.items(keep_base=True, copy_state=False)) for c in collections]
+    items = [item for job in jobs for item in shard(job.items, rank, size)]
+    loader = DataLoader(_Pairs(items), batch_size=max(options.batch_size, 1), num_workers=options.workers,
+                        collate_fn=_keep_list, worker_init_fn=_worker_init if options.workers else None,
+                        pin_memory=device.type == "cuda")
+    counts = {job.index: 0 for job in jobs}
+    resized = dict(counts)
+    rows: list[dict[str, Any]] = []
+    unreadable: list[dict[str, str]] = []
+    bars: dict[int, Progress] = {}
+    own_totals = {job.index: len(job.items) for job in jobs}
+    for samples in loader:
+        groups: dict[tuple, list[dict]] = {}
+        for sample in samples:
+            job = jobs[sample["item"].job]
+            if job.index not in bars:
+                for other in list(bars.values()):
+                    other.close()
+                bars = {job.index: Progress(f"{job.dataset} / {job.method}", own_totals[job.index],
+                                            enabled=options.progress and rank == 0)}
+            if sample["error"] is not None:
+                file, reason = sample["error"]
+                unreadable.append({"dataset": job.dataset, "method": job.method, "file": file, "reason": reason})
+                continue
+            key = (job.index, sample["gt"].shape, sample["trimap"] is not None)
+            groups.setdefault(key, []).append(sample)
+        for (job_index, _, _), group in groups.items():
+            pred, gt, trimap = _as_tensors(group, options.protocol, device)
+            if options.per_image:
+                values = []
+                for i in range(len(group)):
+                    scratch.reset()
+                    _update(scratch, pred[i:i + 1], gt[i:i + 1], None if trimap is None else trimap[i:i + 1])
+                    computed = scratch.compute()
+                    values.append(torch.stack([computed[n].double().reshape(()) for n in names]))
+                    _merge(targets[job_index], scratch_metrics)
+                table = torch.stack(values).cpu().tolist()
+                for sample, row in zip(group, table):
+                    item = sample["item"]
+                    rows.append({"dataset": jobs[job_index].dataset, "method": jobs[job_index].method,
+                                 "image": item.name, "resized": sample["resized"], **dict(zip(names, row))})
+            else:
+                _update(collections[job_index], pred, gt, trimap)
+            counts[job_index] += len(group)
+            resized[job_index] += sum(bool(s["resized"]) for s in group)
+        for bar in bars.values():
+            bar.update(len(samples))
+    for bar in bars.values():
+        bar.close()
+    return _finish(jobs, collections, scores, counts, resized, rows, unreadable, options)
+
+
+def _finish(jobs: list[Job], collections: list[MetricCollection], scores: Scores, counts: dict[int, int],
+            resized: dict[int, int], rows: list, unreadable: list, options: RunOptions) -> Scores:
+    """Gather problems and records from all ranks; compute (and sync) the dataset values unless failing."""
+    gathered = gather_objects((counts, resized, rows, unreadable))
+    for part_counts, part_resized, part_rows, part_unreadable in gathered:
+        for index in part_counts:
+            scores.images[index] = scores.images.get(index, 0) + part_counts[index]
+            scores.resized[index] = scores.resized.get(index, 0) + part_resized[index]
+        scores.per_image.extend(part_rows)
+        scores.unreadable.extend(part_unreadable)
+    order = {(job.dataset, job.method, item.name): (job.index, i) for job in jobs for i, item in enumerate(job.items)}
+    scores.per_image.sort(key=lambda r: order[(r["dataset"], r["method"], r["image"])])
+    if scores.unreadable and not options.allow_missing:
+        return scores  # the run fails: nothing to compute (every rank decides the same, from gathered data)
+    for job, collection in zip(jobs, collections):
+        members = dict(collection.items(keep_base=True, copy_state=False))
+        with warnings.catch_warnings():  # a rank (or a job) without images is harmless: sums of zero
+            warnings.filterwarnings("ignore", message=".*was called before the ``update`` method.*")
+            scores.values[job.index] = {name: float(members[name].compute()) for name in scores.metric_names}
+        for name in ("f_measure_max", "f_measure_mean", "f_measure_adaptive"):
+            if name in members:
+                curves = _synced_curves(members[name])
+                if curves is not None:
+                    scores.curves[job.index] = curves
+                break
+    return scores
+
