@@ -1,17 +1,28 @@
 """``torchmetrics.Metric`` classes: fixed-size summed states, synced over DDP."""
 
 from nobg_metrics.metrics.boundary import BoundaryIoU
+from nobg_metrics.metrics.connectivity import ConnectivityError
+from nobg_metrics.metrics.curves import EMeasure, FMeasure
+from nobg_metrics.metrics.gradient import GradientError
 from nobg_metrics.metrics.mae import MAE
 from nobg_metrics.metrics.matting import MSE, SAD
 from nobg_metrics.metrics.overlap import BER, Accuracy, Dice, IoU
+from nobg_metrics.metrics.smeasure import SMeasure
+from nobg_metrics.metrics.weighted_f import WeightedFMeasure
 
 __all__ = [
     "BER",
     "MAE",
     "MSE",
     "SAD",
+    "SMeasure",
     "Accuracy",
     "BoundaryIoU",
+    "ConnectivityError",
     "Dice",
+    "EMeasure",
+    "FMeasure",
+    "GradientError",
     "IoU",
+    "WeightedFMeasure",
 ]

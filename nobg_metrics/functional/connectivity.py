@@ -1,0 +1,124 @@
+"""Connectivity error of alpha mattes, as the Deep Image Matting evaluation computes it.
+
+Reference (DIM MATLAB evaluation, Xu et al. 2017, ``compute_connectivity_error.m``; Rhemann et al. 2009)::
+
+    pred = single(pred)/255;  target = single(target)/255;
+    thresh_steps = 0:step:1;  l_map = -ones(size(pred));
+    for ii = 2:numel(thresh_steps)
+        cc = bwconncomp(pred >= thresh_steps(ii) & target >= thresh_steps(ii), 4);
+        omega = the largest component (ties: the first in column-major order; none -> all 0)
+        l_map(l_map == -1 & omega == 0) = thresh_steps(ii-1);
+    end
+    l_map(l_map == -1) = 1;
+    pred_d = pred - l_map;  target_d = target - l_map;
+    pred_phi = 1 - pred_d .* single(pred_d >= 0.15);  target_phi = 1 - target_d .* single(target_d >= 0.15);
+    loss = sum(sum(abs(pred_phi - target_phi) .* single(trimap == 128)));   % papers print loss / 1000
+
+Precision: mattes are float32 (``single``), thresholds are compared in the mattes' dtype (float32:
+``single(k)/255 >= single(m/10)``; float64 input against the float64 ``m/10``), ``d`` and ``phi`` are
+computed in that dtype and summed in float64. ``thresh_steps`` are ``m / n`` when ``1/step`` is an
+integer ``n`` (0.1 -> 0, 0.1, ..., 1), else ``m * step`` for ``m = 0 .. floor(1/step)``; with such a
+step the last threshold is below 1 and untouched pixels keep ``l = 1``, as in the reference.
+
+All thresholds of a batch are labelled in one call: the (M, B, H, W) masks are stacked into the batch
+dimension of :func:`nobg_metrics.ops.components.largest_component`.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import torch
+from torch import Tensor
+
+from nobg_metrics._inputs import InputMaps, MatteBatch, check_number
+from nobg_metrics.functional.matting import _matting_update, _region_sum
+from nobg_metrics.ops.components import largest_component
+
+DIM_THETA = 0.15
+"""``phi`` ignores distances to the connected level below this (``d >= 0.15``)."""
+
+
+def threshold_steps(step: float) -> list[float]:
+    """MATLAB's ``0:step:1`` as Python floats (see the module docstring).
+
+    Example:
+        >>> threshold_steps(0.25)
+        [0.0, 0.25, 0.5, 0.75, 1.0]
+        >>> threshold_steps(0.1)[3]
+        0.3
+    """
+    inverse = 1.0 / step
+    count = math.floor(inverse + 1e-9)
+    if abs(inverse - round(inverse)) < 1e-9:
+        return [m / count for m in range(count + 1)]
+    return [m * step for m in range(count + 1)]
+
+
+def _connected_level(pred: Tensor, gt: Tensor, steps: list[float]) -> Tensor:
+    """DIM's ``l_map``: the last threshold before each pixel left the largest joint component, :math:`(B, H, W)`.
+
+    Args:
+        pred: :math:`(B, H, W)` float32/float64.
+        gt: same.
+        steps: the thresholds ``t_0 = 0 < t_1 < ... < t_M``.
+
+    Returns:
+        :math:`(B, H, W)` the level ``l`` in ``pred``'s dtype.
+    """
+    thresholds = torch.tensor(steps, dtype=pred.dtype, device=pred.device)  # rounded as single(m/10) for float32
+    above = thresholds[1:, None, None, None]
+    joint = (pred.unsqueeze(0) >= above) & (gt.unsqueeze(0) >= above)  # (M, B, H, W)
+    levels, batch = joint.shape[0], pred.shape[0]
+    omega = largest_component(joint.flatten(0, 1), connectivity=4).view(levels, batch, *pred.shape[-2:])
+    left = ~omega
+    # first threshold index m (1-based) where the pixel is outside omega gets l = t_{m-1}
+    first_left = torch.argmax(left.to(torch.uint8), dim=0)
+    ever_left = left.any(dim=0)
+    return torch.where(ever_left, thresholds[:-1][first_left], torch.ones_like(pred))
+
+
+def _phi(alpha: Tensor, level: Tensor) -> Tensor:
+    """``phi = 1 - d .* (d >= 0.15)``, ``d = alpha - l``: :math:`(B, H, W)` in ``alpha``'s dtype."""
+    distance = alpha - level
+    return 1 - distance * (distance >= DIM_THETA)
+
+
+def _connectivity_per_image(batch: MatteBatch, steps: list[float]) -> Tensor:
+    """Per-image DIM connectivity error (raw, not /1000): :math:`(B,)` float64."""
+    level = _connected_level(batch.pred, batch.gt, steps)
+    return _region_sum((_phi(batch.pred, level) - _phi(batch.gt, level)).abs(), batch.region)
+
+
+def _connectivity_update(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None, step: float,
+                         clamp_to_trimap: bool, validate_args: bool) -> tuple[Tensor, Tensor]:
+    """Sum of per-image connectivity errors and the image count: ``(float64 scalar, int64 scalar)``."""
+    per_image = partial(_connectivity_per_image, steps=threshold_steps(step))
+    return _matting_update(per_image, pred, gt, trimap, clamp_to_trimap, validate_args)
+
+
+def connectivity_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, step: float = 0.1, *,
+                       clamp_to_trimap: bool = False, validate_args: bool = True) -> Tensor:
+    r"""Connectivity error per image (raw: papers print it /1000), averaged over images.
+
+    Args:
+        pred: :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or a list; float in [0, 1] or uint8.
+        gt: same layout; a matte (not binarised).
+        trimap: optional, same layout; only the unknown region (128 / 0.5) is scored, else the whole image.
+        step: the threshold step of the sweep ``0:step:1`` (DIM: 0.1), in (0, 1].
+        clamp_to_trimap: set ``pred`` to the trimap's known values (0 / 1) before scoring.
+        validate_args: run the checks that force a device sync.
+
+    Returns:
+        scalar float64 tensor (lower is better).
+
+    Example:
+        >>> gt = torch.zeros(6, 8); gt[1:5, 1:6] = 1.0
+        >>> pred = gt.clone(); pred[0, 7] = 1.0       # a detached speck
+        >>> float(connectivity_error(gt, gt)), round(float(connectivity_error(pred, gt)), 6)
+        (0.0, 1.0)
+    """
+    check_number("step", step, low=0.0, low_open=True, high=1.0)
+    total, count = _connectivity_update(pred, gt, trimap, step, clamp_to_trimap, validate_args)
+    return total / count

@@ -1,0 +1,106 @@
+"""Image filters of the matting gradient error: DIM's ``gaussgradient`` and a zero-padded 3x3 Sobel.
+
+``gaussgradient(IM, sigma)`` (DIM MATLAB evaluation, after Guanglei Xiong's ``gaussgradient.m``)::
+
+    halfsize = ceil(sigma * sqrt(-2 * log(sqrt(2*pi) * sigma * 0.01)))      % 4 for sigma = 1.4
+    hx(i, j) = gauss(i - halfsize - 1) * dgauss(j - halfsize - 1)           % 9 x 9
+    gauss(x) = exp(-x^2 / (2 sigma^2)) / (sigma sqrt(2 pi)),  dgauss(x) = -x gauss(x) / sigma^2
+    hx = hx / sqrt(sum(sum(abs(hx) .* abs(hx))));  hy = hx'
+    gx = imfilter(IM, hx, 'replicate', 'conv');  gy = imfilter(IM, hy, 'replicate', 'conv')
+
+``hx`` is the outer product of two 1-D kernels, so it is applied as two 9-tap passes (row, then
+column) on the replicate-padded image — the same sum, reordered (float64: ~1e-16 relative). ``'conv'``
+flips the kernel: we correlate with the flipped 1-D kernels. Everything is batched over (B, H, W).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+
+def gaussgradient_kernels(sigma: float = 1.4, *, dtype: torch.dtype = torch.float64,
+                          device: torch.device | str | None = None) -> tuple[Tensor, Tensor, float]:
+    """The 1-D factors of ``gaussgradient``'s kernel: ``hx = outer(gauss, dgauss) / norm``.
+
+    Args:
+        sigma: the Gaussian's standard deviation (DIM uses 1.4).
+
+    Returns:
+        ``(gauss, dgauss, norm)``: two :math:`(2h+1,)` tensors (h = ``halfsize``) and the float
+        ``sqrt(sum(hx^2)) = ||gauss|| * ||dgauss||``.
+
+    Example:
+        >>> gauss, dgauss, norm = gaussgradient_kernels(1.4)
+        >>> gauss.shape, round(float(dgauss[0]), 6)
+        (torch.Size([9]), 0.009816)
+    """
+    halfsize = math.ceil(sigma * math.sqrt(-2 * math.log(math.sqrt(2 * math.pi) * sigma * 1e-2)))
+    offsets = torch.arange(-halfsize, halfsize + 1, dtype=torch.float64)
+    gauss = torch.exp(-offsets.square() / (2 * sigma**2)) / (sigma * math.sqrt(2 * math.pi))
+    dgauss = -offsets * gauss / sigma**2
+    norm = math.sqrt(float((torch.outer(gauss, dgauss).abs().square()).sum()))
+    return gauss.to(dtype=dtype, device=device), dgauss.to(dtype=dtype, device=device), norm
+
+
+def gaussian_gradient(image: Tensor, sigma: float = 1.4) -> tuple[Tensor, Tensor]:
+    """``[gx, gy] = gaussgradient(image, sigma)``: replicate borders, convolution (kernel flipped).
+
+    Args:
+        image: :math:`(B, H, W)` float (float64 recommended: the reference filters in double).
+
+    Returns:
+        ``(gx, gy)``, each :math:`(B, H, W)`, same dtype as ``image``.
+
+    Example:
+        >>> ramp = torch.arange(21.0, dtype=torch.float64).repeat(9, 1)[None]   # +1 per column
+        >>> gx, gy = gaussian_gradient(ramp)
+        >>> round(float(gx[0, 4, 10]), 6), bool(gy.abs().max() < 1e-12)
+        (9.683831, True)
+    """
+    gauss, dgauss, norm = gaussgradient_kernels(sigma, dtype=torch.float64)
+    half = gauss.numel() // 2
+    padded = F.pad(image.unsqueeze(1), (half, half, half, half), mode="replicate")[:, 0]  # (B, H+2h, W+2h)
+    # 'conv' flips the kernel: correlate with the reversed taps (gauss is symmetric, dgauss odd)
+    smooth_x = _correlate(padded, gauss.flip(0).tolist(), dim=-1)
+    deriv_x = _correlate(padded, dgauss.flip(0).tolist(), dim=-1)
+    gx = _correlate(deriv_x, gauss.flip(0).tolist(), dim=-2).div_(norm)
+    gy = _correlate(smooth_x, dgauss.flip(0).tolist(), dim=-2).div_(norm)
+    return gx, gy
+
+
+def _correlate(image: Tensor, taps: list[float], dim: int) -> Tensor:
+    """'valid' 1-D correlation along ``dim`` as a sum of shifted slices: :math:`(B, H, W)` shrinks by len-1."""
+    out_len = image.shape[dim] - len(taps) + 1
+    out = image.narrow(dim, 0, out_len) * taps[0]
+    for shift, tap in enumerate(taps[1:], start=1):
+        if tap != 0.0:
+            out.add_(image.narrow(dim, shift, out_len), alpha=tap)
+    return out
+
+
+def sobel_magnitude(image: Tensor) -> Tensor:
+    """Gradient magnitude ``sqrt(sx^2 + sy^2)`` of 3x3 Sobel filters with zero padding.
+
+    ``sx = [[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]]`` (correlation), ``sy = sx^T``; the sign convention
+    does not affect the magnitude.
+
+    Args:
+        image: :math:`(B, H, W)` float.
+
+    Returns:
+        :math:`(B, H, W)` magnitude, same dtype.
+
+    Example:
+        >>> sobel_magnitude(torch.ones(1, 3, 3, dtype=torch.float64))[0, 1]
+        tensor([4., 0., 4.], dtype=torch.float64)
+    """
+    smooth = torch.tensor([1.0, 2.0, 1.0], dtype=image.dtype, device=image.device)
+    diff = torch.tensor([-1.0, 0.0, 1.0], dtype=image.dtype, device=image.device)
+    padded = F.pad(image.unsqueeze(1), (1, 1, 1, 1))
+    rows = F.conv2d(padded, torch.stack([diff, smooth]).view(2, 1, 1, 3))
+    both = F.conv2d(rows, torch.stack([smooth, diff]).view(2, 1, 3, 1), groups=2)
+    return torch.sqrt(both[:, 0].square() + both[:, 1].square())
