@@ -1,0 +1,41 @@
+"""Plots of the threshold-swept measures: the PR curve and the F/E-vs-threshold curves (matplotlib, lazy)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from nobg_metrics.functional.threshold_curves import ThresholdCurves
+
+
+def plot_threshold_curves(curves: ThresholdCurves, axes: Sequence[Any] | None = None, label: str | None = None) -> Any:
+    """Draw precision vs recall, and F and E vs threshold.
+
+    Args:
+        curves: mean curves, each :math:`(T,)` (from ``threshold_curves`` or ``FMeasure(...).curves()``).
+        axes: two matplotlib axes to draw into; a new 1x2 figure when omitted.
+        label: legend label (e.g. the method's name).
+
+    Returns:
+        ``(figure, axes)``.
+    """
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as error:  # pragma: no cover - optional extra
+        raise ImportError("plotting needs matplotlib: pip install 'nobg_metrics[plot]'") from error
+    if axes is None:
+        figure, axes = plt.subplots(1, 2, figsize=(10, 4))
+    else:
+        figure = axes[0].figure
+    recall, precision = curves.recall.cpu().numpy(), curves.precision.cpu().numpy()
+    thresholds = curves.thresholds.cpu().numpy()
+    axes[0].plot(recall, precision, label=label)
+    axes[0].set(xlabel="recall", ylabel="precision", title="PR curve (mean of per-image curves)",
+                xlim=(0, 1), ylim=(0, 1.05))
+    axes[1].plot(thresholds, curves.f_measure.cpu().numpy(), label=f"{label} F" if label else "F-measure")
+    axes[1].plot(thresholds, curves.e_measure.cpu().numpy(), label=f"{label} E" if label else "E-measure")
+    axes[1].set(xlabel="threshold", ylabel="score", title="F and E vs threshold", xlim=(0, 1))
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+    axes[1].legend()
+    return figure, axes
