@@ -41,7 +41,14 @@ def joint_histogram(levels: Tensor, gt: Tensor, num_levels: int = NUM_LEVELS) ->
     if batch > 1:
         offsets = torch.arange(batch, device=levels.device, dtype=dtype) * (2 * num_levels)
         ids.add_(offsets[:, None])
-    counts = torch.bincount(ids.reshape(-1), minlength=batch * 2 * num_levels)
+    size = batch * 2 * num_levels
+    if ids.is_cuda:
+        # CUDA bincount reads the maximum back to the host; index_add_ into a fixed size does not sync
+        flat = ids.reshape(-1).long()
+        ones = torch.ones(1, dtype=torch.int64, device=ids.device).expand(flat.numel())
+        counts = torch.zeros(size, dtype=torch.int64, device=ids.device).index_add_(0, flat, ones)
+    else:
+        counts = torch.bincount(ids.reshape(-1), minlength=size)
     return counts.reshape(batch, 2, num_levels)
 
 
