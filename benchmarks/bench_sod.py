@@ -1,0 +1,47 @@
+"""Threshold-swept and structure measures vs PySODMetrics: F (max/mean/adaptive from one update) vs
+``Fmeasure``, E (all modes) vs ``Emeasure``, S vs ``Smeasure`` — uint8 inputs, normalize=True."""
+
+from __future__ import annotations
+
+import warnings
+
+import py_sod_metrics as psm
+import torch
+
+import nobg_metrics as nm
+from harness import Case, sample_uint8
+
+
+def cases(size: int, device: str, batch: int = 1) -> list[Case]:
+    preds, gts = sample_uint8(size, batch)
+    pred_t = torch.from_numpy(preds).to(device)
+    gt_t = torch.from_numpy(gts).to(device)
+
+    def ours(metric):
+        metric = metric.to(device)
+
+        def run():
+            metric.reset()
+            metric.update(pred_t, gt_t)
+            return metric.compute()
+        return run
+
+    def reference(cls):
+        def run():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                metric = cls()
+            for p, g in zip(preds, gts):
+                metric.step(p, g)
+            return metric.get_results()
+        return run
+
+    # one update computes every mode of F and E (their shared state); compute() picks one
+    return [
+        Case("f_measure", size, device, ours(nm.FMeasure("max", normalize=True)), reference(psm.Fmeasure),
+             "psm.Fmeasure", batch),
+        Case("e_measure", size, device, ours(nm.EMeasure("max", normalize=True)), reference(psm.Emeasure),
+             "psm.Emeasure", batch),
+        Case("s_measure", size, device, ours(nm.SMeasure(normalize=True)), reference(psm.Smeasure),
+             "psm.Smeasure", batch),
+    ]
