@@ -1,0 +1,176 @@
+"""SAD, MSE, gradient and connectivity error equal the numpy/scipy port of the DIM MATLAB evaluation."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+import torch
+from scipy import ndimage
+
+import nobg_metrics as nm
+from nobg_metrics import functional as F
+from tests.helpers.data import SHAPES
+from tests.helpers.ddp import check_ddp
+from tests.helpers.tester import check_metric
+from tests.reference import dim_matting as dim
+
+OURS = {"sad": F.sad, "mse": F.mse_metric, "grad": F.gradient_error, "conn": F.connectivity_error}
+PORT = {"sad": dim.sad, "mse": dim.mse, "grad": dim.gradient, "conn": dim.connectivity}
+RTOL = 1e-6
+
+
+def soft_gt(rng: np.random.Generator, h: int, w: int, kind: str) -> np.ndarray:
+    """A uint8 matte: ``soft`` (blurred disc + hair strands + islands), ``hard`` (binary), ``empty``, ``full``."""
+    if kind == "empty":
+        return np.zeros((h, w), np.uint8)
+    if kind == "full":
+        return np.full((h, w), 255, np.uint8)
+    yy, xx = np.mgrid[0:h, 0:w]
+    cy, cx = rng.uniform(0.2, 0.8) * h, rng.uniform(0.2, 0.8) * w
+    radius = rng.uniform(0.2, 0.45) * min(h, w) + 1
+    dist = np.sqrt((yy - cy) ** 2 + (xx - cx) ** 2)
+    if kind == "hard":
+        return np.where(dist <= radius, 255, 0).astype(np.uint8)
+    alpha = 1 / (1 + np.exp((dist - radius) / rng.uniform(0.5, 3.0)))
+    for _ in range(rng.integers(1, 5)):  # thin semi-transparent strands, some broken
+        column = rng.integers(0, w)
+        alpha[:, column] = np.maximum(alpha[:, column], rng.uniform(0.2, 0.9) * (rng.random(h) < 0.85))
+    islands = rng.random((h, w)) < 0.01
+    alpha[islands] = rng.uniform(0.3, 1.0, int(islands.sum()))
+    return np.clip(np.round(alpha * 255), 0, 255).astype(np.uint8)
+
+
+def noisy_pred(rng: np.random.Generator, gt: np.ndarray) -> np.ndarray:
+    """A shifted, noisy uint8 estimate of ``gt`` (with its own islands)."""
+    pred = ndimage.shift(gt.astype(np.float64), rng.uniform(-2, 2, 2), order=1, mode="nearest")
+    pred += rng.normal(0, 20, gt.shape)
+    return np.clip(np.round(pred), 0, 255).astype(np.uint8)
+
+
+def trimap_of(gt: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Unknown (128) on a dilated band of the soft pixels, else 0 / 255 by the matte."""
+    band = ndimage.binary_dilation((gt > 0) & (gt < 255), iterations=int(rng.integers(1, 4)))
+    trimap = np.where(gt > 127, 255, 0).astype(np.uint8)
+    trimap[band] = 128
+    return trimap
+
+
+def cases(seed: int = 0, shapes=SHAPES) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """uint8 (pred, gt, trimap) triples over every shape and matte kind."""
+    rng = np.random.default_rng(seed)
+    kinds = ["soft", "soft", "hard", "empty", "full"]
+    out = []
+    for index, (h, w) in enumerate(shapes):
+        for kind in (kinds[index % 5], kinds[(index + 2) % 5], "soft"):
+            gt = soft_gt(rng, h, w, kind)
+            out.append((noisy_pred(rng, gt), gt, trimap_of(gt, rng)))
+    return out
+
+
+def _assert_close(ours: float, expected: float, what: str) -> None:
+    assert abs(ours - expected) <= RTOL * max(abs(expected), 1.0), f"{what}: {ours} != {expected}"
+
+
+def _port_mean(name: str, triples, with_trimap: bool, **options) -> float:
+    return float(np.mean([PORT[name](p, g, t if with_trimap else None, **options) for p, g, t in triples]))
+
+
+@pytest.mark.parametrize("with_trimap", [False, True])
+@pytest.mark.parametrize("name", list(OURS))
+def test_uint8_mattes_equal_the_dim_port(name, with_trimap):
+    triples = cases(0)
+    preds, gts, trimaps = ([torch.from_numpy(a) for a in column] for column in zip(*triples))
+    ours = OURS[name](preds, gts, trimaps if with_trimap else None).item()
+    _assert_close(ours, _port_mean(name, triples, with_trimap), name)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", list(OURS))
+def test_float_mattes_equal_the_dim_port(name, dtype):
+    rng = np.random.default_rng(1)
+    triples = []
+    for p, g, t in cases(1, SHAPES[:5]):
+        jitter = rng.uniform(-0.5, 0.5, p.shape) / 255  # not on the 1/255 grid
+        triples.append((np.clip(p / 255 + jitter, 0, 1).astype(dtype), (g / 255).astype(dtype), t))
+    preds, gts, trimaps = ([torch.from_numpy(a) for a in column] for column in zip(*triples))
+    _assert_close(OURS[name](preds, gts, trimaps).item(), _port_mean(name, triples, True), name)
+
+
+@pytest.mark.parametrize("name", list(OURS))
+def test_clamp_to_trimap_equals_clamping_first(name):
+    triples = cases(2, SHAPES[:4])
+    clamped = [(dim.clamp_to_trimap(p, t), g, t) for p, g, t in triples]
+    preds, gts, trimaps = ([torch.from_numpy(a) for a in column] for column in zip(*triples))
+    ours = OURS[name](preds, gts, trimaps, clamp_to_trimap=True).item()
+    _assert_close(ours, _port_mean(name, clamped, True), name)
+
+
+def test_sobel_variant_equals_its_port():
+    triples = cases(3, SHAPES[:6])
+    preds, gts, trimaps = ([torch.from_numpy(a) for a in column] for column in zip(*triples))
+    for with_trimap in (False, True):
+        ours = F.gradient_error(preds, gts, trimaps if with_trimap else None, kernel="sobel").item()
+        expected = float(np.mean([dim.sobel_gradient(p, g, t if with_trimap else None) for p, g, t in triples]))
+        _assert_close(ours, expected, f"sobel trimap={with_trimap}")
+
+
+def test_connectivity_other_step_and_tie_order():
+    triples = cases(4, SHAPES[:4])
+    preds, gts, _ = ([torch.from_numpy(a) for a in column] for column in zip(*triples))
+    _assert_close(F.connectivity_error(preds, gts, step=0.25).item(),
+                  _port_mean("conn", triples, False, step=0.25), "step 0.25")
+    # two equal joint components: MATLAB keeps the one first in column-major order (bottom-left)
+    gt = np.zeros((6, 8), np.uint8)
+    gt[0, 5:8] = 200
+    gt[3:6, 1] = 200
+    pred = gt.copy()
+    pred[0, 5:8] = 255
+    ours = F.connectivity_error(torch.from_numpy(pred), torch.from_numpy(gt)).item()
+    _assert_close(ours, dim.connectivity(pred, gt), "tie")
+    assert ours > 0
+
+
+def test_edge_cases_are_defined():
+    zeros = torch.zeros(5, 7)
+    tri_known = torch.full((5, 7), 255, dtype=torch.uint8)
+    for name, function in OURS.items():
+        assert function(zeros, zeros).item() == 0.0, name
+        assert function(torch.rand(5, 7), torch.rand(5, 7), tri_known).item() == 0.0, name  # empty region
+    constant = torch.full((1, 9), 0.7)
+    assert F.gradient_error(constant, torch.full((1, 9), 0.2)).item() < 1e-20  # constant maps: no gradient (to rounding)
+
+
+def test_rejects_bad_options():
+    with pytest.raises(ValueError, match="kernel"):
+        F.gradient_error(torch.rand(4, 4), torch.rand(4, 4), kernel="scharr")
+    with pytest.raises(ValueError, match="step"):
+        F.connectivity_error(torch.rand(4, 4), torch.rand(4, 4), step=0.0)
+    with pytest.raises(ValueError, match="step"):
+        nm.ConnectivityError(step=1.5)
+
+
+def _samples(seed: int, shapes) -> list[tuple[torch.Tensor, ...]]:
+    return [tuple(torch.from_numpy(a) for a in triple) for triple in cases(seed, shapes)]
+
+
+@pytest.mark.parametrize("make_metric, functional, name", [
+    (nm.GradientError, F.gradient_error, "grad"),
+    (nm.ConnectivityError, F.connectivity_error, "conn"),
+    (functools.partial(nm.GradientError, kernel="sobel"), functools.partial(F.gradient_error, kernel="sobel"), None),
+])
+def test_shared_tester(make_metric, functional, name):
+    shapes = [(37, 53), (37, 53), (1, 17), (33, 70), (33, 70), (33, 70)]
+    samples = _samples(5, shapes)
+    expected = None
+    if name is not None:
+        expected = float(np.mean([PORT[name](*(a.numpy() for a in sample)) for sample in samples]))
+    value = check_metric(make_metric, samples, functional=functional, atol=1e-9, invariance_atol=1e-9)
+    if expected is not None:
+        _assert_close(value.item(), expected, name)
+
+
+@pytest.mark.slow
+def test_ddp_connectivity():
+    check_ddp(functools.partial(nm.ConnectivityError, clamp_to_trimap=True), _samples(6, [(21, 30)] * 3 + [(9, 5)] * 2))
