@@ -70,11 +70,11 @@ e_measure_mean.__doc__ += _ARGS + """
     Example:
         >>> import torch
         >>> e_measure_mean(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
-        tensor(0.6641, dtype=torch.float64)
+        tensor(0.7896, dtype=torch.float64)
 """
 e_measure_adaptive.__doc__ += _ARGS + """
     Example:
         >>> import torch
-        >>> e_measure_adaptive(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
-        tensor(1.3333, dtype=torch.float64)
+        >>> e_measure_adaptive(torch.tensor([[0.9, 0.3], [0.1, 0.0]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
+        tensor(0.8515, dtype=torch.float64)
 """

@@ -67,11 +67,11 @@ f_measure_mean.__doc__ += _ARGS + """
     Example:
         >>> import torch
         >>> f_measure_mean(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
-        tensor(0.7914, dtype=torch.float64)
+        tensor(0.6811, dtype=torch.float64)
 """
 f_measure_adaptive.__doc__ += _ARGS + """
     Example:
         >>> import torch
-        >>> f_measure_adaptive(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
-        tensor(1., dtype=torch.float64)
+        >>> f_measure_adaptive(torch.tensor([[0.9, 0.3], [0.1, 0.0]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
+        tensor(0.8125, dtype=torch.float64)
 """

@@ -270,7 +270,7 @@ def s_measure(
         >>> pred = torch.tensor([[0.9, 0.8, 0.1], [0.2, 0.6, 0.0]])
         >>> gt = torch.tensor([[1.0, 1.0, 0.0], [0.0, 1.0, 0.0]])
         >>> s_measure(pred, gt)
-        tensor(0.6956, dtype=torch.float64)
+        tensor(0.7346, dtype=torch.float64)
     """
     _check_s_args(alpha, empty_gt)
     return _s_measure_compute(*_s_measure_update(pred, gt, alpha, normalize, validate_args))

@@ -26,7 +26,7 @@ class SMeasure(NobgMetric):
         >>> metric.update(torch.tensor([[0.9, 0.8, 0.1], [0.2, 0.6, 0.0]]),
         ...               torch.tensor([[1.0, 1.0, 0.0], [0.0, 1.0, 0.0]]))
         >>> metric.compute()
-        tensor(0.6956, dtype=torch.float64)
+        tensor(0.7346, dtype=torch.float64)
     """
 
     higher_is_better = True
