@@ -33,6 +33,30 @@ _WORD_BITS = 64
 _GATHER_BYTES = 0x0102040810204080
 
 
+def _bytes_to_bits(mask: Tensor) -> Tensor:
+    """Pack a bool mask's rows into words of 64 pixels (pixel ``x`` at bit ``x % 64`` of word ``x // 64``).
+
+    Args:
+        mask: :math:`(N, H, W)` bool.
+
+    Returns:
+        :math:`(N, H, \\lceil W / 64 \\rceil)` int64.
+    """
+    count, height, width = mask.shape
+    words = -(-width // _WORD_BITS)
+    if width % _WORD_BITS == 0 and mask.is_contiguous() and mask.storage_offset() % 8 == 0:
+        pixels = mask.view(torch.uint8)  # no copy
+    else:
+        pixels = torch.zeros((count, height, words * _WORD_BITS), dtype=torch.uint8, device=mask.device)
+        pixels[..., :width] = mask.view(torch.uint8)
+    # Each int64 holds 8 pixel bytes (0/1; byte i at bit 8i). Multiplying by sum_i 2^(56 - 7i) moves byte i
+    # to bit 56 + i; all partial products land on distinct bits (no carries) and those past bit 63 wrap
+    # away (two's-complement int64 multiplication), so the top byte holds the 8 pixels in order.
+    octets = pixels.view(torch.int64) * _GATHER_BYTES
+    # The top byte of each int64 (little-endian: byte 7) carries 8 pixels; 8 of them make one word.
+    return octets.view(torch.uint8)[..., 7::8].contiguous().view(torch.int64)
+
+
 def pack_bits(masks: Sequence[Tensor], pad_rows: int = 0, pad_cols: int = 0) -> Tensor:
     """Stack bool masks into zero-padded rows of bits: pixel ``(y, x)`` -> row ``y + pad_rows``, bit ``x + pad_cols``.
 
@@ -44,22 +68,12 @@ def pack_bits(masks: Sequence[Tensor], pad_rows: int = 0, pad_cols: int = 0) -> 
     Returns:
         :math:`(\\sum N_i, H + 2\\,pad\\_rows, \\lceil (W + pad\\_cols) / 64 \\rceil)` int64.
     """
-    height, width = masks[0].shape[-2:]
-    count = sum(mask.shape[0] for mask in masks)
-    words = -(-(width + pad_cols) // _WORD_BITS)
-    rows = height + 2 * pad_rows
-    pixels = torch.zeros((count, rows, words * _WORD_BITS), dtype=torch.uint8, device=masks[0].device)
-    start = 0
-    for mask in masks:
-        pixels[start:start + mask.shape[0], pad_rows:pad_rows + height, pad_cols:pad_cols + width] = mask.view(torch.uint8)
-        start += mask.shape[0]
-    # Each int64 holds 8 pixel bytes (0/1; byte i at bit 8i). Multiplying by sum_i 2^(56 - 7i) moves byte i
-    # to bit 56 + i; all partial products land on distinct bits (no carries) and those past bit 63 wrap
-    # away (two's-complement int64 multiplication), so the top byte holds the 8 pixels in order.
-    octets = pixels.view(torch.int64) * _GATHER_BYTES
-    # The top byte of each int64 (little-endian: byte 7) carries 8 pixels; 8 of them make one word.
-    low_bytes = octets.view(torch.uint8)[..., 7::8].contiguous()
-    return low_bytes.view(torch.int64)
+    width = masks[0].shape[-1]
+    packed = torch.cat([_bytes_to_bits(mask) for mask in masks]) if len(masks) > 1 else _bytes_to_bits(masks[0])
+    extra_words = -(-(width + pad_cols) // _WORD_BITS) - packed.shape[-1]
+    if extra_words or pad_rows:
+        packed = torch.nn.functional.pad(packed, (0, extra_words, pad_rows, pad_rows))
+    return shift_bits(packed, -pad_cols) if pad_cols else packed
 
 
 def unpack_bits(words: Tensor, width: int) -> Tensor:
@@ -91,34 +105,54 @@ def count_bits(words: Tensor) -> Tensor:
     bits = words - ((words >> 1) & 0x5555555555555555)
     bits = (bits & 0x3333333333333333) + ((bits >> 2) & 0x3333333333333333)
     bits = (bits + (bits >> 4)) & 0x0F0F0F0F0F0F0F0F
-    bits = bits + (bits >> 8)
-    bits = bits + (bits >> 16)
-    bits = (bits + (bits >> 32)) & 0x7F
+    # Each byte now holds <= 8: multiplying by 0x0101...01 (wrapping) sums the bytes into the top byte.
+    bits = (bits * 0x0101010101010101) >> 56
     return bits.sum(dim=(-2, -1))
 
 
 def shift_bits(words: Tensor, shift: int) -> Tensor:
-    """Move every row left by ``shift`` pixels: output pixel ``j`` = input pixel ``j + shift``, zero-filled.
+    """Move the pixels of every row by ``shift``: output pixel ``j`` = input pixel ``j + shift``, zero-filled.
+
+    ``shift > 0`` moves pixels towards ``x = 0``, ``shift < 0`` away from it (bits leaving the last word
+    are dropped).
 
     Args:
         words: :math:`(N, R, M)` int64 rows of bits.
-        shift: pixels, >= 0.
+        shift: pixels.
 
     Returns:
         :math:`(N, R, M)` int64.
     """
     size = words.shape[-1]
-    whole, part = divmod(shift, _WORD_BITS)
-    out = torch.zeros_like(words)
+    whole, part = divmod(abs(shift), _WORD_BITS)
     if whole >= size:
-        return out
+        return torch.zeros_like(words)
+    if shift < 0:
+        return _shift_away(words, whole, part)
     if part == 0:
+        out = torch.zeros_like(words)
         out[..., :size - whole] = words[..., whole:]
         return out
     # logical right shift: the arithmetic shift's copies of bit 63 are masked off
-    torch.bitwise_and(words[..., whole:] >> part, (1 << (_WORD_BITS - part)) - 1, out=out[..., :size - whole])
+    low = (words >> part) & ((1 << (_WORD_BITS - part)) - 1)
+    if whole == 0:
+        out = low
+    else:
+        out = torch.zeros_like(words)
+        out[..., :size - whole] = low[..., whole:]
     if size - whole > 1:
         out[..., :size - whole - 1] |= words[..., whole + 1:] << (_WORD_BITS - part)
+    return out
+
+
+def _shift_away(words: Tensor, whole: int, part: int) -> Tensor:
+    """Output pixel ``j`` = input pixel ``j - (64 whole + part)``: word ``i`` from words ``i - whole`` and before."""
+    size = words.shape[-1]
+    out = torch.zeros_like(words)
+    out[..., whole:] = words[..., :size - whole] << part
+    if part and size - whole > 1:
+        carry = (words[..., :size - whole - 1] >> (_WORD_BITS - part)) & ((1 << part) - 1)
+        out[..., whole + 1:] |= carry
     return out
 
 
@@ -164,9 +198,9 @@ def window_cols(words: Tensor, length: int, use_and: bool) -> Tensor:
     Returns:
         :math:`(N, R, M)` int64.
     """
-    combine = torch.bitwise_and if use_and else torch.bitwise_or
+    combine_ = torch.Tensor.bitwise_and_ if use_and else torch.Tensor.bitwise_or_
     for shift in _doubling_shifts(length):
-        words = combine(words, shift_bits(words, shift))
+        words = combine_(shift_bits(words, shift), words)
     return words
 
 
@@ -182,9 +216,12 @@ def square_window_bits(masks: Sequence[Tensor], radius: int, use_and: bool) -> t
         ``(result, packed_masks)``: both :math:`(\\sum N_i, H, \\lceil (W + r) / 64 \\rceil)` int64 with
         pixel ``(y, x)`` at row ``y``, bit ``x`` (the masks packed alike, for band arithmetic).
     """
-    height = masks[0].shape[-2]
-    padded = pack_bits(masks, radius, radius)
-    packed_masks = shift_bits(padded[..., radius:radius + height, :], radius)
+    packed_masks = pack_bits(masks)
+    extra_words = -(-(masks[0].shape[-1] + radius) // _WORD_BITS) - packed_masks.shape[-1]
+    if extra_words:
+        packed_masks = torch.nn.functional.pad(packed_masks, (0, extra_words))
+    # Zero padding: r bits on the left (the packed row already has >= r zero bits on the right), r rows.
+    padded = torch.nn.functional.pad(shift_bits(packed_masks, -radius), (0, 0, radius, radius))
     # Column pass on rows y-r .. y+r (padded rows y .. y+2r), then the row pass on bits x-r .. x+r.
     columns = window_rows(padded, 2 * radius + 1, use_and)
     return window_cols(columns, 2 * radius + 1, use_and), packed_masks
