@@ -1,0 +1,85 @@
+"""The pure-torch EDT equals scipy.ndimage.distance_transform_edt (distances bit for bit, indices at the same distance)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.ndimage as ndi
+import torch
+
+from nobg_metrics.ops.distance import distance_transform, nearest_feature
+
+SHAPES = [(37, 53), (64, 48), (1, 17), (17, 1), (1, 1), (2, 3), (5, 5), (33, 70), (70, 33)]
+DENSITIES = [0.0005, 0.01, 0.1, 0.5, 0.97]
+
+
+def _check_image(features: np.ndarray, squared: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> None:
+    h, w = features.shape
+    if not features.any():
+        assert np.isinf(squared).all() and (rows == -1).all() and (cols == -1).all()
+        return
+    expected, (scipy_rows, scipy_cols) = ndi.distance_transform_edt(~features, return_indices=True)
+    assert np.array_equal(np.sqrt(squared), expected)  # == : bit for bit
+    # same tie-break as scipy (upper row in a column, then leftmost column): the weighted F depends on it
+    assert np.array_equal(rows, scipy_rows) and np.array_equal(cols, scipy_cols)
+    assert features[rows, cols].all()  # the index is a feature pixel ...
+    own = (rows - np.arange(h)[:, None]) ** 2 + (cols - np.arange(w)[None]) ** 2
+    assert np.array_equal(own, squared)  # ... at exactly that distance
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_random_masks_match_scipy(shape):
+    rng = np.random.default_rng(sum(shape))
+    masks = np.stack([rng.random(shape) < density for density in DENSITIES])
+    masks[0, shape[0] // 2, shape[1] // 2] = True  # single pixel (density 0.0005 is usually one or none)
+    masks = np.concatenate([masks, np.zeros((1, *shape), bool), np.ones((1, *shape), bool)])
+    result = nearest_feature(torch.from_numpy(masks))
+    for b in range(masks.shape[0]):
+        _check_image(masks[b], result.squared[b].numpy(), result.rows[b].numpy(), result.cols[b].numpy())
+    assert torch.equal(distance_transform(torch.from_numpy(masks)), result.squared.sqrt())
+
+
+def test_structures_that_stress_the_row_pass():
+    """Far corners, thin lines, diagonal dots: the argmin jumps across a row."""
+    h, w = 45, 131
+    masks = np.zeros((4, h, w), bool)
+    masks[0, 0, 0] = True
+    masks[1, :, 60] = True
+    masks[1, 20, :] = True
+    masks[2, np.arange(h), (np.arange(h) * 3) % w] = True
+    masks[3, ::7, ::11] = True
+    result = nearest_feature(torch.from_numpy(masks))
+    for b in range(4):
+        _check_image(masks[b], result.squared[b].numpy(), result.rows[b].numpy(), result.cols[b].numpy())
+
+
+@pytest.mark.parametrize("max_distance", [0.0, 1.0, 2.5, 4.0, 7.9, 40.0])
+def test_max_distance_saturates_exactly_beyond_the_cap(max_distance):
+    rng = np.random.default_rng(3)
+    masks = rng.random((3, 29, 47)) < np.array([0.002, 0.02, 0.2])[:, None, None]
+    masks[0, 0, 0] = True
+    full = nearest_feature(torch.from_numpy(masks))
+    capped = nearest_feature(torch.from_numpy(masks), max_distance=max_distance)
+    far = full.squared > max_distance**2
+    assert torch.equal(capped.squared, torch.where(far, torch.full_like(full.squared, np.inf), full.squared))
+    assert ((capped.rows == -1) == far).all() and ((capped.cols == -1) == far).all()
+    near = ~far
+    assert torch.equal(capped.rows[near], full.rows[near]) and torch.equal(capped.cols[near], full.cols[near])
+
+
+def test_two_dim_input_and_errors():
+    mask = torch.zeros(4, 6, dtype=torch.bool)
+    mask[1, 2] = True
+    assert nearest_feature(mask).squared.shape == (4, 6)
+    with pytest.raises(TypeError, match="bool"):
+        nearest_feature(mask.float())
+    with pytest.raises(ValueError, match="shape"):
+        nearest_feature(mask[None, None])
+
+
+@pytest.mark.slow
+def test_1024_blob_matches_scipy():
+    yy, xx = np.mgrid[0:1024, 0:1000]
+    mask = ((yy - 500) ** 2 + (xx - 430) ** 2 <= 210**2) | ((yy == 3) & (xx > 900))
+    result = nearest_feature(torch.from_numpy(mask)[None])
+    _check_image(mask, result.squared[0].numpy(), result.rows[0].numpy(), result.cols[0].numpy())
