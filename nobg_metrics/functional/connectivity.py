@@ -69,14 +69,22 @@ def _connected_level(pred: Tensor, gt: Tensor, steps: list[float]) -> Tensor:
     """
     thresholds = torch.tensor(steps, dtype=pred.dtype, device=pred.device)  # rounded as single(m/10) for float32
     above = thresholds[1:, None, None, None]
-    joint = (pred.unsqueeze(0) >= above) & (gt.unsqueeze(0) >= above)  # (M, B, H, W)
+    joint = torch.minimum(pred, gt).unsqueeze(0) >= above  # (M, B, H, W): pred >= t & gt >= t
     levels, batch = joint.shape[0], pred.shape[0]
     omega = largest_component(joint.flatten(0, 1), connectivity=4).view(levels, batch, *pred.shape[-2:])
-    left = ~omega
-    # first threshold index m (1-based) where the pixel is outside omega gets l = t_{m-1}
-    first_left = torch.argmax(left.to(torch.uint8), dim=0)
-    ever_left = left.any(dim=0)
-    return torch.where(ever_left, thresholds[:-1][first_left], torch.ones_like(pred))
+    # l = t_{k} where k is the number of leading thresholds whose omega holds the pixel (t_M -> 1):
+    # pack omega_1..omega_M into bits and find the lowest zero bit (one reduction, no argmax over M)
+    if levels < 63:
+        bits = torch.int16 if levels < 15 else torch.int32 if levels < 31 else torch.int64
+        weights = torch.pow(2, torch.arange(levels, device=pred.device)).to(bits).view(levels, 1, 1, 1)
+        packed = (omega.to(bits) * weights).sum(dim=0, dtype=bits)
+        lowest_zero = (~packed) & (packed + 1)  # 2^k
+        inside = torch.log2(lowest_zero.double()).round().long()
+    else:
+        left = ~omega
+        inside = torch.where(left.any(dim=0), torch.argmax(left.to(torch.uint8), dim=0), levels)
+    table = torch.cat([thresholds[:-1], torch.ones_like(thresholds[:1])])
+    return table[inside]
 
 
 def _phi(alpha: Tensor, level: Tensor) -> Tensor:

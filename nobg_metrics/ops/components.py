@@ -58,7 +58,10 @@ def _touching_rows(fg: Tensor, shift: int) -> Tensor:
 
 
 class _Runs:
-    """Horizontal runs of a (B, H, W) mask: ids, starts, lengths, and the run graph solved to roots."""
+    """Horizontal runs of a (B, H, W) mask: starts, ends, lengths, and the run graph solved to roots.
+
+    Runs are numbered 1..R in raster order (node 0 is the background sentinel).
+    """
 
     def __init__(self, fg: Tensor, connectivity: int) -> None:
         b, h, w = fg.shape
@@ -67,29 +70,43 @@ class _Runs:
         starts[..., 1:] &= ~fg[..., :-1]
         ends = fg.clone()
         ends[..., :-1] &= ~fg[..., 1:]
-        flat_starts = starts.view(-1)
-        # run id of every pixel (1..R in raster order); meaningful on foreground pixels only
-        id_dtype = torch.int32 if flat_starts.numel() < 2**31 else torch.int64
-        self.run_id = torch.cumsum(flat_starts, 0, dtype=id_dtype)
-        self.start_index = torch.nonzero(flat_starts).squeeze(1)  # (R,) flat index of each run's first pixel
-        self.length = torch.nonzero(ends.view(-1)).squeeze(1) - self.start_index + 1
-        runs = self.start_index.numel()
-        # node 0 is the background sentinel; runs are nodes 1..R
-        parent = torch.arange(runs + 1, device=fg.device)
+        self._flat_starts = starts.view(-1)
+        self._run_id: Tensor | None = None
+        self.start_index = torch.nonzero(self._flat_starts).squeeze(1)  # (R,) flat index of each run's first pixel
+        self.end_index = torch.nonzero(ends.view(-1)).squeeze(1)  # (R,) flat index of each run's last pixel
+        self.length = self.end_index - self.start_index + 1
         shifts = (0,) if connectivity == 4 else (-1, 0, 1)
-        upper_ids, lower_ids = [], []
-        for shift in shifts:
-            where = torch.nonzero(_touching_rows(fg, shift).view(-1)).squeeze(1)
-            upper_ids.append(self.run_id.index_select(0, where))
-            lower_ids.append(self.run_id.index_select(0, where + (w + shift)))
-        self.parent = self._solve(parent, torch.cat(upper_ids).long(), torch.cat(lower_ids).long())
+        upper = [torch.nonzero(_touching_rows(fg, shift).view(-1)).squeeze(1) for shift in shifts]
+        lower = [where + (w + shift) for where, shift in zip(upper, shifts)]
+        parent = torch.arange(self.start_index.numel() + 1, device=fg.device)
+        self.parent = self._solve(parent, self.ids_at(torch.cat(upper)), self.ids_at(torch.cat(lower)))
 
-    def paint(self, run_values: Tensor, fg: Tensor, background: float | bool | int = 0) -> Tensor:
-        """:math:`(B, H, W)` per-pixel value of its run (``run_values`` is :math:`(R + 1,)`), background elsewhere."""
-        values = run_values.index_select(0, self.run_id).view(self.shape)
-        if run_values.dtype == torch.bool:
-            return values & fg
-        return values.masked_fill_(~fg, background)
+    @property
+    def run_id(self) -> Tensor:
+        """:math:`(B \\cdot H \\cdot W,)` run id of every pixel (meaningful on foreground pixels only)."""
+        if self._run_id is None:
+            id_dtype = torch.int32 if self._flat_starts.numel() < 2**31 else torch.int64
+            self._run_id = torch.cumsum(self._flat_starts, 0, dtype=id_dtype)
+        return self._run_id
+
+    def ids_at(self, positions: Tensor) -> Tensor:
+        """Run ids (int64) of foreground pixels at flat ``positions``: the number of run starts at or before them."""
+        if self._run_id is None and positions.numel() * 16 < self._flat_starts.numel():
+            return torch.searchsorted(self.start_index, positions, right=True)  # sparse: no per-pixel pass
+        return self.run_id.index_select(0, positions).long()
+
+    def paint(self, run_values: Tensor) -> Tensor:
+        """:math:`(B, H, W)` each run's value on its pixels, 0 elsewhere (``run_values``: :math:`(R,)` int64 or bool).
+
+        ``+value`` at each run's start, ``-value`` after its end, then a running sum (runs never overlap).
+        """
+        dtype = torch.int8 if run_values.dtype == torch.bool else torch.int64
+        values = run_values.to(dtype)
+        delta = torch.zeros(self._flat_starts.numel() + 1, dtype=dtype, device=run_values.device)
+        delta.index_put_((self.start_index,), values, accumulate=True)
+        delta.index_put_((self.end_index + 1,), -values, accumulate=True)
+        painted = delta.cumsum_(0)[:-1].view(self.shape)  # in place: no second full-size buffer
+        return painted.view(torch.bool) if run_values.dtype == torch.bool else painted  # int8 0/1 is a valid bool
 
     @staticmethod
     def _solve(parent: Tensor, first: Tensor, second: Tensor) -> Tensor:
@@ -142,7 +159,7 @@ def connected_components(mask: Tensor, connectivity: int = 4) -> Tensor:
     roots_per_image.index_add_(0, runs.image_of_run(), is_root.long())
     offset = torch.cumsum(roots_per_image, 0) - roots_per_image
     label_of_run = root_rank[parent - 1] - offset[runs.image_of_run()]
-    labels = runs.paint(torch.cat([label_of_run.new_zeros(1), label_of_run]), fg)
+    labels = runs.paint(label_of_run)
     return labels if mask.ndim == 3 else labels[0]
 
 
@@ -183,6 +200,5 @@ def largest_component(mask: Tensor, connectivity: int = 4) -> Tensor:
     score = size * pixels + (pixels - 1 - first)
     image = runs.image_of_run()
     best = torch.full((b,), -1, dtype=torch.int64, device=fg.device).scatter_reduce(0, image, score[parent], "amax")
-    in_largest = torch.cat([torch.zeros(1, dtype=torch.bool, device=fg.device), score[parent] == best[image]])
-    largest = runs.paint(in_largest, fg)
+    largest = runs.paint(score[parent] == best[image])
     return largest if mask.ndim == 3 else largest[0]
