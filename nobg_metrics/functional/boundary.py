@@ -31,7 +31,7 @@ import torch
 from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps, SegBatch, check_number, check_option, prepare_segmentation
-from nobg_metrics.ops.morphology import count_bits, square_window_bits
+from nobg_metrics.ops.morphology import count_bits, pack_bits, pack_levels_at_least, square_window_packed
 
 BoundaryReduction = Literal["mean", "pooled"]
 BoundaryCombine = Optional[Literal["min"]]
@@ -53,39 +53,52 @@ def dilation_radius(height: int, width: int, dilation_ratio: float, dilation_pix
     return max(1, round(dilation_ratio * math.sqrt(height**2 + width**2)))
 
 
-def _binarize_pred(batch: SegBatch, threshold: float) -> Tensor:
-    """``pred > threshold`` as a :math:`(B, H, W)` bool mask, by the input contract's value of each pixel.
+def _packed_pred(batch: SegBatch, threshold: float) -> Tensor:
+    """``pred > threshold`` packed into bits (:func:`~nobg_metrics.ops.morphology.pack_bits` layout).
 
     uint8 levels without the stretch compare as integers against the first level whose float64
-    ``v / 255`` exceeds the threshold — the same decision, without a float64 copy of the image.
+    ``v / 255`` exceeds the threshold — the same decision, packed straight from the bytes.
+
+    Returns:
+        :math:`(B, H, \\lceil W / 64 \\rceil)` int64.
     """
     if batch.is_uint8 and not batch.normalize:
         first_positive = next((level for level in range(256) if level / 255 > threshold), 256)
         if first_positive == 256:
-            return torch.zeros_like(batch.gt)
-        return batch.pred_raw >= first_positive
-    return batch.pred > threshold
+            return pack_bits([torch.zeros_like(batch.gt)])
+        return pack_levels_at_least(batch.pred_raw, first_positive)
+    return pack_bits([batch.pred > threshold])
 
 
-def _boundary_stats(batch: SegBatch, threshold: float, radius: int) -> Tensor:
+def _boundary_stats(batch: SegBatch, threshold: float, radius: int, combine: BoundaryCombine,
+                    empty_gt: EmptyGt) -> Tensor:
     """Per-image band and mask counts of one equal-size batch.
 
     Args:
         batch: :math:`(B, H, W)` images.
         threshold: prediction threshold (strict ``>``).
         radius: band width ``d``.
+        combine: the mask counts are computed only for ``"min"`` (0 otherwise).
+        empty_gt: ``|pred|`` and ``|gt|`` are computed only for ``"agreement"`` (0 otherwise).
 
     Returns:
         :math:`(B, 6)` int64 ``[band ∩, band ∪, mask ∩, mask ∪, |pred|, |gt|]``.
     """
-    size = batch.gt.shape[0]
+    size, width = batch.gt.shape[0], batch.gt.shape[-1]
+    packed = torch.cat([_packed_pred(batch, threshold), pack_bits([batch.gt])])
     # boundary(m) = m AND NOT erode(m, d) for pred and gt at once, on packed bits.
-    eroded, masks = square_window_bits([_binarize_pred(batch, threshold), batch.gt], radius, True)
+    eroded, masks = square_window_packed(packed, width, radius, True)
     bands = masks & ~eroded
     band_pred, band_gt, mask_pred, mask_gt = bands[:size], bands[size:], masks[:size], masks[size:]
-    pieces = torch.cat([band_pred & band_gt, band_pred | band_gt, mask_pred & mask_gt, mask_pred | mask_gt, masks])
-    counts = count_bits(pieces)
-    return torch.cat([counts[:4 * size].reshape(4, size), counts[4 * size:].reshape(2, size)]).T
+    pieces, columns = [band_pred & band_gt, band_pred | band_gt], [0, 1]
+    if combine == "min":
+        pieces, columns = [*pieces, mask_pred & mask_gt, mask_pred | mask_gt], [*columns, 2, 3]
+    if empty_gt == "agreement":
+        pieces, columns = [*pieces, masks], [*columns, 4, 5]
+    counts = count_bits(torch.cat(pieces)).reshape(len(columns), size)
+    stats = torch.zeros((6, size), dtype=torch.int64, device=counts.device)
+    stats[columns] = counts
+    return stats.T
 
 
 def _ratio_or_one(numerator: Tensor, denominator: Tensor) -> Tensor:
@@ -130,7 +143,8 @@ def _boundary_update(
     value_sums, count_sums, count = [], [], 0
     for batch in prepare_segmentation(pred, gt, normalize=normalize, validate_args=validate_args):
         height, width = batch.gt.shape[-2:]
-        stats = _boundary_stats(batch, threshold, dilation_radius(height, width, dilation_ratio, dilation_pixels))
+        radius = dilation_radius(height, width, dilation_ratio, dilation_pixels)
+        stats = _boundary_stats(batch, threshold, radius, combine, empty_gt)
         value_sums.append(_boundary_values(stats, batch.num_pixels, combine, empty_gt).sum())
         count_sums.append(stats[:, :4].sum(dim=0))
         count += stats.shape[0]

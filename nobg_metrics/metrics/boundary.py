@@ -1,7 +1,8 @@
 """Boundary IoU as a ``Metric``: the state of :func:`nobg_metrics.functional.boundary_iou`.
 
 States (fixed size, summed over batches and DDP ranks): ``boundary_value_sum`` (float64 sum of
-per-image values), ``boundary_counts`` (int64 pooled ``[band ∩, band ∪, mask ∩, mask ∪]``) and
+per-image values), ``boundary_counts`` (int64 pooled ``[band ∩, band ∪, mask ∩, mask ∪]``; the mask counts are
+accumulated only with ``combine="min"``, which alone reads them) and
 ``boundary_count`` (images). Instances with different options hold different statistics under the same
 names: never put two of them in one ``MetricCollection`` compute group.
 """

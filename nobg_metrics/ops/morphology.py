@@ -30,7 +30,52 @@ import torch
 from torch import Tensor
 
 _WORD_BITS = 64
-_GATHER_BYTES = 0x0102040810204080
+_GATHER_BYTES = 0x0102040810204080  # sum_i 2^(56 - 7i): bit 8i -> bit 56 + i
+_GATHER_HIGH_BITS = 0x0002040810204081  # sum_i 2^(49 - 7i): bit 8i + 7 -> bit 56 + i
+_BYTE_ONES = 0x0101010101010101
+_LOW7 = 0x7F7F7F7F7F7F7F7F
+_HIGH = 0x8080808080808080 - (1 << 64)  # as a signed int64
+_SPREAD_BITS = 0x8040201008040201 - (1 << 64)  # byte i: bit i
+
+
+def _int64_rows(pixels: Tensor) -> Tensor:
+    """A :math:`(N, H, W)` uint8 tensor as int64 rows of whole 64-byte blocks, zero-padded (a view when it can)."""
+    count, height, width = pixels.shape
+    if width % _WORD_BITS == 0 and pixels.is_contiguous() and pixels.storage_offset() % 8 == 0:
+        return pixels.view(torch.int64)
+    padded = torch.zeros((count, height, -(-width // _WORD_BITS) * _WORD_BITS), dtype=torch.uint8,
+                         device=pixels.device)
+    padded[..., :width] = pixels
+    return padded.view(torch.int64)
+
+
+def _top_bytes(octets: Tensor) -> Tensor:
+    """Words of 64 pixels from int64s whose top byte (little-endian byte 7) holds 8 pixels each."""
+    return octets.view(torch.uint8)[..., 7::8].contiguous().view(torch.int64)
+
+
+def pack_levels_at_least(levels: Tensor, level: int) -> Tensor:
+    """Pack ``levels >= level`` of a uint8 image straight into bits (SWAR compare, 8 pixels per int64).
+
+    Args:
+        levels: :math:`(N, H, W)` uint8.
+        level: ``1 <= level <= 255``.
+
+    Returns:
+        :math:`(N, H, \\lceil W / 64 \\rceil)` int64, as :func:`pack_bits` of ``levels >= level``.
+    """
+    octets = _int64_rows(levels)  # padding bytes are 0 < level: never set
+    # v >= level, per byte, in bit 7; the 7-bit sums stay <= 254, so no carry crosses bytes:
+    # level <= 128: v >= 128, or (v & 0x7F) + (128 - level) >= 128;
+    # level >  128: v >= 128, and (v & 0x7F) + (256 - level) >= 128.
+    if level == 128:  # threshold 0.5 on v / 255: just the top bit
+        high = octets & _HIGH
+    elif level < 128:
+        high = (octets | ((octets & _LOW7) + (128 - level) * _BYTE_ONES)) & _HIGH
+    else:
+        high = octets & ((octets & _LOW7) + (256 - level) * _BYTE_ONES) & _HIGH
+    # bit 8i + 7 -> bit 56 + i (distinct partial products, no carries; the int64 product wraps).
+    return _top_bytes(high * _GATHER_HIGH_BITS)
 
 
 def _bytes_to_bits(mask: Tensor) -> Tensor:
@@ -42,19 +87,10 @@ def _bytes_to_bits(mask: Tensor) -> Tensor:
     Returns:
         :math:`(N, H, \\lceil W / 64 \\rceil)` int64.
     """
-    count, height, width = mask.shape
-    words = -(-width // _WORD_BITS)
-    if width % _WORD_BITS == 0 and mask.is_contiguous() and mask.storage_offset() % 8 == 0:
-        pixels = mask.view(torch.uint8)  # no copy
-    else:
-        pixels = torch.zeros((count, height, words * _WORD_BITS), dtype=torch.uint8, device=mask.device)
-        pixels[..., :width] = mask.view(torch.uint8)
     # Each int64 holds 8 pixel bytes (0/1; byte i at bit 8i). Multiplying by sum_i 2^(56 - 7i) moves byte i
     # to bit 56 + i; all partial products land on distinct bits (no carries) and those past bit 63 wrap
     # away (two's-complement int64 multiplication), so the top byte holds the 8 pixels in order.
-    octets = pixels.view(torch.int64) * _GATHER_BYTES
-    # The top byte of each int64 (little-endian: byte 7) carries 8 pixels; 8 of them make one word.
-    return octets.view(torch.uint8)[..., 7::8].contiguous().view(torch.int64)
+    return _top_bytes(_int64_rows(mask.view(torch.uint8)) * _GATHER_BYTES)
 
 
 def pack_bits(masks: Sequence[Tensor], pad_rows: int = 0, pad_cols: int = 0) -> Tensor:
@@ -86,10 +122,10 @@ def unpack_bits(words: Tensor, width: int) -> Tensor:
     Returns:
         :math:`(N, R, width)` bool.
     """
-    octets = words.view(torch.uint8)[..., : -(-width // 8)]
-    bit_index = torch.arange(8, dtype=torch.uint8, device=words.device)
-    pixels = (octets[..., None] >> bit_index) & 1
-    return pixels.flatten(-2)[..., :width].bool()
+    # Each byte of 8 pixels becomes an int64: replicated into all 8 bytes (x 0x0101..01), byte i keeps bit i
+    # (& 0x8040..01), then every non-zero byte is clamped to 1 — which is a valid bool byte.
+    spread = words.view(torch.uint8).to(torch.int64).mul_(_BYTE_ONES).bitwise_and_(_SPREAD_BITS)
+    return spread.view(torch.uint8).clamp_(max=1).view(torch.bool)[..., :width]
 
 
 def count_bits(words: Tensor) -> Tensor:
@@ -213,18 +249,32 @@ def square_window_bits(masks: Sequence[Tensor], radius: int, use_and: bool) -> t
         use_and: erosion (AND) or dilation (OR).
 
     Returns:
-        ``(result, packed_masks)``: both :math:`(\\sum N_i, H, \\lceil (W + r) / 64 \\rceil)` int64 with
-        pixel ``(y, x)`` at row ``y``, bit ``x`` (the masks packed alike, for band arithmetic).
+        As :func:`square_window_packed`.
     """
-    packed_masks = pack_bits(masks)
-    extra_words = -(-(masks[0].shape[-1] + radius) // _WORD_BITS) - packed_masks.shape[-1]
+    return square_window_packed(pack_bits(masks), masks[0].shape[-1], radius, use_and)
+
+
+def square_window_packed(packed: Tensor, width: int, radius: int, use_and: bool) -> tuple[Tensor, Tensor]:
+    """Erosion (AND) or dilation (OR) of packed masks by a :math:`(2r+1)^2` square with zero padding.
+
+    Args:
+        packed: :math:`(N, H, \\lceil W / 64 \\rceil)` int64 from :func:`pack_bits`.
+        width: ``W``, pixels per row.
+        radius: ``r >= 0``.
+        use_and: erosion (AND) or dilation (OR).
+
+    Returns:
+        ``(result, packed_masks)``: both :math:`(N, H, \\lceil (W + r) / 64 \\rceil)` int64 with pixel
+        ``(y, x)`` at row ``y``, bit ``x`` (the input widened alike, for band arithmetic).
+    """
+    extra_words = -(-(width + radius) // _WORD_BITS) - packed.shape[-1]
     if extra_words:
-        packed_masks = torch.nn.functional.pad(packed_masks, (0, extra_words))
+        packed = torch.nn.functional.pad(packed, (0, extra_words))
     # Zero padding: r bits on the left (the packed row already has >= r zero bits on the right), r rows.
-    padded = torch.nn.functional.pad(shift_bits(packed_masks, -radius), (0, 0, radius, radius))
+    padded = torch.nn.functional.pad(shift_bits(packed, -radius), (0, 0, radius, radius))
     # Column pass on rows y-r .. y+r (padded rows y .. y+2r), then the row pass on bits x-r .. x+r.
     columns = window_rows(padded, 2 * radius + 1, use_and)
-    return window_cols(columns, 2 * radius + 1, use_and), packed_masks
+    return window_cols(columns, 2 * radius + 1, use_and), packed
 
 
 def _check(mask: Tensor, radius: int) -> None:

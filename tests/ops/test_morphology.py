@@ -11,7 +11,15 @@ import numpy as np
 import pytest
 import torch
 
-from nobg_metrics.ops.morphology import count_bits, dilate, erode, pack_bits, shift_bits, unpack_bits
+from nobg_metrics.ops.morphology import (
+    count_bits,
+    dilate,
+    erode,
+    pack_bits,
+    pack_levels_at_least,
+    shift_bits,
+    unpack_bits,
+)
 
 SHAPES = [(1, 1), (1, 17), (17, 1), (2, 3), (5, 5), (37, 53), (9, 63), (7, 64), (6, 65), (3, 130), (64, 48)]
 
@@ -89,6 +97,17 @@ def test_pack_count_shift_round_trip():
     assert padded.shape == (2, 9, 4)
     assert torch.equal(unpack_bits(padded, 256)[:, 2:7, 70:220], masks)
     assert count_bits(padded).sum() == masks.sum()
+
+
+def test_uint8_levels_pack_like_their_comparison():
+    rng = np.random.default_rng(5)
+    for width in [1, 8, 63, 64, 65, 130]:
+        levels = torch.from_numpy(rng.integers(0, 256, (2, 3, width)).astype(np.uint8))
+        levels[0, 0] = 255  # the top bit of the last byte of a word: the int64 sign bit
+        for level in range(1, 256):
+            assert torch.equal(pack_levels_at_least(levels, level), pack_bits([levels >= level])), (width, level)
+    offset = torch.from_numpy(rng.integers(0, 256, (1, 4, 200)).astype(np.uint8))[:, 1:, 3:131]
+    assert torch.equal(pack_levels_at_least(offset, 129), pack_bits([offset >= 129]))
 
 
 def test_bad_arguments():
