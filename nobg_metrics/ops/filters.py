@@ -22,6 +22,17 @@ import torch.nn.functional as F
 from torch import Tensor
 
 
+def _gaussgradient_taps(sigma: float) -> tuple[list[float], list[float], float]:
+    """``gauss``, ``dgauss`` (Python floats, offsets ``-h..h``) and ``norm = ||gauss|| * ||dgauss||``."""
+    halfsize = math.ceil(sigma * math.sqrt(-2 * math.log(math.sqrt(2 * math.pi) * sigma * 1e-2)))
+    offsets = range(-halfsize, halfsize + 1)
+    gauss = [math.exp(-x**2 / (2 * sigma**2)) / (sigma * math.sqrt(2 * math.pi)) for x in offsets]
+    dgauss = [-x * g / sigma**2 for x, g in zip(offsets, gauss)]
+    # sqrt(sum(sum(hx.^2))) of hx = outer(gauss, dgauss)
+    norm = math.sqrt(sum(g * g for g in gauss) * sum(d * d for d in dgauss))
+    return gauss, dgauss, norm
+
+
 def gaussgradient_kernels(sigma: float = 1.4, *, dtype: torch.dtype = torch.float64,
                           device: torch.device | str | None = None) -> tuple[Tensor, Tensor, float]:
     """The 1-D factors of ``gaussgradient``'s kernel: ``hx = outer(gauss, dgauss) / norm``.
@@ -38,12 +49,9 @@ def gaussgradient_kernels(sigma: float = 1.4, *, dtype: torch.dtype = torch.floa
         >>> gauss.shape, round(float(dgauss[0]), 6)
         (torch.Size([9]), 0.009816)
     """
-    halfsize = math.ceil(sigma * math.sqrt(-2 * math.log(math.sqrt(2 * math.pi) * sigma * 1e-2)))
-    offsets = torch.arange(-halfsize, halfsize + 1, dtype=torch.float64)
-    gauss = torch.exp(-offsets.square() / (2 * sigma**2)) / (sigma * math.sqrt(2 * math.pi))
-    dgauss = -offsets * gauss / sigma**2
-    norm = math.sqrt(float((torch.outer(gauss, dgauss).abs().square()).sum()))
-    return gauss.to(dtype=dtype, device=device), dgauss.to(dtype=dtype, device=device), norm
+    gauss, dgauss, norm = _gaussgradient_taps(sigma)
+    return (torch.tensor(gauss, dtype=dtype, device=device), torch.tensor(dgauss, dtype=dtype, device=device),
+            norm)
 
 
 def gaussian_gradient(image: Tensor, sigma: float = 1.4) -> tuple[Tensor, Tensor]:
@@ -61,14 +69,14 @@ def gaussian_gradient(image: Tensor, sigma: float = 1.4) -> tuple[Tensor, Tensor
         >>> round(float(gx[0, 4, 10]), 6), bool(gy.abs().max() < 1e-12)
         (9.683831, True)
     """
-    gauss, dgauss, norm = gaussgradient_kernels(sigma, dtype=torch.float64)
-    half = gauss.numel() // 2
+    gauss, dgauss, norm = _gaussgradient_taps(sigma)  # host constants: no device round trip
+    half = len(gauss) // 2
     padded = F.pad(image.unsqueeze(1), (half, half, half, half), mode="replicate")[:, 0]  # (B, H+2h, W+2h)
     # 'conv' flips the kernel: correlate with the reversed taps (gauss is symmetric, dgauss odd)
-    smooth_x = _correlate(padded, gauss.flip(0).tolist(), dim=-1)
-    deriv_x = _correlate(padded, dgauss.flip(0).tolist(), dim=-1)
-    gx = _correlate(deriv_x, gauss.flip(0).tolist(), dim=-2).div_(norm)
-    gy = _correlate(smooth_x, dgauss.flip(0).tolist(), dim=-2).div_(norm)
+    smooth_x = _correlate(padded, gauss[::-1], dim=-1)
+    deriv_x = _correlate(padded, dgauss[::-1], dim=-1)
+    gx = _correlate(deriv_x, gauss[::-1], dim=-2).div_(norm)
+    gy = _correlate(smooth_x, dgauss[::-1], dim=-2).div_(norm)
     return gx, gy
 
 

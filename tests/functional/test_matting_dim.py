@@ -14,6 +14,7 @@ from nobg_metrics import functional as F
 from tests.helpers.data import SHAPES
 from tests.helpers.ddp import check_ddp
 from tests.helpers.tester import check_metric
+from nobg_metrics.ops.filters import gaussian_gradient, sobel_magnitude
 from tests.reference import dim_matting as dim
 
 OURS = {"sad": F.sad, "mse": F.mse_metric, "grad": F.gradient_error, "conn": F.connectivity_error}
@@ -67,6 +68,21 @@ def cases(seed: int = 0, shapes=SHAPES) -> list[tuple[np.ndarray, np.ndarray, np
             gt = soft_gt(rng, h, w, kind)
             out.append((noisy_pred(rng, gt), gt, trimap_of(gt, rng)))
     return out
+
+
+@pytest.mark.parametrize("shape", [(37, 53), (1, 17), (17, 1), (2, 3), (12, 9)])
+def test_filters_equal_scipy(shape):
+    """The separable Gaussian-derivative pair equals imfilter(.., 'replicate', 'conv') with the 9x9 kernel."""
+    image = np.random.default_rng(sum(shape)).random((2, *shape))
+    gx, gy = gaussian_gradient(torch.from_numpy(image))
+    magnitude = sobel_magnitude(torch.from_numpy(image))
+    hx = dim.gaussgradient_kernel(1.4)
+    for index in range(2):
+        np.testing.assert_allclose(gx[index].numpy(), ndimage.convolve(image[index], hx, mode="nearest"), atol=1e-14)
+        np.testing.assert_allclose(gy[index].numpy(), ndimage.convolve(image[index], hx.T, mode="nearest"), atol=1e-14)
+        sobel_x = ndimage.sobel(image[index], 1, mode="constant")
+        sobel_y = ndimage.sobel(image[index], 0, mode="constant")
+        np.testing.assert_allclose(magnitude[index].numpy(), np.hypot(sobel_x, sobel_y), atol=1e-14)
 
 
 def _assert_close(ours: float, expected: float, what: str) -> None:
@@ -158,7 +174,8 @@ def _samples(seed: int, shapes) -> list[tuple[torch.Tensor, ...]]:
 @pytest.mark.parametrize("make_metric, functional, name", [
     (nm.GradientError, F.gradient_error, "grad"),
     (nm.ConnectivityError, F.connectivity_error, "conn"),
-    (functools.partial(nm.GradientError, kernel="sobel"), functools.partial(F.gradient_error, kernel="sobel"), None),
+    (functools.partial(nm.GradientError, kernel="sobel"), functools.partial(F.gradient_error, kernel="sobel"),
+     None),
 ])
 def test_shared_tester(make_metric, functional, name):
     shapes = [(37, 53), (37, 53), (1, 17), (33, 70), (33, 70), (33, 70)]
