@@ -145,6 +145,6 @@ def resize_like_cv2(pred: np.ndarray, height: int, width: int) -> np.ndarray:
     ``floor(x + 0.5)`` of the float32 interpolation; OpenCV ``INTER_LINEAR`` (11-bit fixed-point weights)
     agrees within one level.
     """
-    tensor = torch.from_numpy(np.ascontiguousarray(pred)).float()[None, None]
+    tensor = torch.tensor(pred, dtype=torch.float32)[None, None]
     resized = F.interpolate(tensor, size=(height, width), mode="bilinear", align_corners=False, antialias=False)
     return torch.floor(resized[0, 0] + 0.5).clamp_(0, 255).to(torch.uint8).numpy()

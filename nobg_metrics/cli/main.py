@@ -106,7 +106,8 @@ def _check_out(out: Path, plan: Plan) -> None:
             raise ConfigError(f"--out {out} lies inside the input folder {folder}; outputs never go there")
 
 
-def _report(title: str, entries: list[dict[str, str]], stream=sys.stderr) -> None:
+def _report(title: str, entries: list[dict[str, str]]) -> None:
+    stream = sys.stderr
     if entries:
         print(f"{title} ({len(entries)}):", file=stream)
         for e in entries:

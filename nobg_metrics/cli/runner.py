@@ -88,7 +88,7 @@ def build_collection(names: list[str], protocol: str, device: torch.device, sync
         accepted |= set(inspect.signature(getattr(metric_classes, _REGISTRY[name][0]).__init__).parameters)
     collection = make_collection(metrics=names, **{k: v for k, v in options.items() if k in accepted})
     for _, metric in collection.items(keep_base=True, copy_state=False):
-        metric.sync_on_compute = sync
+        metric.sync_on_compute = metric._to_sync = sync  # the scratch collection of one image never syncs
     return collection.to(device)
 
 
@@ -228,8 +228,9 @@ def score(jobs: list[Job], options: RunOptions, device: torch.device) -> Scores:
                 _update(collections[job_index], pred, gt, trimap)
             counts[job_index] += len(group)
             resized[job_index] += sum(bool(s["resized"]) for s in group)
-        for bar in bars.values():
-            bar.update(len(samples))
+        for sample in samples:
+            if sample["item"].job in bars:
+                bars[sample["item"].job].update()
     for bar in bars.values():
         bar.close()
     return _finish(jobs, collections, scores, counts, resized, rows, unreadable, options)

@@ -1,0 +1,78 @@
+"""File reading and matching: OpenCV-exact grayscale, alpha cutouts, 16-bit, palettes, resizing, stems."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from PIL import Image
+
+from nobg_metrics.cli.files import ReadError, Source, list_stems, read_mask, read_prediction, resize_like_cv2
+from tests.cli.folders import FORMATS, save_prediction
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_prediction_formats_decode_to_the_same_levels(tmp_path: Path, fmt: str) -> None:
+    rng = np.random.default_rng(1)
+    pred = rng.integers(0, 256, (23, 41)).astype(np.uint8)
+    save_prediction(tmp_path / "p.png", pred, fmt, rng)
+    np.testing.assert_array_equal(read_prediction(tmp_path / "p.png"), pred)
+
+
+def test_sixteen_bit_rounds_to_nearest_level(tmp_path: Path) -> None:
+    values = np.array([[0, 128, 129, 385, 386, 65535, 65407, 65406]], np.uint16)
+    Image.fromarray(values).save(tmp_path / "p.png")
+    # round(v / 257): 128/257 = 0.498 -> 0, 129/257 = 0.502 -> 1, 385/257 = 1.498 -> 1, 386 -> 2
+    assert read_prediction(tmp_path / "p.png").tolist() == [[0, 0, 1, 1, 2, 255, 255, 254]]
+
+
+@pytest.mark.parametrize("mode", ["RGB", "RGBA", "P", "I;16", "L"])
+def test_gt_reads_like_cv2_imread_grayscale(tmp_path: Path, mode: str) -> None:
+    rng = np.random.default_rng(2)
+    rgb = rng.integers(0, 256, (31, 45, 3)).astype(np.uint8)
+    if mode == "RGBA":
+        image = Image.fromarray(np.dstack([rgb, rng.integers(0, 256, (31, 45)).astype(np.uint8)]), mode="RGBA")
+    elif mode == "P":
+        image = Image.fromarray(rgb).quantize(64)
+    elif mode == "I;16":
+        image = Image.fromarray(rng.integers(0, 65536, (31, 45)).astype(np.uint16))
+    else:
+        image = Image.fromarray(rgb).convert(mode)
+    image.save(tmp_path / "g.png")
+    np.testing.assert_array_equal(read_mask(tmp_path / "g.png"), cv2.imread(str(tmp_path / "g.png"),
+                                                                             cv2.IMREAD_GRAYSCALE))
+
+
+def test_opaque_rgba_prediction_reads_its_colours(tmp_path: Path) -> None:
+    grey = np.random.default_rng(3).integers(0, 256, (9, 14)).astype(np.uint8)
+    rgba = np.dstack([grey, grey, grey, np.full_like(grey, 255)])
+    Image.fromarray(rgba, mode="RGBA").save(tmp_path / "p.png")
+    np.testing.assert_array_equal(read_prediction(tmp_path / "p.png"), grey)
+
+
+def test_unreadable_file_raises_read_error(tmp_path: Path) -> None:
+    (tmp_path / "bad.png").write_bytes(b"\x89PNG\r\n\x1a\nnot really")
+    with pytest.raises(ReadError):
+        read_prediction(tmp_path / "bad.png")
+
+
+@pytest.mark.parametrize("shape, target", [((40, 56), (67, 31)), ((17, 9), (8, 30)), ((1, 12), (5, 7))])
+def test_resize_matches_cv2_inter_linear_within_one_level(shape, target) -> None:
+    pred = np.random.default_rng(4).integers(0, 256, shape).astype(np.uint8)
+    ours = resize_like_cv2(pred, *target).astype(int)
+    ref = cv2.resize(pred, (target[1], target[0]), interpolation=cv2.INTER_LINEAR).astype(int)
+    assert ours.shape == target
+    assert np.abs(ours - ref).max() <= 1
+
+
+def test_list_stems_prefix_suffix_and_duplicates(tmp_path: Path) -> None:
+    for name in ["a.png", "a.jpg", "b.jpg", "pre_c_sal.png", "notes.txt", ".hidden.png"]:
+        (tmp_path / name).write_bytes(b"")
+    found, duplicates = list_stems(Source(tmp_path))
+    assert sorted(found) == ["a", "b", "pre_c_sal"] and found["a"].name == "a.png" and duplicates == ["a.jpg"]
+    found, _ = list_stems(Source(tmp_path, prefix="pre_", suffix="_sal.png"))
+    assert list(found) == ["c"]
+    found, _ = list_stems(Source(tmp_path, prefix="pre_", suffix="_sal"))  # no extension: any image type
+    assert list(found) == ["c"]
