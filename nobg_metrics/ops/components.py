@@ -39,22 +39,32 @@ def _compress(parent: Tensor) -> Tensor:
         parent = grand
 
 
-def _touching_rows(fg: Tensor, shift: int) -> Tensor:
-    """:math:`(B, H, W)` bool: pixel (y, x) and (y + 1, x + shift) are both foreground, first of its overlap.
+def _first_of_segments(mask: Tensor, last: bool = False) -> Tensor:
+    """``mask & ~left(mask)`` (``~right`` if ``last``) along the last dim, one pass: bool ``a > b`` is ``a & ~b``."""
+    edge = torch.empty_like(mask)
+    if last:
+        edge[..., -1:] = mask[..., -1:]
+        torch.gt(mask[..., :-1], mask[..., 1:], out=edge[..., :-1])
+    else:
+        edge[..., :1] = mask[..., :1]
+        torch.gt(mask[..., 1:], mask[..., :-1], out=edge[..., 1:])
+    return edge
 
-    Consecutive columns with the same pair of runs give the same edge; only the first is kept.
+
+def _touching_rows(fg: Tensor, shift: int) -> Tensor:
+    """Flat indices of the pixels (y, x) whose lower neighbour (y + 1, x + shift) is also foreground, keeping
+    only the first column of each overlap (consecutive columns join the same two runs): :math:`(K,)` int64.
     """
     b, h, w = fg.shape
-    pair = torch.zeros_like(fg)
     if h < 2 or abs(shift) >= w:
-        return pair
-    upper = fg[:, :-1, max(0, -shift):w - max(0, shift)]
-    lower = fg[:, 1:, max(0, shift):w - max(0, -shift)]
-    both = upper & lower
-    first = both.clone()
-    first[..., 1:] &= ~both[..., :-1]
-    pair[:, :-1, max(0, -shift):w - max(0, shift)] = first
-    return pair
+        return torch.zeros(0, dtype=torch.int64, device=fg.device)
+    left, right = max(0, -shift), w - max(0, shift)
+    both = fg[:, :-1, left:right] & fg[:, 1:, left + shift:right + shift]  # (B, H-1, W')
+    where = torch.nonzero(_first_of_segments(both).view(-1)).squeeze(1)
+    width = right - left
+    rows, column = torch.div(where, width, rounding_mode="floor"), where % width
+    image, row = torch.div(rows, h - 1, rounding_mode="floor"), rows % (h - 1)
+    return (image * h + row) * w + column + left
 
 
 class _Runs:
@@ -66,17 +76,15 @@ class _Runs:
     def __init__(self, fg: Tensor, connectivity: int) -> None:
         b, h, w = fg.shape
         self.shape = (b, h, w)
-        starts = fg.clone()
-        starts[..., 1:] &= ~fg[..., :-1]
-        ends = fg.clone()
-        ends[..., :-1] &= ~fg[..., 1:]
+        starts = _first_of_segments(fg)
+        ends = _first_of_segments(fg, last=True)
         self._flat_starts = starts.view(-1)
         self._run_id: Tensor | None = None
         self.start_index = torch.nonzero(self._flat_starts).squeeze(1)  # (R,) flat index of each run's first pixel
         self.end_index = torch.nonzero(ends.view(-1)).squeeze(1)  # (R,) flat index of each run's last pixel
         self.length = self.end_index - self.start_index + 1
         shifts = (0,) if connectivity == 4 else (-1, 0, 1)
-        upper = [torch.nonzero(_touching_rows(fg, shift).view(-1)).squeeze(1) for shift in shifts]
+        upper = [_touching_rows(fg, shift) for shift in shifts]
         lower = [where + (w + shift) for where, shift in zip(upper, shifts)]
         parent = torch.arange(self.start_index.numel() + 1, device=fg.device)
         self.parent = self._solve(parent, self.ids_at(torch.cat(upper)), self.ids_at(torch.cat(lower)))
