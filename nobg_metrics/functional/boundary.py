@@ -88,14 +88,21 @@ def _boundary_stats(batch: SegBatch, threshold: float, radius: int, combine: Bou
     packed = torch.cat([_packed_pred(batch, threshold), pack_bits([batch.gt])])
     # boundary(m) = m AND NOT erode(m, d) for pred and gt at once, on packed bits.
     eroded, masks = square_window_packed(packed, width, radius, True)
-    bands = masks & ~eroded
+    bands = eroded.bitwise_not_().bitwise_and_(masks)
     band_pred, band_gt, mask_pred, mask_gt = bands[:size], bands[size:], masks[:size], masks[size:]
-    pieces, columns = [band_pred & band_gt, band_pred | band_gt], [0, 1]
+    pairs, columns = [(band_pred, band_gt)], [0, 1]
     if combine == "min":
-        pieces, columns = [*pieces, mask_pred & mask_gt, mask_pred | mask_gt], [*columns, 2, 3]
+        pairs, columns = [*pairs, (mask_pred, mask_gt)], [*columns, 2, 3]
     if empty_gt == "agreement":
-        pieces, columns = [*pieces, masks], [*columns, 4, 5]
-    counts = count_bits(torch.cat(pieces)).reshape(len(columns), size)
+        columns = [*columns, 4, 5]
+    # ∩ and ∪ of each pair (then the masks themselves for the agreement) in one buffer: one popcount pass
+    pieces = masks.new_empty((len(columns) * size, *masks.shape[1:]))
+    for index, (first, second) in enumerate(pairs):
+        torch.bitwise_and(first, second, out=pieces[2 * index * size:(2 * index + 1) * size])
+        torch.bitwise_or(first, second, out=pieces[(2 * index + 1) * size:(2 * index + 2) * size])
+    if empty_gt == "agreement":
+        pieces[-2 * size:] = masks
+    counts = count_bits(pieces).reshape(len(columns), size)
     stats = torch.zeros((6, size), dtype=torch.int64, device=counts.device)
     stats[columns] = counts
     return stats.T

@@ -68,48 +68,31 @@ def pack_levels_at_least(levels: Tensor, level: int) -> Tensor:
     # v >= level, per byte, in bit 7; the 7-bit sums stay <= 254, so no carry crosses bytes:
     # level <= 128: v >= 128, or (v & 0x7F) + (128 - level) >= 128;
     # level >  128: v >= 128, and (v & 0x7F) + (256 - level) >= 128.
+    # (in-place steps: every full-resolution temporary is an allocation, which costs more than the op)
     if level == 128:  # threshold 0.5 on v / 255: just the top bit
         high = octets & _HIGH
     elif level < 128:
-        high = (octets | ((octets & _LOW7) + (128 - level) * _BYTE_ONES)) & _HIGH
+        high = (octets & _LOW7).add_((128 - level) * _BYTE_ONES).bitwise_or_(octets).bitwise_and_(_HIGH)
     else:
-        high = octets & ((octets & _LOW7) + (256 - level) * _BYTE_ONES) & _HIGH
+        high = (octets & _LOW7).add_((256 - level) * _BYTE_ONES).bitwise_and_(octets).bitwise_and_(_HIGH)
     # bit 8i + 7 -> bit 56 + i (distinct partial products, no carries; the int64 product wraps).
-    return _top_bytes(high * _GATHER_HIGH_BITS)
+    return _top_bytes(high.mul_(_GATHER_HIGH_BITS))
 
 
-def _bytes_to_bits(mask: Tensor) -> Tensor:
-    """Pack a bool mask's rows into words of 64 pixels (pixel ``x`` at bit ``x % 64`` of word ``x // 64``).
+def pack_bits(masks: Sequence[Tensor]) -> Tensor:
+    """Stack bool masks into rows of bits: pixel ``(y, x)`` at bit ``x % 64`` of word ``x // 64`` of row ``y``.
 
     Args:
-        mask: :math:`(N, H, W)` bool.
+        masks: bool tensors :math:`(N_i, H, W)` of one size; stacked in order.
 
     Returns:
-        :math:`(N, H, \\lceil W / 64 \\rceil)` int64.
+        :math:`(\\sum N_i, H, \\lceil W / 64 \\rceil)` int64, zero past pixel ``W - 1``.
     """
     # Each int64 holds 8 pixel bytes (0/1; byte i at bit 8i). Multiplying by sum_i 2^(56 - 7i) moves byte i
     # to bit 56 + i; all partial products land on distinct bits (no carries) and those past bit 63 wrap
     # away (two's-complement int64 multiplication), so the top byte holds the 8 pixels in order.
-    return _top_bytes(_int64_rows(mask.view(torch.uint8)) * _GATHER_BYTES)
-
-
-def pack_bits(masks: Sequence[Tensor], pad_rows: int = 0, pad_cols: int = 0) -> Tensor:
-    """Stack bool masks into zero-padded rows of bits: pixel ``(y, x)`` -> row ``y + pad_rows``, bit ``x + pad_cols``.
-
-    Args:
-        masks: bool tensors :math:`(N_i, H, W)` of one size; stacked in order.
-        pad_rows: zero rows added above and below.
-        pad_cols: zero bits added on the left (the right is zero up to the word boundary).
-
-    Returns:
-        :math:`(\\sum N_i, H + 2\\,pad\\_rows, \\lceil (W + pad\\_cols) / 64 \\rceil)` int64.
-    """
-    width = masks[0].shape[-1]
-    packed = torch.cat([_bytes_to_bits(mask) for mask in masks]) if len(masks) > 1 else _bytes_to_bits(masks[0])
-    extra_words = -(-(width + pad_cols) // _WORD_BITS) - packed.shape[-1]
-    if extra_words or pad_rows:
-        packed = torch.nn.functional.pad(packed, (0, extra_words, pad_rows, pad_rows))
-    return shift_bits(packed, -pad_cols) if pad_cols else packed
+    packed = [_top_bytes(_int64_rows(mask.view(torch.uint8)).mul(_GATHER_BYTES)) for mask in masks]
+    return torch.cat(packed) if len(packed) > 1 else packed[0]
 
 
 def unpack_bits(words: Tensor, width: int) -> Tensor:
@@ -138,11 +121,13 @@ def count_bits(words: Tensor) -> Tensor:
         :math:`(N,)` int64.
     """
     # Hacker's Delight 5-1; ``>>`` is arithmetic on int64, which only changes bit 63, masked off each time.
-    bits = words - ((words >> 1) & 0x5555555555555555)
-    bits = (bits & 0x3333333333333333) + ((bits >> 2) & 0x3333333333333333)
-    bits = (bits + (bits >> 4)) & 0x0F0F0F0F0F0F0F0F
+    bits = (words >> 1).bitwise_and_(0x5555555555555555)
+    torch.sub(words, bits, out=bits)
+    pairs = (bits >> 2).bitwise_and_(0x3333333333333333)
+    bits.bitwise_and_(0x3333333333333333).add_(pairs)
+    bits.add_(bits >> 4).bitwise_and_(0x0F0F0F0F0F0F0F0F)
     # Each byte now holds <= 8: multiplying by 0x0101...01 (wrapping) sums the bytes into the top byte.
-    bits = (bits * 0x0101010101010101) >> 56
+    bits.mul_(_BYTE_ONES).bitwise_right_shift_(56)
     return bits.sum(dim=(-2, -1))
 
 
@@ -170,7 +155,7 @@ def shift_bits(words: Tensor, shift: int) -> Tensor:
         out[..., :size - whole] = words[..., whole:]
         return out
     # logical right shift: the arithmetic shift's copies of bit 63 are masked off
-    low = (words >> part) & ((1 << (_WORD_BITS - part)) - 1)
+    low = (words >> part).bitwise_and_((1 << (_WORD_BITS - part)) - 1)
     if whole == 0:
         out = low
     else:
@@ -204,15 +189,10 @@ def _doubling_shifts(length: int) -> list[int]:
 
 
 def window_rows(words: Tensor, length: int, use_and: bool) -> Tensor:
-    """AND/OR of ``length`` consecutive rows: output row ``y`` combines input rows ``y .. y + length - 1``.
+    """AND (``use_and``: erosion) or OR (dilation) of ``length`` consecutive rows.
 
-    Args:
-        words: :math:`(N, R, M)` int64, ``R >= length``.
-        length: window length.
-        use_and: AND (erosion) or OR (dilation).
-
-    Returns:
-        :math:`(N, R - length + 1, M)` int64.
+    Shapes: ``words`` :math:`(N, R, M)` int64, ``R >= length`` -> :math:`(N, R - length + 1, M)`; output row
+    ``y`` combines input rows ``y .. y + length - 1``.
     """
     combine = torch.bitwise_and if use_and else torch.bitwise_or
     for shift in _doubling_shifts(length):
@@ -222,17 +202,10 @@ def window_rows(words: Tensor, length: int, use_and: bool) -> Tensor:
 
 
 def window_cols(words: Tensor, length: int, use_and: bool) -> Tensor:
-    """AND/OR of ``length`` consecutive pixels of each row: pixel ``j`` combines ``j .. j + length - 1``.
+    """AND (``use_and``: erosion) or OR (dilation) of ``length`` consecutive pixels of each row.
 
-    Pixels past the end of a row read as 0.
-
-    Args:
-        words: :math:`(N, R, M)` int64 rows of bits.
-        length: window length.
-        use_and: AND (erosion) or OR (dilation).
-
-    Returns:
-        :math:`(N, R, M)` int64.
+    Shapes: ``words`` :math:`(N, R, M)` int64 rows of bits -> :math:`(N, R, M)`; output pixel ``j`` combines
+    pixels ``j .. j + length - 1``, those past the end of a row reading as 0.
     """
     combine_ = torch.Tensor.bitwise_and_ if use_and else torch.Tensor.bitwise_or_
     for shift in _doubling_shifts(length):
