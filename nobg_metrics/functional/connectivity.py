@@ -119,7 +119,9 @@ def connectivity_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None 
         validate_args: run the checks that force a device sync.
 
     Returns:
-        scalar float64 tensor (lower is better).
+        scalar float64 tensor (lower is better). An image whose region is empty (a trimap without unknown
+        pixels) scores 0; a threshold with no joint foreground has an empty largest component (MATLAB
+        would index an empty list), so its pixels get ``l = t_{m-1}``.
 
     Example:
         >>> gt = torch.zeros(6, 8); gt[1:5, 1:6] = 1.0

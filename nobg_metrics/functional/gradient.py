@@ -119,7 +119,8 @@ def gradient_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = No
         validate_args: run the checks that force a device sync.
 
     Returns:
-        scalar float64 tensor (lower is better).
+        scalar float64 tensor (lower is better). An image whose region is empty (a trimap without unknown
+        pixels) scores 0; ``sobel`` divides by the region size only when it is not empty.
 
     Example:
         >>> gt = torch.zeros(8, 10); gt[2:6, 3:8] = 1.0
