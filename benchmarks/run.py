@@ -29,11 +29,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=1, help="images per call for our side")
     parser.add_argument("--only", nargs="*", default=None, help="substrings of case names to keep")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's)")
     parser.add_argument("--json", type=pathlib.Path, default=None, help="also write the rows as JSON")
     args = parser.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
         print("no CUDA device: nothing to run on cuda", file=sys.stderr)
         return 2
+    if args.threads:
+        torch.set_num_threads(args.threads)
     here = pathlib.Path(__file__).resolve().parent
     rows = []
     for path in sorted(here.glob("bench_*.py")):
