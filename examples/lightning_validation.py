@@ -13,9 +13,10 @@ The recipe, in three lines of the module below:
      rank calls ``compute()``, which all-reduces the fixed-size states, so each rank logs the dataset value
      — even a rank that received no batch.
 
-Validation data is sharded with ``UnrepeatedDistributedSampler``: Lightning's default
-``DistributedSampler`` pads the last shard by duplicating samples, which biases validation metrics
-(5 images on 2 ranks would be scored as 6).
+Validation data is sharded with ``ShardSampler`` (below): Lightning's default ``DistributedSampler``
+pads the last shard by duplicating samples, which biases validation metrics (5 images on 2 ranks would
+be scored as 6). Lightning's ``UnrepeatedDistributedSampler`` does not duplicate either, but refuses a
+rank with no sample; ``ShardSampler`` allows it.
 """
 
 from __future__ import annotations
@@ -24,13 +25,33 @@ import argparse
 
 import torch
 from torch import nn
-from torch.utils.data import DataLoader, Dataset, DistributedSampler
+from torch.utils.data import DataLoader, Dataset, DistributedSampler, Sampler
 
 import lightning as L
 from lightning.pytorch.loggers import TensorBoardLogger
-from lightning.pytorch.overrides.distributed import UnrepeatedDistributedSampler
 
 import nobg_metrics as nm
+
+
+class ShardSampler(Sampler[int]):
+    """Every ``world_size``-th index from ``rank``: each sample on exactly one rank, none duplicated.
+
+    Unlike ``DistributedSampler`` it never pads, and unlike Lightning's ``UnrepeatedDistributedSampler``
+    it allows a rank to get no sample at all (fewer samples than ranks) — harmless for our metrics,
+    whose states are fixed-size sums. ``length`` is the dataset's length.
+    """
+
+    def __init__(self, length: int) -> None:
+        self.length = length
+        distributed = torch.distributed.is_available() and torch.distributed.is_initialized()
+        self.rank = torch.distributed.get_rank() if distributed else 0
+        self.world_size = torch.distributed.get_world_size() if distributed else 1
+
+    def __iter__(self):
+        return iter(range(self.rank, self.length, self.world_size))
+
+    # No ``__len__`` on purpose: Lightning refuses a dataloader whose length is 0 on some rank, but
+    # runs one of unknown length to exhaustion — zero batches there, and the epoch end still syncs.
 
 
 class SyntheticMasks(Dataset):
@@ -101,10 +122,7 @@ class TinySegmenter(L.LightningModule):
 
     def val_dataloader(self):
         dataset = SyntheticMasks(self.val_count, seed=2)
-        sampler = None
-        if torch.distributed.is_available() and torch.distributed.is_initialized():
-            sampler = UnrepeatedDistributedSampler(dataset, shuffle=False)  # no duplicated samples
-        return DataLoader(dataset, batch_size=self.batch_size, sampler=sampler)
+        return DataLoader(dataset, batch_size=self.batch_size, sampler=ShardSampler(len(dataset)))  # no duplicates
 
 
 def main(argv: list[str] | None = None) -> None:

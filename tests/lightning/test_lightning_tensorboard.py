@@ -12,10 +12,10 @@ from torch.utils.data import DataLoader, TensorDataset
 
 import lightning as L
 from lightning.pytorch.loggers import TensorBoardLogger
-from lightning.pytorch.overrides.distributed import UnrepeatedDistributedSampler
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 import nobg_metrics as nm
+from examples.lightning_validation import ShardSampler
 
 
 def validation_data(count: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -61,7 +61,7 @@ class LoggedValidation(L.LightningModule):
         dataset = TensorDataset(*validation_data(self.count))
         sampler = None
         if torch.distributed.is_available() and torch.distributed.is_initialized():
-            sampler = UnrepeatedDistributedSampler(dataset, shuffle=False)
+            sampler = ShardSampler(len(dataset))
         return DataLoader(dataset, batch_size=2, sampler=sampler)
 
 
