@@ -44,14 +44,28 @@ class SegBatch:
     Attributes:
         pred_raw: :math:`(B, H, W)` the prediction as given: ``uint8`` levels, or float32/float64 values
             (half precision is upcast to float32, ``bool`` to float32).
-        gt: :math:`(B, H, W)` bool foreground mask.
+        gt_raw: :math:`(B, H, W)` the gt as given (bool, uint8 or float); read it through :attr:`gt`.
         normalize: whether the per-image min-max stretch applies.
     """
 
     pred_raw: Tensor
-    gt: Tensor
+    gt_raw: Tensor
     normalize: bool
     _pred: Tensor | None = field(default=None, repr=False)
+    _gt: Tensor | None = field(default=None, repr=False)
+
+    @property
+    def gt(self) -> Tensor:
+        """:math:`(B, H, W)` bool foreground mask by the reference rules (see :func:`binarize_gt`)."""
+        if self._gt is None:
+            self._gt = binarize_gt(self.gt_raw)
+        return self._gt
+
+    @property
+    def histogram_gt(self) -> Tensor:
+        """:math:`(B, H, W)` the gt in a form :func:`~nobg_metrics.ops.histogram.joint_histogram` reads
+        without a separate binarisation pass: raw ``uint8`` (class ``> 128``) or bool."""
+        return self.gt_raw if self.gt_raw.dtype == torch.uint8 and self._gt is None else self.gt
 
     @property
     def is_uint8(self) -> bool:
@@ -293,7 +307,7 @@ def prepare_segmentation(
             _check_values("gt", item["gt"])
     batches = []
     for group in _group_by_size(items):
-        batches.append(SegBatch(_pred_dtype(group["pred"]), binarize_gt(group["gt"]), normalize))
+        batches.append(SegBatch(_pred_dtype(group["pred"]), group["gt"], normalize))
     return batches
 
 

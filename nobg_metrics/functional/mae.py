@@ -25,7 +25,7 @@ def _mae_per_image(batch: SegBatch) -> Tensor:
         :math:`(B,)` float64.
     """
     if batch.is_uint8:
-        hist = joint_histogram(batch.pred_raw, batch.gt).double()
+        hist = joint_histogram(batch.pred_raw, batch.histogram_gt).double()
         values = level_values(hist, batch.normalize)
         error = (hist[:, 0] * values).sum(dim=1) + (hist[:, 1] * (1 - values)).sum(dim=1)
         return error / batch.num_pixels

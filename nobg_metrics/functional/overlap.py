@@ -40,7 +40,7 @@ def _confusion(batch: SegBatch, threshold: float) -> Tensor:
     """
     if batch.is_uint8:
         # One histogram of the raw levels; the level -> value map is the reference's per-pixel arithmetic.
-        hist = joint_histogram(batch.pred_raw, batch.gt)
+        hist = joint_histogram(batch.pred_raw, batch.histogram_gt)
         positive = (level_values(hist, batch.normalize) > threshold).to(torch.int64)
         tp = (hist[:, 1] * positive).sum(dim=1)
         fp = (hist[:, 0] * positive).sum(dim=1)

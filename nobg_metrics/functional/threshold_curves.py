@@ -110,7 +110,7 @@ def _histograms(batch: SegBatch, num_thresholds: int) -> tuple[Tensor, Tensor, T
         background, ``[:, 1]`` gt foreground), :math:`(B,)` int64 TP and TP + FP of ``pred >= min(2 mean, 1)``.
     """
     if batch.is_uint8:
-        raw = joint_histogram(batch.pred_raw, batch.gt)
+        raw = joint_histogram(batch.pred_raw, batch.histogram_gt)
         values = level_values(raw, batch.normalize)  # bit-identical to the reference's pixel values
         if num_thresholds == NUM_LEVELS and not batch.normalize:
             hist = raw  # floor(255 * (v / 255)) == v in float64
@@ -125,7 +125,7 @@ def _histograms(batch: SegBatch, num_thresholds: int) -> tuple[Tensor, Tensor, T
         return hist, (raw[:, 1] * positive).sum(dim=1), (per_level * positive).sum(dim=1)
     pred = batch.pred
     levels = (pred * (num_thresholds - 1)).long()  # truncation in pred's dtype, as numpy's astype
-    hist = joint_histogram(levels, batch.gt, num_thresholds)
+    hist = joint_histogram(levels, batch.histogram_gt, num_thresholds)
     mean = pred.sum(dim=(-2, -1), dtype=torch.float64) / batch.num_pixels
     threshold = torch.clamp(2 * mean, max=1.0).to(pred.dtype)
     binary = pred >= threshold[:, None, None]

@@ -10,6 +10,9 @@ pixels up to summation order.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import torch
 from torch import Tensor
 
@@ -21,7 +24,7 @@ def joint_histogram(levels: Tensor, gt: Tensor, num_levels: int = NUM_LEVELS) ->
 
     Args:
         levels: :math:`(B, H, W)` integer levels in ``[0, num_levels)`` (uint8 or any integer dtype).
-        gt: :math:`(B, H, W)` bool.
+        gt: :math:`(B, H, W)` bool, or raw uint8 read by the reference rule (foreground where ``> 128``).
         num_levels: number of levels.
 
     Returns:
@@ -33,23 +36,54 @@ def joint_histogram(levels: Tensor, gt: Tensor, num_levels: int = NUM_LEVELS) ->
         >>> h = joint_histogram(lv, gt)
         >>> h[0, 0, 0].item(), h[0, 0, 255].item(), h[0, 1, 255].item(), h[0, 1, 3].item()
         (1, 1, 1, 1)
+        >>> torch.equal(joint_histogram(lv, gt.to(torch.uint8) * 129), h)
+        True
     """
     batch = levels.shape[0]
-    # int16 ids while they fit (half the memory traffic of int32), one in-place add for the gt class
-    dtype = torch.int16 if batch * 2 * num_levels <= torch.iinfo(torch.int16).max else torch.int32
-    ids = levels.reshape(batch, -1).to(dtype).add_(gt.reshape(batch, -1).to(dtype), alpha=num_levels)
+    size = batch * 2 * num_levels
+    # int16 ids while they fit (half the memory traffic of int32)
+    dtype = torch.int16 if size <= torch.iinfo(torch.int16).max else torch.int32
+    if gt.dtype == torch.uint8 and num_levels == NUM_LEVELS:
+        # class bit without a bool pass: (g + 127) & 256 is 256 exactly when g > 128 (g in 0..255)
+        flat_levels = levels.reshape(batch, -1)
+        flat_levels = flat_levels if flat_levels.dtype in (torch.uint8, dtype) else flat_levels.to(dtype)
+        ids = gt.reshape(batch, -1).to(dtype).add_(127).bitwise_and_(256).add_(flat_levels)
+    else:
+        foreground = gt > 128 if gt.dtype == torch.uint8 else gt
+        ids = levels.reshape(batch, -1).to(dtype).add_(foreground.reshape(batch, -1).to(dtype), alpha=num_levels)
     if batch > 1:
         offsets = torch.arange(batch, device=levels.device, dtype=dtype) * (2 * num_levels)
         ids.add_(offsets[:, None])
-    size = batch * 2 * num_levels
+    return _bincount(ids.reshape(-1), size).reshape(batch, 2, num_levels)
+
+
+_POOL: tuple[int, ThreadPoolExecutor] | None = None  # (owning pid, pool): a forked child makes its own
+_PARALLEL_MIN = 1 << 18
+
+
+def _bincount(ids: Tensor, size: int) -> Tensor:
+    """``bincount`` of non-negative ids into exactly ``size`` bins, without a device sync.
+
+    CUDA's ``bincount`` reads the maximum back to the host, so CUDA uses ``index_add_`` into a fixed
+    size. CPU ``bincount`` is single-threaded: large inputs are split over torch's intra-op thread count
+    (the op releases the GIL) and the partial counts summed — the same integers, in less wall time.
+    """
     if ids.is_cuda:
-        # CUDA bincount reads the maximum back to the host; index_add_ into a fixed size does not sync
-        flat = ids.reshape(-1).long()
+        flat = ids.long()
         ones = torch.ones(1, dtype=torch.int64, device=ids.device).expand(flat.numel())
-        counts = torch.zeros(size, dtype=torch.int64, device=ids.device).index_add_(0, flat, ones)
-    else:
-        counts = torch.bincount(ids.reshape(-1), minlength=size)
-    return counts.reshape(batch, 2, num_levels)
+        return torch.zeros(size, dtype=torch.int64, device=ids.device).index_add_(0, flat, ones)
+    workers = torch.get_num_threads()
+    if workers < 2 or ids.numel() < _PARALLEL_MIN:
+        return torch.bincount(ids, minlength=size)
+    global _POOL
+    if _POOL is None or _POOL[0] != os.getpid() or _POOL[1]._max_workers < workers - 1:
+        _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=workers - 1, thread_name_prefix="nobg-bincount"))
+    chunks = ids.chunk(workers)
+    futures = [_POOL[1].submit(torch.bincount, chunk, None, size) for chunk in chunks[1:]]
+    counts = torch.bincount(chunks[0], minlength=size)
+    for future in futures:
+        counts += future.result()
+    return counts
 
 
 def level_values(hist: Tensor, normalize: bool) -> Tensor:
