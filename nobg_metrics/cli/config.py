@@ -56,7 +56,12 @@ class Plan:
 
 
 def split_named(value: str) -> tuple[str | None, str]:
-    """``"NAME=DIR"`` -> ``(NAME, DIR)``; a bare ``DIR`` -> ``(None, DIR)``."""
+    """``"NAME=DIR"`` -> ``(NAME, DIR)``; a bare ``DIR`` (or an existing path containing ``=``) -> ``(None, DIR)``.
+
+    Example:
+        >>> split_named("MINet=preds/minet"), split_named("preds/u2net")
+        (('MINet', 'preds/minet'), (None, 'preds/u2net'))
+    """
     name, sep, path = value.partition("=")
     if sep and name and not Path(value).exists():
         return name, path

@@ -56,7 +56,12 @@ def results_document(jobs: list[Job], scores: Scores, protocol: str, tier: str) 
 
 
 def format_value(value: float | None) -> str:
-    """3 decimals below 10, 2 below 100, else 1 (SAD-like sums); ``-`` for a missing value."""
+    """3 decimals below 10, 2 below 100, else 1 (SAD-like sums); ``-`` for a missing value.
+
+    Example:
+        >>> [format_value(v) for v in (0.03725, 18.456, 1234.56, None, float("nan"))]
+        ['0.037', '18.46', '1234.6', '-', '-']
+    """
     if value is None or not math.isfinite(value):
         return "-"
     magnitude = abs(value)

@@ -168,9 +168,12 @@ def test_out_inside_an_input_folder_is_refused(dataset: Path, capsys) -> None:
 
 def test_bundled_sample_with_no_arguments(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
-    assert main(["eval", "--workers", "0", "--quiet", "--tier", "cheap"]) == 0
+    assert main(["eval"]) == 0  # exactly what the README's quick start runs: the expensive tier, 2 workers
     document = json.loads((tmp_path / "nobg-metrics-out" / "results.json").read_text())
     assert [(r["dataset"], r["method"], r["images"]) for r in document["results"]] == \
         [("sample", "methodA", 24), ("sample", "methodB", 24)]
     a, b = (r["metrics"] for r in document["results"])
     assert a["mae"] < b["mae"] and a["iou_metric"] > b["iou_metric"]
+    assert all(value is not None for value in a.values())
+    if "f_measure_max" in a:
+        assert (tmp_path / "nobg-metrics-out" / "curves.png").read_bytes()[:4] == b"\x89PNG"
