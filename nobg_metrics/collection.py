@@ -64,13 +64,33 @@ SHARED_GROUPS: tuple[tuple[str, ...], ...] = (
 METRIC_NAMES: tuple[str, ...] = TIERS["expensive"]
 
 
+_BASE_OPTIONS = frozenset(
+    {"sync_on_compute", "dist_sync_on_step", "process_group", "dist_sync_fn", "distributed_available_fn",
+     "compute_on_cpu", "compute_with_cache"}
+)
+"""``torchmetrics.Metric`` keyword arguments every metric takes."""
+
+
+def metric_class(name: str) -> type[Metric]:
+    """The ``Metric`` class behind a collection name, e.g. ``metric_class("f_measure_max") is FMeasure``."""
+    if name not in _REGISTRY:
+        raise ValueError(f"`name` must be among {METRIC_NAMES}; got {name!r}")
+    return getattr(_metrics, _REGISTRY[name][0])
+
+
+def accepted_options(name: str) -> frozenset[str]:
+    """The options (constructor keywords, beyond the fixed mode) the metric behind ``name`` takes."""
+    parameters = inspect.signature(metric_class(name).__init__).parameters
+    named = {key for key, parameter in parameters.items() if parameter.kind is parameter.KEYWORD_ONLY
+             or parameter.kind is parameter.POSITIONAL_OR_KEYWORD}
+    return frozenset(named - {"self"} - set(_REGISTRY[name][1])) | _BASE_OPTIONS
+
+
 def _build(name: str, options: dict[str, Any], used: set[str]) -> Metric:
-    class_name, fixed = _REGISTRY[name]
-    cls = getattr(_metrics, class_name)
-    accepted = inspect.signature(cls.__init__).parameters
+    accepted = accepted_options(name)
     kwargs = {key: value for key, value in options.items() if key in accepted}
     used.update(kwargs)
-    return cls(**fixed, **kwargs)
+    return metric_class(name)(**_REGISTRY[name][1], **kwargs)
 
 
 def make_collection(

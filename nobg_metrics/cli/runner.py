@@ -13,7 +13,6 @@ equal-size images are grouped and each group is one batched ``update``.
 
 from __future__ import annotations
 
-import inspect
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,13 +22,12 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 from torchmetrics import Metric, MetricCollection
 
-from nobg_metrics import metrics as metric_classes
 from nobg_metrics.cli.config import ConfigError
 from nobg_metrics.cli.dist import gather_objects, shard, world
 from nobg_metrics.cli.files import ReadError, read_mask, read_prediction, resize_like_cv2
 from nobg_metrics.cli.jobs import Item, Job
 from nobg_metrics.cli.progress import Progress
-from nobg_metrics.collection import _REGISTRY, METRIC_NAMES, TIERS, make_collection
+from nobg_metrics.collection import METRIC_NAMES, TIERS, accepted_options, make_collection, metric_class
 
 PROTOCOLS = ("pysodmetrics", "raw")
 
@@ -66,11 +64,11 @@ class Scores:
 def resolve_metrics(tier: str, names: list[str] | None) -> tuple[list[str], list[str]]:
     """``(available names, skipped names)``: a tier skips metrics this build lacks; an explicit list may not."""
     if names is not None:
-        unknown = [n for n in names if n not in _REGISTRY]
+        unknown = [n for n in names if n not in METRIC_NAMES]
         if unknown:
             raise ConfigError(f"unknown metrics {unknown}; choose among {list(METRIC_NAMES)}")
     wanted = list(dict.fromkeys(names)) if names is not None else list(TIERS[tier])
-    available = [n for n in wanted if hasattr(metric_classes, _REGISTRY[n][0])]
+    available = [n for n in wanted if _available(n)]
     skipped = [n for n in wanted if n not in available]
     if names is not None and skipped:
         raise ConfigError(f"metrics {skipped} are not available in this nobg_metrics build")
@@ -83,13 +81,18 @@ def build_collection(names: list[str], protocol: str, device: torch.device, sync
     """The protocol's collection: pysodmetrics = ``normalize=True, empty_gt="reference"``; raw = defaults."""
     options = {"normalize": protocol == "pysodmetrics",
                "empty_gt": "reference" if protocol == "pysodmetrics" else "agreement", "validate_args": False}
-    accepted = set()
-    for name in names:
-        accepted |= set(inspect.signature(getattr(metric_classes, _REGISTRY[name][0]).__init__).parameters)
-    collection = make_collection(metrics=names, **{k: v for k, v in options.items() if k in accepted})
-    for _, metric in collection.items(keep_base=True, copy_state=False):
-        metric.sync_on_compute = metric._to_sync = sync  # the scratch collection of one image never syncs
-    return collection.to(device)
+    accepted = set().union(*(accepted_options(name) for name in names))
+    options = {k: v for k, v in options.items() if k in accepted}
+    # the scratch collection of one image never syncs
+    return make_collection(metrics=names, sync_on_compute=sync, **options).to(device)
+
+
+def _available(name: str) -> bool:
+    try:
+        metric_class(name)
+    except AttributeError:
+        return False
+    return True
 
 
 class _Pairs(Dataset):
