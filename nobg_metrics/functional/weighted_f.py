@@ -5,7 +5,7 @@ Reference: PySODMetrics 1.6.2 ``WeightedFmeasure.cal_wfm`` (a line-for-line port
 [0, 1], ``gt`` bool), then the mean over images:
 
 - ``Dst, Idx = bwdist(GT)``: distance of every pixel to the nearest gt pixel and that pixel
-  (:func:`nobg_metrics.ops.distance.nearest_feature`, exact; ties may pick another equidistant pixel).
+  (:func:`nobg_metrics.ops.distance.nearest_feature`'s exact core: scipy's distances and scipy's tie-break).
 - ``EA = imfilter(Et, fspecial('gaussian', 7, 5))``: ``scipy.ndimage.convolve(mode="constant", cval=0)``,
   i.e. zero padding, "same" size; the kernel is separable, so two 1-D passes.
 - ``beta2`` is the reference's ``beta`` argument, which enters as β²: ``(1 + β²) R P / (R + β² P + eps)``.
@@ -26,7 +26,7 @@ import torch.nn.functional as nnf
 from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps, SegBatch, check_number, check_option, prepare_segmentation
-from nobg_metrics.ops.distance import nearest_feature
+from nobg_metrics.ops.distance import _nearest_exact
 
 EPS = 2.220446049250313e-16
 """``np.spacing(1)``, the reference's eps."""
@@ -84,17 +84,17 @@ def _weighted_f_per_image(batch: SegBatch, beta2: float, empty_gt: EmptyGt) -> T
     pred = batch.pred.double()
     gt = batch.gt
     _, height, width = gt.shape
-    nearest = nearest_feature(gt)  # [Dst, IDXT] = bwdist(dGT)
+    squared, rows, cols = _nearest_exact(gt)  # [Dst, IDXT] = bwdist(dGT): int squared distance, row, col
     # E = abs(FG - dGT);  Et(~GT) = Et(IDXT(~GT))  (gt pixels are their own nearest pixel)
-    error = (pred - gt.double()).abs()
-    flat_index = (nearest.rows * width + nearest.cols).clamp_(min=0).flatten(1)
+    error = (pred - gt.double()).abs_()
+    flat_index = rows.long().mul_(width).add_(cols).clamp_(0, height * width - 1).flatten(1)  # clamp: empty gt
     error_nearest = error.flatten(1).gather(1, flat_index).view_as(error)
     # EA = imfilter(Et, K);  MIN_E_EA(GT & EA < E) = EA(GT & EA < E)
     blurred = _gaussian_same(error_nearest)
     min_error = torch.where(gt & (blurred < error), blurred, error)
-    # B(~GT) = 2 - 1 * exp(log(1 - 0.5) / 5 .* Dst(~GT));  Ew = MIN_E_EA .* B
-    weight = torch.where(gt, 1.0, 2 - torch.exp(_DECAY * nearest.squared.sqrt()))
-    weighted = min_error * weight
+    # B(~GT) = 2 - 1 * exp(log(1 - 0.5) / 5 .* Dst(~GT)), and B(GT) = 1 = 2 - exp(0) (Dst = 0 there, exactly)
+    # Ew = MIN_E_EA .* B
+    weighted = squared.double().sqrt_().mul_(_DECAY).exp_().neg_().add_(2).mul_(min_error)
     zero = torch.zeros((), dtype=torch.float64, device=pred.device)
     fg_sum = torch.where(gt, weighted, zero).sum(dim=(-2, -1))
     bg_sum = torch.where(gt, zero, weighted).sum(dim=(-2, -1))

@@ -44,37 +44,52 @@ class NearestFeature(NamedTuple):
 
 
 def _column_pass(features: Tensor) -> tuple[Tensor, Tensor]:
-    """Nearest feature in each pixel's own column.
+    """Nearest feature in each pixel's own column (upper row on ties).
 
     The scans run along the contiguous last dim of the transposed map (``cummax`` along a strided dim is
-    ~20x slower on CPU).
+    ~20x slower on CPU); everything is int32.
 
     Args:
         features: :math:`(B, H, W)` bool.
 
     Returns:
-        ``(gap, row)``: :math:`(B, H, W)` int64 vertical distance (``H + W + 1`` when the column has no
+        ``(gap, row)``: :math:`(B, H, W)` int32 vertical distance (``H + W + 1`` when the column has no
         feature) and the row of that feature.
     """
     _, height, width = features.shape
     far = height + width + 1
     columns = features.transpose(1, 2).contiguous()  # (B, W, H)
-    index = torch.arange(height, device=features.device, dtype=torch.int64)
+    index = torch.arange(height, device=features.device, dtype=torch.int32)
     above = torch.where(columns, index, index.new_tensor(-far)).cummax(dim=2).values
-    below = torch.where(columns, index, index.new_tensor(height + far)).flip(2).cummin(dim=2).values.flip(2)
-    gap_above, gap_below = index - above, below - index
+    below = torch.where(columns.flip(2), index.flip(0), index.new_tensor(height + far)).cummin(dim=2).values
+    below = below.flip(2)
+    gap_above, gap_below = index - above, below.sub_(index)
     take_above = gap_above <= gap_below
     gap = torch.where(take_above, gap_above, gap_below).clamp_(max=far)
-    row = torch.where(take_above, above, below)
+    row = torch.where(take_above, above, gap_below.add_(index))
     return gap.transpose(1, 2).contiguous(), row.transpose(1, 2).contiguous()
+
+
+_BRUTE_ELEMENTS = 1 << 24
+"""Elements of one brute-force block (int32): bounds the memory of the first row-pass level."""
 
 
 def _row_pass_bisection(cost: Tensor, far: int) -> Tensor:
     """Leftmost ``argmin_k cost[r, k] + (j - k)^2`` for every row ``r`` and column ``j`` (exact).
 
+    First ``k*`` at ``j = 0, S, 2S, ...`` (``S`` a power of two, at most 4 queries) by a brute-force int32
+    scan (``argmin`` returns the first minimum: the leftmost ``k``). Then, for ``s = S/2, ..., 1``, the odd
+    multiples ``j`` of ``s`` scan ``[k*(j - s), k*(j + s)]`` (monotone argmin, Monge cost). Those ranges tile
+    the row: site ``k`` belongs to the query ``q`` with ``low_q <= k < low_{q+1}`` (a scatter + cumsum), and
+    each query's right end ``high_q = low_{q+1}`` is scored on its own. A site given to a query whose range
+    does not hold it only adds a candidate, which cannot change the leftmost argmin. One
+    ``scatter_reduce(amin)`` of ``key = (cost + (j - k)^2) * W + k`` over the owners gives each query's
+    minimum and leftmost argmin together (``cummin`` of ``key - owner * M`` would do it too, but is 4x
+    slower on CPU).
+
     Args:
-        cost: :math:`(R, W)` int64 site costs ``g^2``, each <= ``far^2``.
-        far: the column pass's "no feature" gap, ``H + W + 1``.
+        cost: :math:`(R, W)` int32 site costs ``g^2``.
+        far: the largest gap ``g``, ``H + W + 1`` (bounds the keys).
 
     Returns:
         :math:`(R, W)` int64 ``k*``.
@@ -82,32 +97,38 @@ def _row_pass_bisection(cost: Tensor, far: int) -> Tensor:
     rows, width = cost.shape
     device = cost.device
     sites = torch.arange(width, device=device, dtype=torch.int64)
-    best = torch.zeros((rows, width), device=device, dtype=torch.int64)
-    # j = 0: a full scan; key = cost * W + k orders by cost, then by the leftmost k.
-    best[:, 0] = ((cost + sites * sites) * width + sites).amin(dim=1) % width
-    # Slots past a row's last range scan sites k >= W: they read a cost no real candidate can lose to.
-    never = far * far + 16 * width * width
-    padded = torch.cat([cost, cost.new_full((rows, 2 * width), never)], dim=1)
-    step = 1 << max(0, math.ceil(math.log2(width)) - 1)
-    while step >= 1:  # ceil(log2 W) levels, each fully vectorised over all rows and queries
+    stride = 1 << max(0, math.ceil(math.log2(width)) - 2)  # <= 4 brute-force queries per row
+    coarse = torch.arange(0, width, stride, device=device)
+    square = (coarse[:, None] - sites[None]).square_()  # (Q0, W)
+    wide = torch.int32 if far * far + width * width < 2**31 else torch.int64
+    chunk = max(1, _BRUTE_ELEMENTS // (coarse.numel() * width))
+    best = torch.empty((rows, width), device=device, dtype=torch.int64)
+    for first in range(0, rows, chunk):  # bounded memory; each block fully vectorised
+        block = cost[first : first + chunk, None, :].to(wide) + square.to(wide)
+        best[first : first + chunk, ::stride] = block.argmin(dim=2)
+    base = cost.to(torch.int64).mul_(width).add_(sites)  # key without the (j - k)^2 term
+    owner = torch.empty((rows, width), device=device, dtype=torch.int64)
+    key = torch.empty((rows, width), device=device, dtype=torch.int64)
+    step = stride // 2
+    while step >= 1:
         queries = torch.arange(step, width, 2 * step, device=device)
         count = queries.numel()
         if count:
-            low = best[:, queries - step]  # k*(j - s) <= k*(j) <= k*(j + s) (monotone argmin)
-            high = torch.where(queries + step < width, best[:, (queries + step).clamp(max=width - 1)], width - 1)
-            length = high - low + 1
-            start = length.cumsum(dim=1) - length  # the ranges tile [0, W-1]: sum(length) <= W - 1 + Q
-            slots = width - 1 + count
-            owner = torch.zeros((rows, slots), device=device, dtype=torch.int64)
-            owner.scatter_(1, start[:, 1:], 1)
-            owner = owner.cumsum_(dim=1)
-            slot = torch.arange(slots, device=device, dtype=torch.int64)
-            site = (low - start).gather(1, owner).add_(slot)  # k = low + (slot - start)
-            offset = (queries - low + start).gather(1, owner).sub_(slot)  # j - k
-            key = padded.gather(1, site).add_(offset.mul_(offset)).mul_(width).add_(site)
-            minimum = torch.full((rows, count), torch.iinfo(torch.int64).max, device=device, dtype=torch.int64)
-            minimum.scatter_reduce_(1, owner, key, reduce="amin")
-            best[:, queries] = minimum % width
+            low = best[:, 0 : width - step : 2 * step][:, :count]  # k*(j - s)
+            last = 2 * step * count  # j + s of the last query (Python ints: no device sync)
+            if last < width:
+                last_high = best[:, last : last + 1]
+            else:
+                last_high = torch.full((rows, 1), width - 1, device=device, dtype=torch.int64)
+            high = torch.cat([low[:, 1:], last_high], dim=1)  # k*(j + s)
+            owner.zero_().scatter_add_(1, low[:, 1:], torch.ones_like(low[:, 1:]))
+            torch.cumsum(owner, dim=1, out=owner)  # owner(k) = #{q >= 1 : low_q <= k}
+            torch.mul(owner, 2 * step, out=key).add_(step - sites)  # j_owner - k
+            key.mul_(key).mul_(width).add_(base)
+            segment = torch.full((rows, count), torch.iinfo(torch.int64).max, device=device, dtype=torch.int64)
+            segment.scatter_reduce_(1, owner, key, reduce="amin")
+            right = (queries - high).square_().mul_(width).add_(base.gather(1, high))
+            best[:, queries] = torch.minimum(segment, right) % width
         step //= 2
     return best
 
@@ -119,7 +140,7 @@ def _row_pass_rounds(cost: Tensor, rounds: int) -> Tensor:
     (REFERENCES.md). The site index rides in the low digits of ``key = f * W + k``.
 
     Args:
-        cost: :math:`(R, W)` int64 site costs.
+        cost: :math:`(R, W)` int32 site costs.
         rounds: number of rounds T.
 
     Returns:
@@ -127,7 +148,7 @@ def _row_pass_rounds(cost: Tensor, rounds: int) -> Tensor:
     """
     width = cost.shape[1]
     sites = torch.arange(width, device=cost.device, dtype=torch.int64)
-    key = cost * width + sites
+    key = cost.to(torch.int64) * width + sites
     for t in range(1, rounds + 1):  # a bounded number of vectorised rounds
         increment = (2 * t - 1) * width
         key[:, 1:] = torch.minimum(key[:, 1:], key[:, :-1] + increment)
@@ -169,28 +190,41 @@ def nearest_feature(features: Tensor, *, max_distance: float | None = None) -> N
     if features.ndim != 3:
         raise ValueError(f"`features` must have shape (B, H, W) or (H, W), got {tuple(features.shape)}")
     batch, height, width = features.shape
-    gap, gap_row = _column_pass(features)
-    cost = (gap * gap).reshape(batch * height, width)
-    rounds = None if max_distance is None else int(math.floor(max_distance))
-    if rounds is not None and 4 * rounds < 10 * max(1.0, math.log2(width)):
-        cols = _row_pass_rounds(cost, rounds)
-    else:
-        cols = _row_pass_bisection(cost, height + width + 1)
-    squared = cost.gather(1, cols)
-    offset = torch.arange(width, device=features.device, dtype=torch.int64) - cols
-    squared = (squared + offset * offset).view(batch, height, width)
-    cols = cols.view(batch, height, width)
-    rows = gap_row.gather(2, cols)
+    rounds = None if max_distance is None else max(0, int(math.floor(max_distance)))
+    squared, rows, cols = _nearest_exact(features, rounds)
     limit = (height - 1) ** 2 + (width - 1) ** 2  # above this only the "no feature" sentinel remains
     if max_distance is not None:
         limit = min(limit, math.floor(max_distance * max_distance)) if max_distance >= 0 else -1
     missing = squared > limit
-    minus_one = torch.full_like(cols, -1)
     return NearestFeature(
-        torch.where(missing, torch.full_like(squared, math.inf, dtype=torch.float64), squared.double()),
-        torch.where(missing, minus_one, rows),
-        torch.where(missing, minus_one, cols),
+        squared.double().masked_fill_(missing, math.inf),
+        rows.long().masked_fill_(missing, -1),
+        cols.masked_fill_(missing, -1),
     )
+
+
+def _nearest_exact(features: Tensor, rounds: int | None = None) -> tuple[Tensor, Tensor, Tensor]:
+    """Squared distance (int64), row (int32) and column (int64) of the nearest feature, each :math:`(B, H, W)`.
+
+    Exact for every pixel when ``rounds`` is None, else for pixels within distance ``rounds`` (farther pixels
+    hold some larger squared distance). A pixel of an image without features holds a squared distance
+    above ``(H - 1)^2 + (W - 1)^2``.
+
+    Args:
+        features: :math:`(B, H, W)` bool.
+        rounds: optional cap; a small one switches the row pass to ``rounds`` cheap rounds.
+    """
+    batch, height, width = features.shape
+    gap, gap_row = _column_pass(features)
+    cost = gap.mul_(gap).view(batch * height, width)
+    if rounds is not None and 4 * rounds < 10 * max(1.0, math.log2(width)):
+        cols = _row_pass_rounds(cost, rounds)
+    else:
+        cols = _row_pass_bisection(cost, height + width + 1)
+    offset = torch.arange(width, device=features.device, dtype=torch.int64) - cols
+    squared = offset.mul_(offset).add_(cost.gather(1, cols)).view(batch, height, width)
+    cols = cols.view(batch, height, width)
+    return squared, gap_row.gather(2, cols), cols
 
 
 def distance_transform(features: Tensor, *, max_distance: float | None = None) -> Tensor:
