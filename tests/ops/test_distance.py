@@ -83,3 +83,19 @@ def test_1024_blob_matches_scipy():
     mask = ((yy - 500) ** 2 + (xx - 430) ** 2 <= 210**2) | ((yy == 3) & (xx > 900))
     result = nearest_feature(torch.from_numpy(mask)[None])
     _check_image(mask, result.squared[0].numpy(), result.rows[0].numpy(), result.cols[0].numpy())
+
+
+@pytest.mark.parametrize("width", [2, 4, 5, 8, 9, 16, 17, 31, 32, 33, 65])
+def test_row_pass_levels_and_brute_force_blocks(width, monkeypatch):
+    """Every width around a power of two (brute-force stride, last query past the edge), in several blocks."""
+    import nobg_metrics.ops.distance as distance
+
+    monkeypatch.setattr(distance, "_BRUTE_ELEMENTS", 4 * width)  # one row per brute-force block
+    rng = np.random.default_rng(width)
+    masks = rng.random((4, 7, width)) < np.array([0.01, 0.05, 0.2, 0.6])[:, None, None]
+    masks[0, 3, width // 2] = True
+    masks[1, :, :] = False
+    masks[1, 0, 0] = masks[1, 6, width - 1] = True  # argmin jumps across the whole row
+    result = nearest_feature(torch.from_numpy(masks))
+    for b in range(masks.shape[0]):
+        _check_image(masks[b], result.squared[b].numpy(), result.rows[b].numpy(), result.cols[b].numpy())
