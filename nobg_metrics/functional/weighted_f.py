@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 
 import torch
-import torch.nn.functional as nnf
 from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps, SegBatch, check_number, check_option, prepare_segmentation
@@ -65,9 +64,20 @@ def _gaussian_same(image: Tensor) -> Tensor:
     Returns:
         :math:`(B, H, W)` float64.
     """
-    kernel = matlab_gaussian_1d().to(image.device)
-    out = nnf.conv2d(image[:, None], kernel.view(1, 1, 1, 7), padding=(0, 3))
-    return nnf.conv2d(out, kernel.view(1, 1, 7, 1), padding=(3, 0))[:, 0]
+    kernel = matlab_gaussian_1d().tolist()  # Python floats: no device sync, taps are constants
+    batch, height, width = image.shape
+    # float64 conv2d has no fast CPU kernel (~50 ms at 1024²); 7 shifted multiply-adds per axis are ~5x cheaper
+    padded = image.new_zeros((batch, height, width + 6))
+    padded[:, :, 3 : 3 + width] = image
+    rows = padded[:, :, 0:width] * kernel[0]
+    for tap in range(1, 7):  # 7 taps: a bounded number of vectorised passes
+        rows.add_(padded[:, :, tap : tap + width], alpha=kernel[tap])
+    padded = image.new_zeros((batch, height + 6, width))
+    padded[:, 3 : 3 + height] = rows
+    out = padded[:, 0:height] * kernel[0]
+    for tap in range(1, 7):
+        out.add_(padded[:, tap : tap + height], alpha=kernel[tap])
+    return out
 
 
 def _weighted_f_per_image(batch: SegBatch, beta2: float, empty_gt: EmptyGt) -> Tensor:
