@@ -3,7 +3,8 @@
 ``nearest_feature(features)`` gives, for every pixel of a :math:`(B, H, W)` bool map, the squared distance to
 the nearest ``True`` pixel and that pixel's (row, col). It equals ``scipy.ndimage.distance_transform_edt(~f,
 return_indices=True)`` (scipy measures the distance of NON-zero pixels to the nearest ZERO pixel, so its input is
-our complement) bit for bit on the distances; among equidistant nearest pixels the index may differ.
+our complement) bit for bit on the distances, and the index breaks ties as scipy does (leftmost column,
+then upper row; tested).
 
 Algorithm (separable, exact — see docs/distance_transform.md):
 
@@ -11,10 +12,10 @@ Algorithm (separable, exact — see docs/distance_transform.md):
    indices above and a ``cummin`` below: ``g(i, k)``, with its row.
 2. Row pass: ``f(i, j) = min_k c(k) + (j - k)^2`` with ``c(k) = g(i, k)^2`` (Felzenszwalb & Huttenlocher 2012,
    "Distance transforms of sampled functions"). The cost matrix ``c(k) + (j - k)^2`` is Monge, so the leftmost
-   argmin ``k*(j)`` is nondecreasing in ``j``. We bisect: ``k*`` at ``j = 0`` by a full scan, then at odd
-   multiples of ``s = P/2, P/4, ..., 1`` (``P`` the power of two >= W) by scanning only
-   ``[k*(j - s), k*(j + s)]``. Those ranges tile each row, so one level costs ``O(W)`` per row and the
-   whole pass ``O(B·H·W·log W)`` in ``ceil(log2 W) + 1`` vectorised levels, never an ``O(H·W·W)`` tensor.
+   argmin ``k*(j)`` is nondecreasing in ``j``. We get ``k*`` at ``j = 0, S, 2S, 3S`` (``S = P/4``, ``P`` the
+   power of two >= W) by a brute-force int32 scan, then bisect: at odd multiples of ``s = S/2, ..., 1`` scan
+   only ``[k*(j - s), k*(j + s)]``. Those ranges tile each row, so one level costs ``O(W)`` per row and the
+   whole pass ``O(B·H·W·log W)`` in ``ceil(log2 W) - 1`` vectorised levels, never an ``O(H·W·W)`` tensor.
 3. With a small ``max_distance`` the row pass is instead ``T = floor(max_distance)`` rounds of
    ``f <- min(f, f(j -+ 1) + (2t - 1))``, exact for every pixel whose distance is <= T.
 """
