@@ -1,6 +1,6 @@
 """Scaling of the expensive tier: time per image and peak memory vs resolution and vs batch size.
 
-    python benchmarks/scaling.py                      # full run (~5-10 min on 2 CPU cores), writes docs/img/scaling.png
+    python benchmarks/scaling.py --threads 1          # the run in docs/scaling.md (~5-10 min), docs/img/scaling.png
     python benchmarks/scaling.py --quick --only mae   # smoke run: 64² and 128², batches 1 and 2, one call each
     python benchmarks/scaling.py --device cuda        # GPU: peak from torch.cuda.max_memory_allocated
 
@@ -8,13 +8,12 @@ Every member of ``make_collection("expensive", normalize=True)`` is measured on 
 ``harness.sample_uint8`` (matting metrics also get a trimap: 128 in a band of ~1% of the side around the gt edge,
 0 / 255 elsewhere). Points: batch 1 at each ``--sizes`` (H = W), and each ``--batches`` at ``--batch-size``.
 
-Measurement of one point (metric, size, batch) on CPU happens in a fresh process forked from a forkserver that has
-only imported torch and nobg_metrics (no OpenMP pool started, no allocator state carried between points):
-load the inputs, warm up on a 64² crop, reset the kernel's peak-RSS mark (``/proc/self/clear_refs`` = 5), run
-``update`` + ``compute`` once; peak memory = ``ru_maxrss`` after that call - RSS before it, i.e. the extra resident
-memory of one call over the loaded uint8 inputs. Time = the fastest of 1-5 such calls (fewer at large sizes; the
-minimum because other processes share the cores and load only adds time), divided by the batch. On CUDA: ``max_memory_allocated`` after ``reset_peak_memory_stats`` minus the memory in use
-before the call, in this process. Outputs: JSON rows, a markdown table (stdout and ``--markdown``), a PNG.
+One point (metric, size, batch) on CPU runs in a fresh process forked from a forkserver that only imported torch
+and nobg_metrics (no OpenMP pool, no allocator state shared between points): load the inputs, warm up on a 64²
+crop, reset the peak-RSS mark (``/proc/self/clear_refs`` = 5), then time ``update`` + ``compute`` 1-5 times.
+Peak memory = ``ru_maxrss`` after the first call - RSS before it (extra resident memory of one call over the loaded
+uint8 inputs); on CUDA, ``max_memory_allocated`` - ``memory_allocated`` before. Time = the fastest call (other
+processes share the cores; load only adds time) / batch, with its user and system CPU time and page faults.
 The slope of log(time) vs log(pixels) from ``--slope-from`` up is ~1 for work linear in pixels.
 """
 
@@ -26,6 +25,7 @@ import inspect
 import json
 import math
 import multiprocessing as mp
+import os
 import pathlib
 import platform
 import resource
@@ -69,11 +69,14 @@ def _rss_mib() -> float:
         return int(handle.read().split()[1]) * resource.getpagesize() / 2**20
 
 
-def _measure(name: str, path: str, batch: int, calls: int, device: str) -> dict[str, Any]:
+def _measure(name: str, path: str, batch: int, calls: int, device: str, threads: int | None) -> dict[str, Any]:
     """Time and peak memory of ``update`` + ``compute`` of metric ``name`` on the first ``batch`` images in ``path``."""
     import torch
 
     import nobg_metrics as nm
+
+    if threads:
+        torch.set_num_threads(threads)
 
     data = np.load(path)
     tensors = [torch.from_numpy(np.ascontiguousarray(data[key][:batch])).to(device) for key in ("pred", "gt", "trimap")]
@@ -101,16 +104,20 @@ def _measure(name: str, path: str, batch: int, calls: int, device: str) -> dict[
             before, method = _rss_mib(), "ru_maxrss - rss, fresh process, peak reset"
         except OSError:
             before, method = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "ru_maxrss delta (lower bound)"
-    times = []
+    runs = []  # (wall, user CPU, system CPU, minor page faults) of each call
     for i in range(calls):
-        start = time.perf_counter()
+        usage, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
         call(tensors)
-        times.append(time.perf_counter() - start)
+        wall, done = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF)
+        runs.append((wall, done.ru_utime - usage.ru_utime, done.ru_stime - usage.ru_stime,
+                     done.ru_minflt - usage.ru_minflt))
         if i == 0:
-            after = (torch.cuda.max_memory_allocated() / 2**20 if device == "cuda"
-                     else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-    return {"ms_per_image": min(times) * 1e3 / batch, "all_ms": [t * 1e3 for t in times], "peak_mib": max(0.0, after - before),
-            "calls": calls, "memory_method": method, "threads": torch.get_num_threads()}
+            after = torch.cuda.max_memory_allocated() / 2**20 if device == "cuda" else done.ru_maxrss / 1024
+    wall, user, system, faults = min(runs)
+    return {"ms_per_image": wall * 1e3 / batch, "user_ms_per_image": user * 1e3 / batch,
+            "sys_ms_per_image": system * 1e3 / batch, "minor_faults_per_image": faults / batch,
+            "all_ms": [run[0] * 1e3 for run in runs], "peak_mib": max(0.0, after - before), "calls": calls,
+            "memory_method": method, "threads": torch.get_num_threads()}
 
 
 def _child(conn: Any, *args: Any) -> None:
@@ -165,44 +172,44 @@ def slopes(rows: list[dict[str, Any]], names: list[str], sizes: list[int], slope
         used = [s for s in fit_sizes if s in found]
         time_slope = fitted_slope([s * s for s in used], [found[s]["ms_per_image"] for s in used])
         mem_slope = fitted_slope([s * s for s in used], [found[s]["peak_mib"] for s in used])
-        out[name] = {"sizes": used, "time": time_slope, "memory": mem_slope,
+        user_slope = fitted_slope([s * s for s in used], [found[s]["user_ms_per_image"] for s in used])
+        out[name] = {"sizes": used, "time": time_slope, "memory": mem_slope, "user_cpu": user_slope,
                      "flag": time_slope is not None and time_slope > FLAG_SLOPE}
     return out
 
 
-def _cell(row: dict | None, key: str, fmt: str) -> str:
-    if row is None:
-        return "-"
-    return "error" if "error" in row else format(row[key], fmt)
+def _text(value: float | None, fmt: str = ".2f", flag: bool = False) -> str:
+    return "-" if value is None else format(value, fmt) + (" ⚠" if flag else "")
 
 
 def markdown(rows: list[dict[str, Any]], names: list[str], sizes: list[int], batches: list[int],
              fits: dict[str, dict], batch_size: int) -> str:
-    """Three markdown tables: ms/image vs size (+ slope), peak MiB vs size (+ slope), ms/image vs batch."""
-    get = {(r["sweep"], r["metric"], r["size"], r["batch"]): r for r in rows}
-    out = []
+    """Three markdown tables: ms/image vs size (+ wall and user-CPU slopes, user/sys CPU at the largest size),
+    peak MiB vs size (+ slope), ms/image [peak MiB] vs batch."""
+    get = {(r["sweep"], r["metric"], r["size"], r["batch"]): r for r in rows if "error" not in r}
     fit = fits[names[0]]["sizes"] if names else []
-    slope_head = f"slope {fit[0]}²–{fit[-1]}²" if fit else "slope"
-
-    def slope_text(value: float | None, flag: bool = False) -> str:
-        return "-" if value is None else f"{value:.2f}" + (" ⚠" if flag else "")
-
-    for title, key, fmt, kind in (("ms per image", "ms_per_image", ".2f", "time"), ("peak MiB", "peak_mib", ".1f",
-                                                                                    "memory")):
-        out.append(f"| metric ({title}, batch 1) | " + " | ".join(f"{s}²" for s in sizes) + f" | {slope_head} |")
-        out.append("|---" * (len(sizes) + 2) + "|")
-        for name in names:
-            cells = [_cell(get.get(("resolution", name, s, 1)), key, fmt) for s in sizes]
-            flag = fits[name]["flag"] and kind == "time"
-            out.append(f"| {name} | " + " | ".join(cells) + f" | {slope_text(fits[name][kind], flag)} |")
-        out.append("")
-    out.append(f"| metric (ms per image at {batch_size}², [peak MiB]) | " + " | ".join(f"B={b}" for b in batches) + " |")
-    out.append("|---" * (len(batches) + 1) + "|")
+    span = f"{fit[0]}²–{fit[-1]}²" if fit else ""
+    heads = " | ".join(f"{s}²" for s in sizes)
+    out = [f"| metric (ms per image, batch 1) | {heads} | slope {span} | user-CPU slope | {sizes[-1]}² user / sys "
+           f"CPU ms |", "|---" * (len(sizes) + 4) + "|"]
+    for name in names:
+        cells = [get.get(("resolution", name, s, 1)) for s in sizes]
+        last = cells[-1]
+        out.append(f"| {name} | " + " | ".join(_text(c and c["ms_per_image"]) for c in cells)
+                   + f" | {_text(fits[name]['time'], flag=fits[name]['flag'])} | {_text(fits[name]['user_cpu'])} | "
+                   + ("-" if last is None else f"{last['user_ms_per_image']:.0f} / {last['sys_ms_per_image']:.0f}")
+                   + " |")
+    out += ["", f"| metric (peak MiB, batch 1) | {heads} | slope {span} |", "|---" * (len(sizes) + 2) + "|"]
+    for name in names:
+        cells = [get.get(("resolution", name, s, 1)) for s in sizes]
+        out.append(f"| {name} | " + " | ".join(_text(c and c["peak_mib"], ".1f") for c in cells)
+                   + f" | {_text(fits[name]['memory'])} |")
+    out += ["", f"| metric (ms per image at {batch_size}², [peak MiB]) | " + " | ".join(f"B={b}" for b in batches)
+            + " |", "|---" * (len(batches) + 1) + "|"]
     for name in names:
         cells = [get.get(("batch", name, batch_size, b)) for b in batches]
         out.append(f"| {name} | " + " | ".join(
-            "-" if c is None else "error" if "error" in c else f"{c['ms_per_image']:.2f} [{c['peak_mib']:.0f}]"
-            for c in cells) + " |")
+            "-" if c is None else f"{c['ms_per_image']:.2f} [{c['peak_mib']:.0f}]" for c in cells) + " |")
     return "\n".join(out)
 
 
@@ -218,9 +225,9 @@ def plot(rows: list[dict[str, Any]], names: list[str], path: pathlib.Path, title
     colors = plt.get_cmap("tab20")
     for i, name in enumerate(names):
         style = {"color": colors(i % 20), "linestyle": ("-", "--", ":")[i % 3], "marker": "o", "markersize": 3}
-        res = sorted((r["size"] ** 2 / 1e6, r) for r in rows
-                     if r["sweep"] == "resolution" and r["metric"] == name and "error" not in r)
-        bat = sorted((r["batch"], r) for r in rows if r["sweep"] == "batch" and r["metric"] == name and "error" not in r)
+        mine = [r for r in rows if r["metric"] == name and "error" not in r]
+        res = sorted(((r["size"] ** 2 / 1e6, r) for r in mine if r["sweep"] == "resolution"), key=lambda p: p[0])
+        bat = sorted(((r["batch"], r) for r in mine if r["sweep"] == "batch"), key=lambda p: p[0])
         axes[0].plot([m for m, _ in res], [r["ms_per_image"] for _, r in res], label=name, **style)
         axes[1].plot([m for m, _ in res], [max(r["peak_mib"], 0.1) for _, r in res], **style)
         axes[2].plot([b for b, _ in bat], [r["ms_per_image"] for _, r in bat], **style)
@@ -258,6 +265,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", default=None, help="substrings of metric names to keep")
     parser.add_argument("--quick", action="store_true", help="smoke run: 64² and 128², batches 1 2 at 64², 1 call")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's)")
+    parser.add_argument("--calls", type=int, default=None, help="timed calls per point (default: 5 to 1 by size)")
+    parser.add_argument("--keep-freed-memory", action="store_true",
+                        help="glibc keeps freed memory (MALLOC_MMAP_MAX_=0, no trim): no page faults after call 1")
     parser.add_argument("--slope-from", type=int, default=1024, help="fit the slopes over sizes >= this")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per point before giving up")
     parser.add_argument("--json", type=pathlib.Path, default=None, help="write the rows, slopes and machine here")
@@ -278,6 +289,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     names = [n for n in TIERS["expensive"] if not args.only or any(key in n for key in args.only)]
     ctx = None
+    if args.keep_freed_memory:  # read by glibc when the forkserver starts
+        os.environ.update(MALLOC_MMAP_MAX_="0", MALLOC_TRIM_THRESHOLD_=str(2**40))
     if args.device == "cpu":
         ctx = mp.get_context("forkserver")
         ctx.set_forkserver_preload(["torch", "nobg_metrics", "numpy"])
@@ -290,8 +303,8 @@ def main(argv: list[str] | None = None) -> int:
         plan += [("batch", args.batch_size, batch, batch_file) for batch in sorted(args.batches)]
         for sweep, size, batch, path in plan:
             for name in names:
-                calls = 1 if args.quick else _calls(batch * size * size)
-                result = _point(ctx, (name, path, batch, calls, args.device), args.timeout)
+                calls = args.calls or (1 if args.quick else _calls(batch * size * size))
+                result = _point(ctx, (name, path, batch, calls, args.device, args.threads), args.timeout)
                 rows.append({"sweep": sweep, "metric": name, "size": size, "batch": batch, **result})
                 shown = result.get("error") or f"{result['ms_per_image']:.2f} ms/img, {result['peak_mib']:.1f} MiB"
                 print(f"  {sweep} {name} {size}² x{batch}: {shown}", file=sys.stderr, flush=True)
@@ -299,8 +312,8 @@ def main(argv: list[str] | None = None) -> int:
     fits = slopes(rows, names, sorted(args.sizes), args.slope_from)
     device_name = torch.cuda.get_device_name() if args.device == "cuda" else platform.processor() or platform.machine()
     machine = {"device": args.device, "device_name": device_name, "torch": torch.__version__,
-               "threads": torch.get_num_threads(), "cpus": mp.cpu_count(), "elapsed_s": elapsed,
-               "loadavg_after": list(__import__("os").getloadavg())}
+               "threads": args.threads or torch.get_num_threads(), "cpus": mp.cpu_count(), "elapsed_s": elapsed,
+               "loadavg_after": list(os.getloadavg()), "keep_freed_memory": args.keep_freed_memory}
     table = markdown(rows, names, sorted(args.sizes), sorted(args.batches), fits, args.batch_size)
     flagged = [name for name, fit in fits.items() if fit["flag"]]
     print(f"torch {machine['torch']}, {args.device} ({device_name}), {machine['threads']} threads, "
