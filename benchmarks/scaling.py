@@ -1,6 +1,6 @@
 """Scaling of the expensive tier: time per image and peak memory vs resolution and vs batch size.
 
-    python benchmarks/scaling.py --threads 1          # the run in docs/scaling.md (~5-10 min), docs/img/scaling.png
+    python benchmarks/scaling.py --threads 1          # the run in docs/scaling.md (~3-5 min), docs/img/scaling.png
     python benchmarks/scaling.py --quick --only mae   # smoke run: 64² and 128², batches 1 and 2, one call each
     python benchmarks/scaling.py --device cuda        # GPU: peak from torch.cuda.max_memory_allocated
 
@@ -326,7 +326,8 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps({"machine": machine, "slopes": fits, "rows": rows}, indent=1))
     if plot_path:
         plot(rows, names, plot_path, f"nobg_metrics expensive tier, {args.device} ({device_name}), torch "
-             f"{machine['torch']}, {machine['threads']} threads, uint8 inputs")
+             f"{machine['torch']}, torch threads: {machine['threads']}, uint8 inputs, batch sweep at "
+             f"{args.batch_size}²")
     return 1 if any("error" in row for row in rows) else 0
 
 
