@@ -87,7 +87,12 @@ class SegBatch:
     @property
     def num_pixels(self) -> int:
         """Pixels per image, ``H * W``."""
-        return self.gt.shape[-1] * self.gt.shape[-2]
+        return self.gt_raw.shape[-1] * self.gt_raw.shape[-2]
+
+    @property
+    def shape(self) -> torch.Size:
+        """``(B, H, W)`` (reading it does not binarise the gt)."""
+        return self.gt_raw.shape
 
 
 @dataclass

@@ -84,7 +84,7 @@ def _boundary_stats(batch: SegBatch, threshold: float, radius: int, combine: Bou
     Returns:
         :math:`(B, 6)` int64 ``[band ∩, band ∪, mask ∩, mask ∪, |pred|, |gt|]``.
     """
-    size, width = batch.gt.shape[0], batch.gt.shape[-1]
+    size, width = batch.shape[0], batch.shape[-1]
     packed = torch.cat([_packed_pred(batch, threshold), pack_bits([batch.gt])])
     # boundary(m) = m AND NOT erode(m, d) for pred and gt at once, on packed bits.
     eroded, masks = square_window_packed(packed, width, radius, True)
@@ -149,7 +149,7 @@ def _boundary_update(
     """
     value_sums, count_sums, count = [], [], 0
     for batch in prepare_segmentation(pred, gt, normalize=normalize, validate_args=validate_args):
-        height, width = batch.gt.shape[-2:]
+        height, width = batch.shape[-2:]
         radius = dilation_radius(height, width, dilation_ratio, dilation_pixels)
         stats = _boundary_stats(batch, threshold, radius, combine, empty_gt)
         value_sums.append(_boundary_values(stats, batch.num_pixels, combine, empty_gt).sum())

@@ -2,8 +2,8 @@
 
 Reference (PySODMetrics 1.6.2 ``MAE.cal_mae``): ``mae = np.mean(np.abs(pred - gt))`` per image on the
 prepared data (``pred / 255`` with the optional min-max stretch, ``gt > 128``), then the mean over images.
-For uint8 predictions the per-image sum is taken over a 256-level joint histogram whose level values
-are the reference's per-pixel values bit for bit; only the summation order differs.
+For uint8 predictions the per-image value comes from exact integer sums (all levels, foreground levels,
+foreground count): the reference's level map is affine in the level, so only the final division rounds.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import torch
 from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps, SegBatch, prepare_segmentation
-from nobg_metrics.ops.histogram import joint_histogram, level_values
+from nobg_metrics.ops import uint8_stats
 
 
 def _mae_per_image(batch: SegBatch) -> Tensor:
@@ -25,10 +25,19 @@ def _mae_per_image(batch: SegBatch) -> Tensor:
         :math:`(B,)` float64.
     """
     if batch.is_uint8:
-        hist = joint_histogram(batch.pred_raw, batch.histogram_gt).double()
-        values = level_values(hist, batch.normalize)
-        error = (hist[:, 0] * values).sum(dim=1) + (hist[:, 1] * (1 - values)).sum(dim=1)
-        return error / batch.num_pixels
+        # sum_bg f(v) + sum_fg (1 - f(v)), f(v) = v / 255 or, stretched, (v - min) / (max - min):
+        # exact integer sums, one float64 division per image
+        mask = uint8_stats.foreground(batch.histogram_gt)
+        low, high = (level.long() for level in uint8_stats.level_range(batch.pred_raw))
+        total, masked = uint8_stats.level_sums(batch.pred_raw, mask)
+        count = uint8_stats.count(mask)
+        sum_all, sum_fg = total.double() / 255, masked.double() / 255
+        if batch.normalize:
+            span = high - low
+            divisor = span.clamp_min(1).double()
+            sum_all = torch.where(span > 0, (total - low * batch.num_pixels).double() / divisor, sum_all)
+            sum_fg = torch.where(span > 0, (masked - low * count).double() / divisor, sum_fg)
+        return (sum_all - 2 * sum_fg + count.double()) / batch.num_pixels
     pred = batch.pred
     return (pred - batch.gt.to(pred.dtype)).abs().sum(dim=(-2, -1), dtype=torch.float64) / batch.num_pixels
 
@@ -38,7 +47,7 @@ def _mae_update(pred: InputMaps, gt: InputMaps, normalize: bool, validate_args: 
     totals, count = [], 0
     for batch in prepare_segmentation(pred, gt, normalize=normalize, validate_args=validate_args):
         totals.append(_mae_per_image(batch).sum())
-        count += batch.gt.shape[0]
+        count += batch.shape[0]
     total = torch.stack(totals).sum()
     return total, torch.tensor(count, dtype=torch.int64, device=total.device)
 

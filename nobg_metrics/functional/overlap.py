@@ -21,7 +21,7 @@ import torch
 from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps, SegBatch, check_number, check_option, prepare_segmentation
-from nobg_metrics.ops.histogram import joint_histogram, level_values
+from nobg_metrics.ops import uint8_stats
 
 OverlapReduction = Literal["mean", "pooled"]
 OVERLAP_NAMES = ("iou", "dice", "accuracy", "ber")
@@ -39,17 +39,19 @@ def _confusion(batch: SegBatch, threshold: float) -> Tensor:
         :math:`(B, 4)` int64.
     """
     if batch.is_uint8:
-        # One histogram of the raw levels; the level -> value map is the reference's per-pixel arithmetic.
-        hist = joint_histogram(batch.pred_raw, batch.histogram_gt)
-        positive = (level_values(hist, batch.normalize) > threshold).to(torch.int64)
-        tp = (hist[:, 1] * positive).sum(dim=1)
-        fp = (hist[:, 0] * positive).sum(dim=1)
-        fg, bg = hist[:, 1].sum(dim=1), hist[:, 0].sum(dim=1)
+        # the level -> value map is the reference's per-pixel arithmetic; positives lie above one cut level
+        mask = uint8_stats.foreground(batch.histogram_gt)
+        low, high = uint8_stats.level_range(batch.pred_raw)
+        values = uint8_stats.range_level_values(low, high, batch.normalize)
+        tp, positives = uint8_stats.positive_counts(batch.pred_raw, mask, values, threshold)
+        fp = positives - tp
+        fg = uint8_stats.count(mask)
+        bg = batch.num_pixels - fg
     else:
         binary = batch.pred > threshold
-        tp = (binary & batch.gt).sum(dim=(-2, -1))
-        fp = (binary & ~batch.gt).sum(dim=(-2, -1))
-        fg = batch.gt.sum(dim=(-2, -1))
+        tp = torch.count_nonzero(binary & batch.gt, dim=(-2, -1))
+        fp = torch.count_nonzero(binary, dim=(-2, -1)) - tp
+        fg = torch.count_nonzero(batch.gt, dim=(-2, -1))
         bg = batch.num_pixels - fg
     return torch.stack([tp, fp, bg - fp, fg - tp], dim=1)
 

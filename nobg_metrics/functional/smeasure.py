@@ -238,7 +238,7 @@ def _s_measure_update(pred: InputMaps, gt: InputMaps, alpha: float, normalize: b
     totals, count = [], 0
     for batch in prepare_segmentation(pred, gt, normalize=normalize, validate_args=validate_args):
         totals.append(_s_measure_per_image(batch, alpha).sum())
-        count += batch.gt.shape[0]
+        count += batch.shape[0]
     total = torch.stack(totals).sum()
     return total, torch.tensor(count, dtype=torch.int64, device=total.device)
 

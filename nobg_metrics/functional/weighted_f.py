@@ -135,7 +135,7 @@ def _weighted_f_update(pred: InputMaps, gt: InputMaps, beta2: float, normalize: 
     totals, count = [], 0
     for batch in prepare_segmentation(pred, gt, normalize=normalize, validate_args=validate_args):
         totals.append(_weighted_f_per_image(batch, beta2, empty_gt).sum())
-        count += batch.gt.shape[0]
+        count += batch.shape[0]
     total = torch.stack(totals).sum()
     return total, torch.tensor(count, dtype=torch.int64, device=total.device)
 

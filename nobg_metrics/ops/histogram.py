@@ -101,14 +101,34 @@ def level_values(hist: Tensor, normalize: bool) -> Tensor:
     Returns:
         :math:`(B, 256)` float64.
     """
-    base = torch.arange(NUM_LEVELS, device=hist.device, dtype=torch.float64) / 255
-    values = base.expand(hist.shape[0], NUM_LEVELS)
+    levels = torch.arange(NUM_LEVELS, device=hist.device)
+    present = hist.sum(dim=1) > 0
+    low = torch.where(present, levels, NUM_LEVELS).amin(dim=1)
+    high = torch.where(present, levels, -1).amax(dim=1)
+    return range_level_values(low, high, normalize)
+
+
+def range_level_values(low: Tensor, high: Tensor, normalize: bool) -> Tensor:
+    """:func:`level_values` from each image's lowest and highest uint8 level (e.g. ``aminmax``).
+
+    Args:
+        low: :math:`(B,)` integer, the image's minimum level.
+        high: :math:`(B,)` integer, the image's maximum level.
+        normalize: apply the per-image min-max stretch.
+
+    Returns:
+        :math:`(B, 256)` float64; levels outside ``[low, high]`` hold no pixel and may leave [0, 1].
+
+    Example:
+        >>> range_level_values(torch.tensor([51]), torch.tensor([153]), True)[0, [51, 102, 153]].tolist()
+        [0.0, 0.5000000000000001, 1.0]
+    """
+    base = torch.arange(NUM_LEVELS, device=low.device, dtype=torch.float64) / 255
+    values = base.expand(low.shape[0], NUM_LEVELS)
     if not normalize:
         return values
-    present = hist.sum(dim=1) > 0
-    low = torch.where(present, values, torch.full_like(values, 2.0)).amin(dim=1, keepdim=True)
-    high = torch.where(present, values, torch.full_like(values, -1.0)).amax(dim=1, keepdim=True)
-    span = high - low
+    low = (low.double() / 255)[:, None]
+    span = (high.double() / 255)[:, None] - low
     stretched = (values - low) / torch.where(span == 0, torch.ones_like(span), span)
     return torch.where(span == 0, values, stretched)
 
