@@ -1,0 +1,29 @@
+"""Images per second of each tier's collection update (no reference side): the number to quote for
+training-time monitoring. On a GPU: ``python benchmarks/run.py --device cuda --sizes 1024 --batch 16
+--only tier``."""
+
+from __future__ import annotations
+
+import torch
+
+import nobg_metrics as nm
+from harness import Case, sample_uint8
+
+
+def cases(size: int, device: str, batch: int = 1) -> list[Case]:
+    preds, gts = sample_uint8(size, batch)
+    pred = torch.from_numpy(preds).to(device)
+    gt = torch.from_numpy(gts).to(device)
+    trimap = torch.where(gt > 128, 255, 0).to(torch.uint8)
+    out = []
+    for tier in ("cheap", "medium", "expensive"):
+        # validate_args=False: the checks that read values back to the host are off, as in training
+        collection = nm.make_collection(tier, normalize=True, validate_args=False).to(device)
+
+        def run(collection=collection):
+            collection.reset()
+            collection.update(pred, gt, trimap=trimap)
+            return collection.compute()
+
+        out.append(Case(f"tier {tier}", size, device, run, None, "", batch))
+    return out
