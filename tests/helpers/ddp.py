@@ -54,25 +54,34 @@ def run_ddp(worker: Callable, world_size: int = 2, *args, timeout: float = 120.0
         return results
 
 
+def _values(metric: Metric) -> dict[str, torch.Tensor]:
+    """``compute()`` as a dict of CPU float64 tensors (a MetricCollection's dict, or one value)."""
+    value = metric.compute()
+    items = value.items() if isinstance(value, dict) else [("value", value)]
+    return {name: tensor.detach().double().cpu() for name, tensor in items}
+
+
 def _metric_worker(rank: int, world_size: int, make_metric: Callable[[], Metric],
-                   shares: Sequence[Sequence[Sample]]) -> torch.Tensor:
+                   shares: Sequence[Sequence[Sample]]) -> dict[str, torch.Tensor]:
     metric = make_metric()
     share = shares[rank]
     for start in range(0, len(share), 2):
         metric.update(*as_lists(share[start:start + 2]))
-    return metric.compute().cpu()
+    return _values(metric)
 
 
 def check_ddp(make_metric: Callable[[], Metric], samples: Sequence[Sample], atol: float = 1e-9) -> None:
     """Two gloo ranks with uneven shares, then with one rank empty, equal the single-process value.
 
-    ``make_metric`` must be picklable (a class, or ``functools.partial`` of one).
+    ``make_metric`` must be picklable (a class, or ``functools.partial`` of one); it may build a
+    ``MetricCollection`` to check several metrics in one run.
     """
-    expected = make_metric()
-    expected.update(*as_lists(samples))
-    expected = expected.compute().double()
+    single = make_metric()
+    single.update(*as_lists(samples))
+    expected = _values(single)
     cut = max(1, len(samples) // 3)
     for shares in ([samples[:cut], samples[cut:]], [[], list(samples)]):
-        for rank, value in enumerate(run_ddp(_metric_worker, 2, make_metric, shares)):
-            diff = (value.double() - expected).abs().max().item()
-            assert diff <= atol, f"rank {rank} with shares {[len(s) for s in shares]}: {value} != {expected}"
+        for rank, values in enumerate(run_ddp(_metric_worker, 2, make_metric, shares)):
+            for name, value in values.items():
+                diff = (value - expected[name]).abs().max().item()
+                assert diff <= atol, f"{name}, rank {rank}, shares {[len(s) for s in shares]}: {value} != {expected[name]}"
