@@ -12,6 +12,7 @@ import torch
 from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps, SegBatch, prepare_segmentation
+from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.ops import uint8_stats
 
 
@@ -44,12 +45,8 @@ def _mae_per_image(batch: SegBatch) -> Tensor:
 
 def _mae_update(pred: InputMaps, gt: InputMaps, normalize: bool, validate_args: bool) -> tuple[Tensor, Tensor]:
     """Sum of per-image MAE and the number of images of a batch: ``(float64 scalar, int64 scalar)``."""
-    totals, count = [], 0
-    for batch in prepare_segmentation(pred, gt, normalize=normalize, validate_args=validate_args):
-        totals.append(_mae_per_image(batch).sum())
-        count += batch.shape[0]
-    total = torch.stack(totals).sum()
-    return total, torch.tensor(count, dtype=torch.int64, device=total.device)
+    return sum_per_image(_mae_per_image, prepare_segmentation(pred, gt, normalize=normalize,
+                                                              validate_args=validate_args))
 
 
 def _mae_compute(total: Tensor, count: Tensor) -> Tensor:

@@ -14,6 +14,7 @@ import torch
 from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps, MatteBatch, prepare_matting
+from nobg_metrics.functional._per_image import sum_per_image
 
 
 def _region_sum(values: Tensor, region: Tensor | None) -> Tensor:
@@ -46,12 +47,8 @@ def _mse_per_image(batch: MatteBatch) -> Tensor:
 def _matting_update(per_image, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None, clamp_to_trimap: bool,
                     validate_args: bool) -> tuple[Tensor, Tensor]:
     """Sum of a per-image matting value and the number of images: ``(float64 scalar, int64 scalar)``."""
-    totals, count = [], 0
-    for batch in prepare_matting(pred, gt, trimap, clamp_to_trimap=clamp_to_trimap, validate_args=validate_args):
-        totals.append(per_image(batch).sum())
-        count += batch.pred.shape[0]
-    total = torch.stack(totals).sum()
-    return total, torch.tensor(count, dtype=torch.int64, device=total.device)
+    return sum_per_image(per_image, prepare_matting(pred, gt, trimap, clamp_to_trimap=clamp_to_trimap,
+                                                    validate_args=validate_args))
 
 
 def sad(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, *, clamp_to_trimap: bool = False,

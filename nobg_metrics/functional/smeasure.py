@@ -34,6 +34,7 @@ import torch
 from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps, SegBatch, check_number, check_option, prepare_segmentation
+from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.ops.histogram import NUM_LEVELS, level_values
 
 EPS = torch.finfo(torch.float64).eps
@@ -235,12 +236,8 @@ def _check_s_args(alpha: float, empty_gt: str) -> None:
 def _s_measure_update(pred: InputMaps, gt: InputMaps, alpha: float, normalize: bool,
                       validate_args: bool) -> tuple[Tensor, Tensor]:
     """Sum of per-image S-measures and the number of images of a batch: ``(float64 scalar, int64 scalar)``."""
-    totals, count = [], 0
-    for batch in prepare_segmentation(pred, gt, normalize=normalize, validate_args=validate_args):
-        totals.append(_s_measure_per_image(batch, alpha).sum())
-        count += batch.shape[0]
-    total = torch.stack(totals).sum()
-    return total, torch.tensor(count, dtype=torch.int64, device=total.device)
+    batches = prepare_segmentation(pred, gt, normalize=normalize, validate_args=validate_args)
+    return sum_per_image(lambda batch: _s_measure_per_image(batch, alpha), batches)
 
 
 def _s_measure_compute(total: Tensor, count: Tensor) -> Tensor:

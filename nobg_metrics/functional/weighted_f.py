@@ -25,6 +25,7 @@ import torch
 from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps, SegBatch, check_number, check_option, prepare_segmentation
+from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.ops.distance import _nearest_exact
 
 EPS = 2.220446049250313e-16
@@ -132,12 +133,8 @@ def _check_weighted_f_args(beta2: float, empty_gt: EmptyGt) -> None:
 def _weighted_f_update(pred: InputMaps, gt: InputMaps, beta2: float, normalize: bool, empty_gt: EmptyGt,
                        validate_args: bool) -> tuple[Tensor, Tensor]:
     """Sum of per-image weighted F and the number of images of a batch: ``(float64 scalar, int64 scalar)``."""
-    totals, count = [], 0
-    for batch in prepare_segmentation(pred, gt, normalize=normalize, validate_args=validate_args):
-        totals.append(_weighted_f_per_image(batch, beta2, empty_gt).sum())
-        count += batch.shape[0]
-    total = torch.stack(totals).sum()
-    return total, torch.tensor(count, dtype=torch.int64, device=total.device)
+    batches = prepare_segmentation(pred, gt, normalize=normalize, validate_args=validate_args)
+    return sum_per_image(lambda batch: _weighted_f_per_image(batch, beta2, empty_gt), batches)
 
 
 def _weighted_f_compute(total: Tensor, count: Tensor) -> Tensor:
