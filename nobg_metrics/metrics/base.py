@@ -77,7 +77,3 @@ class NobgMetric(Metric):
         """
         return self._plot(val, ax)
 
-
-def mean_of(total: Tensor, count: Tensor) -> Tensor:
-    """Dataset mean of per-image values: ``total / count`` (NaN when no image was seen at all)."""
-    return total / count

@@ -8,10 +8,10 @@ from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps, check_option
 from nobg_metrics.functional.gradient import GradientKernel, _gradient_update
-from nobg_metrics.metrics.base import NobgMetric, mean_of
+from nobg_metrics.metrics.matting import PerImageMattingMetric
 
 
-class GradientError(NobgMetric):
+class GradientError(PerImageMattingMetric):
     """Gradient error per image, raw (papers print /1000), averaged; see :func:`nobg_metrics.functional.gradient_error`.
 
     Args:
@@ -28,24 +28,13 @@ class GradientError(NobgMetric):
         20.2133
     """
 
-    higher_is_better = False
-    plot_upper_bound = None
+    _state_prefix = "grad"
 
     def __init__(self, *, kernel: GradientKernel = "gaussian", clamp_to_trimap: bool = False,
                  validate_args: bool = True, **kwargs: Any) -> None:
-        super().__init__(validate_args=validate_args, **kwargs)
         check_option("kernel", kernel, GradientKernel)
+        super().__init__(clamp_to_trimap=clamp_to_trimap, validate_args=validate_args, **kwargs)
         self.kernel = kernel
-        self.clamp_to_trimap = clamp_to_trimap
-        self._add_sum("grad_sum")
-        self._add_count("grad_count")
 
-    def update(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> None:
-        """Add mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists, with an optional trimap."""
-        total, count = _gradient_update(pred, gt, trimap, self.kernel, self.clamp_to_trimap, self.validate_args)
-        self.grad_sum = self.grad_sum + total
-        self.grad_count = self.grad_count + count
-
-    def compute(self) -> Tensor:
-        """The dataset value: mean of per-image values, scalar float64."""
-        return mean_of(self.grad_sum, self.grad_count)
+    def _statistics(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None) -> tuple[Tensor, Tensor]:
+        return _gradient_update(pred, gt, trimap, self.kernel, self.clamp_to_trimap, self.validate_args)

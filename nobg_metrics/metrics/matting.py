@@ -11,7 +11,7 @@ from nobg_metrics.functional.matting import _matting_update, _mse_per_image, _sa
 from nobg_metrics.metrics.base import NobgMetric
 
 
-class _PerImageMattingMetric(NobgMetric):
+class PerImageMattingMetric(NobgMetric):
     """A matting metric whose dataset value is the mean of a per-image value over a trimap region.
 
     Args:
@@ -33,9 +33,13 @@ class _PerImageMattingMetric(NobgMetric):
     def _per_image(batch):  # pragma: no cover - defined by subclasses
         raise NotImplementedError
 
+    def _statistics(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None) -> tuple[Tensor, Tensor]:
+        """``(sum of per-image values, image count)`` of a batch; subclasses with options override it."""
+        return _matting_update(self._per_image, pred, gt, trimap, self.clamp_to_trimap, self.validate_args)
+
     def update(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> None:
         """Add a batch of mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists, with an optional trimap."""
-        total, count = _matting_update(self._per_image, pred, gt, trimap, self.clamp_to_trimap, self.validate_args)
+        total, count = self._statistics(pred, gt, trimap)
         setattr(self, f"{self._state_prefix}_sum", getattr(self, f"{self._state_prefix}_sum") + total)
         setattr(self, f"{self._state_prefix}_count", getattr(self, f"{self._state_prefix}_count") + count)
 
@@ -44,7 +48,7 @@ class _PerImageMattingMetric(NobgMetric):
         return getattr(self, f"{self._state_prefix}_sum") / getattr(self, f"{self._state_prefix}_count")
 
 
-class SAD(_PerImageMattingMetric):
+class SAD(PerImageMattingMetric):
     """Sum of absolute differences per image, raw (papers report /1000); see :func:`nobg_metrics.functional.sad`.
 
     Example:
@@ -59,7 +63,7 @@ class SAD(_PerImageMattingMetric):
     _per_image = staticmethod(_sad_per_image)
 
 
-class MSE(_PerImageMattingMetric):
+class MSE(PerImageMattingMetric):
     """Mean squared error per image over the region, raw (papers print x1e3); see :func:`nobg_metrics.functional.mse_metric`."""
 
     _state_prefix = "mse"
