@@ -52,3 +52,77 @@ def test_updates_do_not_sync_and_match_cpu():
     assert not offenders, "\n".join(offenders)
     for name, metric in gpu.items():
         assert abs(metric.compute().item() - expected[name].item()) <= 1e-6, name
+
+
+def _update(metric, pred, gt, trimap):
+    if "trimap" in metric._update_signature.parameters:
+        metric.update(pred, gt, trimap=trimap)
+    else:
+        metric.update(pred, gt)
+
+
+@pytest.mark.parametrize("normalize", [True, False])
+def test_every_metric_on_cuda_equals_cpu_on_the_sweep_shapes(normalize):
+    """Mixed sizes (a list), odd/non-square/1xN shapes, empty and full gts: CUDA == CPU to 1e-9."""
+    from tests.helpers.data import SHAPES, as_tensors, sod_pairs
+
+    preds, gts = as_tensors(sod_pairs(seed=11, shapes=SHAPES + [(257, 383)]))
+    trimaps = [torch.where(g > 128, 255, 128).to(torch.uint8) for g in gts]
+    cpu = nm.make_collection("expensive", normalize=normalize)
+    gpu = nm.make_collection("expensive", normalize=normalize).to("cuda")
+    for metric in cpu.values():
+        _update(metric, preds, gts, trimaps)
+    for metric in gpu.values():
+        _update(metric, [p.cuda() for p in preds], [g.cuda() for g in gts], [t.cuda() for t in trimaps])
+    expected, got = cpu.compute(), gpu.compute()
+    for name in expected:
+        assert abs(got[name].item() - expected[name].item()) <= 1e-9, name
+
+
+def test_equal_size_batch_on_cuda_is_sync_free_and_exact():
+    """A batch of 1024x768 realistic uint8 maps (the batched path), every metric, CUDA == CPU."""
+    from tests.helpers.data import gt_uint8, pred_uint8
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    gts = [gt_uint8(rng, 1024, 768) for _ in range(4)]
+    preds = [pred_uint8(rng, g) for g in gts]
+    pred = torch.from_numpy(np.stack(preds))[:, None]
+    gt = torch.from_numpy(np.stack(gts))[:, None]
+    trimap = torch.where(gt > 128, 255, 128).to(torch.uint8)
+    cpu = nm.make_collection("expensive", normalize=True)
+    for metric in cpu.values():
+        _update(metric, pred, gt, trimap)
+    gpu = nm.make_collection("expensive", normalize=True, validate_args=False).to("cuda")
+    pred, gt, trimap = pred.cuda(), gt.cuda(), trimap.cuda()
+    torch.cuda.synchronize()
+    offenders = []
+    for name, metric in gpu.items():
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            _update(metric, pred, gt, trimap)
+        except RuntimeError as error:
+            if name not in KNOWN_SYNCS:
+                offenders.append(f"{name}: {error}")
+            torch.cuda.set_sync_debug_mode("default")
+            metric.reset()
+            _update(metric, pred, gt, trimap)
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+    assert not offenders, "\n".join(offenders)
+    expected, got = cpu.compute(), gpu.compute()
+    for name in expected:
+        assert abs(got[name].item() - expected[name].item()) <= 1e-9, name
+
+
+def test_distance_transform_on_cuda_equals_cpu():
+    from nobg_metrics.ops.distance import nearest_feature
+
+    generator = torch.Generator().manual_seed(3)
+    for shape in [(3, 1, 17), (2, 33, 70), (2, 1024, 768), (1, 5, 1)]:
+        features = torch.rand(shape, generator=generator) > 0.999
+        features[0] = False
+        cpu = nearest_feature(features)
+        gpu = nearest_feature(features.cuda())
+        for a, b in zip(cpu, gpu):
+            assert torch.equal(a, b.cpu()), shape
