@@ -39,7 +39,7 @@ def cases(size: int, device: str, batch: int = 1) -> list[Case]:
         return fm.get_results()
 
     overlap = torch.nn.ModuleList([nm.IoU(normalize=True), nm.Dice(normalize=True), nm.Accuracy(normalize=True),
-                                   nm.BER(normalize=True)])
+                                   nm.BER(normalize=True)]).to(device)
 
     def ours_overlap():
         # the four share one state in a MetricCollection compute group: one update
@@ -55,7 +55,7 @@ def cases(size: int, device: str, batch: int = 1) -> list[Case]:
             out.append((np.abs(p32 - g32).sum(), ((p32 - g32) ** 2).sum() / p32.size))
         return out
 
-    sad, mse = nm.SAD(), nm.MSE()
+    sad, mse = nm.SAD().to(device), nm.MSE().to(device)
 
     def ours_sad_mse():
         ours(sad)()

@@ -30,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", default=None, help="substrings of case names to keep")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's)")
+    parser.add_argument("--no-reference", action="store_true", help="time our side only (images/s)")
     parser.add_argument("--json", type=pathlib.Path, default=None, help="also write the rows as JSON")
     args = parser.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
@@ -45,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
             for case in module.cases(size, args.device, args.batch):
                 if args.only and not any(key in case.name for key in args.only):
                     continue
+                if args.no_reference:
+                    case.reference = None
                 rows.append(run_case(case, args.repeat))
                 print(f"  {case.name} {size}²: {rows[-1]['ours_ms']:.2f} ms", file=sys.stderr, flush=True)
     device_name = torch.cuda.get_device_name() if args.device == "cuda" else platform.processor() or platform.machine()

@@ -3,6 +3,8 @@ host synchronisation (``torch.cuda.set_sync_debug_mode("error")``) and gives the
 
 from __future__ import annotations
 
+import traceback
+
 import pytest
 import torch
 
@@ -13,6 +15,12 @@ pytestmark = pytest.mark.cuda
 KNOWN_SYNCS = {"connectivity_error"}
 """Exact connected components check convergence (and compact the run graph with ``nonzero``) on the
 host: O(log n) syncs per labelling, documented in docs/connected_components.md. Open work (issue 9)."""
+
+
+def _where(error: BaseException) -> str:
+    """The innermost nobg_metrics frames of an exception (where the sync happened)."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if "nobg_metrics" in f.filename]
+    return " <- ".join(f"{f.filename.split('nobg_metrics/')[-1]}:{f.lineno}" for f in frames[::-1][:3])
 
 
 def batch(device: str, dtype=torch.uint8):
@@ -40,7 +48,7 @@ def test_updates_do_not_sync_and_match_cpu():
                 metric.update(pred, gt)
         except RuntimeError as error:
             if name not in KNOWN_SYNCS:
-                offenders.append(f"{name}: {error}")
+                offenders.append(f"{name}: {error} at {_where(error)}")
             torch.cuda.set_sync_debug_mode("default")
             metric.reset()
             if "trimap" in metric._update_signature.parameters:
@@ -103,7 +111,7 @@ def test_equal_size_batch_on_cuda_is_sync_free_and_exact():
             _update(metric, pred, gt, trimap)
         except RuntimeError as error:
             if name not in KNOWN_SYNCS:
-                offenders.append(f"{name}: {error}")
+                offenders.append(f"{name}: {error} at {_where(error)}")
             torch.cuda.set_sync_debug_mode("default")
             metric.reset()
             _update(metric, pred, gt, trimap)

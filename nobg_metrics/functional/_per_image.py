@@ -27,4 +27,4 @@ def sum_per_image(per_image: Callable[[Batch], Tensor], batches: Iterable[Batch]
         totals.append(values.sum())
         count += values.shape[0]
     total = torch.stack(totals).sum()
-    return total, torch.tensor(count, dtype=torch.int64, device=total.device)
+    return total, torch.full((), count, dtype=torch.int64, device=total.device)

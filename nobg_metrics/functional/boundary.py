@@ -104,7 +104,8 @@ def _boundary_stats(batch: SegBatch, threshold: float, radius: int, combine: Bou
         pieces[-2 * size:] = masks
     counts = count_bits(pieces).reshape(len(columns), size)
     stats = torch.zeros((6, size), dtype=torch.int64, device=counts.device)
-    stats[columns] = counts
+    for row, column in enumerate(columns):  # Python ints: a list index would copy it to the device (a sync)
+        stats[column] = counts[row]
     return stats.T
 
 
@@ -159,7 +160,7 @@ def _boundary_update(
     return (
         torch.stack(value_sums).sum(),
         torch.stack(count_sums).sum(dim=0),
-        torch.tensor(count, dtype=torch.int64, device=device),
+        torch.full((), count, dtype=torch.int64, device=device),
     )
 
 

@@ -67,7 +67,8 @@ def _connected_level(pred: Tensor, gt: Tensor, steps: list[float]) -> Tensor:
     Returns:
         :math:`(B, H, W)` the level ``l`` in ``pred``'s dtype.
     """
-    thresholds = torch.tensor(steps, dtype=pred.dtype, device=pred.device)  # rounded as single(m/10) for float32
+    # rounded as single(m/10) for float32; one fill per step: a tensor from a list would be a host-to-device copy
+    thresholds = torch.stack([torch.full((), step, dtype=pred.dtype, device=pred.device) for step in steps])
     above = thresholds[1:, None, None, None]
     joint = torch.minimum(pred, gt).unsqueeze(0) >= above  # (M, B, H, W): pred >= t & gt >= t
     levels, batch = joint.shape[0], pred.shape[0]

@@ -112,7 +112,7 @@ def _overlap_update(
     return (
         torch.stack(value_sums).sum(dim=0),
         torch.stack(confusion_sums).sum(dim=0),
-        torch.tensor(count, dtype=torch.int64, device=device),
+        torch.full((), count, dtype=torch.int64, device=device),
     )
 
 

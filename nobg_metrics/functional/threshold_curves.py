@@ -186,7 +186,7 @@ def _curves_update(
         count += curves.shape[0]
     device = curve_sums[0].device
     return (torch.stack(curve_sums).sum(dim=0), torch.stack(adaptive_sums).sum(dim=0),
-            torch.tensor(count, dtype=torch.int64, device=device))
+            torch.full((), count, dtype=torch.int64, device=device))
 
 
 def thresholds_of(num_thresholds: int, device: torch.device | str | None = None) -> Tensor:

@@ -61,8 +61,8 @@ def _column_pass(features: Tensor) -> tuple[Tensor, Tensor]:
     far = height + width + 1
     columns = features.transpose(1, 2).contiguous()  # (B, W, H)
     index = torch.arange(height, device=features.device, dtype=torch.int32)
-    above = torch.where(columns, index, index.new_tensor(-far)).cummax(dim=2).values
-    below = torch.where(columns.flip(2), index.flip(0), index.new_tensor(height + far)).cummin(dim=2).values
+    above = torch.where(columns, index, -far).cummax(dim=2).values
+    below = torch.where(columns.flip(2), index.flip(0), height + far).cummin(dim=2).values
     below = below.flip(2)
     gap_above, gap_below = index - above, below.sub_(index)
     take_above = gap_above <= gap_below

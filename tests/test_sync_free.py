@@ -1,0 +1,57 @@
+"""Updates never make the host wait for the device: checked on CPU with a dispatch mode that records every
+op which would synchronise on CUDA (tests/helpers/syncs.py); tests/test_cuda.py repeats it on a GPU."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+
+from nobg_metrics.collection import accepted_options, metric_class
+from nobg_metrics.collection import METRIC_NAMES
+from nobg_metrics.ops.distance import nearest_feature
+from tests.helpers.data import gt_uint8, pred_uint8
+from tests.helpers.syncs import HostSyncRecorder
+
+KNOWN_SYNCS = {"connectivity_error"}
+"""Exact connected components test convergence on the host (docs/connected_components.md)."""
+
+
+def _batch(height=40, width=56):
+    rng = np.random.default_rng(2)
+    gts = [gt_uint8(rng, height, width) for _ in range(3)]
+    preds = [pred_uint8(rng, g) for g in gts]
+    gt = torch.from_numpy(np.stack(gts))[:, None]
+    return torch.from_numpy(np.stack(preds))[:, None], gt, torch.where(gt > 128, 255, 128).to(torch.uint8)
+
+
+@pytest.mark.parametrize("name", [n for n in METRIC_NAMES if n not in KNOWN_SYNCS])
+@pytest.mark.parametrize("as_list", [False, True], ids=["tensor", "list"])
+def test_update_makes_no_host_sync(name, as_list):
+    pred, gt, trimap = _batch()
+    metric = metric_class(name)(normalize=True, validate_args=False) if "normalize" in accepted_options(
+        name) else metric_class(name)(validate_args=False)
+    if as_list:
+        pred, gt, trimap = list(pred[:, 0]), list(gt[:, 0]), list(trimap[:, 0])
+    arguments = {"trimap": trimap} if "trimap" in metric._update_signature.parameters else {}
+    metric.update(pred, gt, **arguments)  # warm-up: lazily built constants may be made once
+    with HostSyncRecorder() as recorder:
+        metric.update(pred, gt, **arguments)
+    assert not recorder.hits, recorder.hits
+
+
+def test_distance_transform_makes_no_host_sync():
+    features = torch.rand(2, 33, 70, generator=torch.Generator().manual_seed(0)) > 0.9
+    with HostSyncRecorder() as recorder:
+        nearest_feature(features)
+    assert not recorder.hits, recorder.hits
+
+
+def test_known_syncs_are_still_syncs():
+    """When connected components become sync-free, move them out of KNOWN_SYNCS (and tests/test_cuda.py's)."""
+    pred, gt, trimap = _batch()
+    metric = metric_class("connectivity_error")(validate_args=False)
+    with HostSyncRecorder() as recorder:
+        metric.update(pred, gt, trimap=trimap)
+    assert recorder.hits
