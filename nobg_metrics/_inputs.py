@@ -28,6 +28,8 @@ from typing import Literal, Union, get_args
 import torch
 from torch import Tensor
 
+from nobg_metrics.ops.arith import divide
+
 EmptyGt = Literal["agreement", "reference"]
 """Policy for images whose gt is all background or all foreground (see docs/inputs.md)."""
 
@@ -80,7 +82,7 @@ class SegBatch:
         keeps its dtype (float32 or float64).
         """
         if self._pred is None:
-            pred = self.pred_raw.double() / 255 if self.is_uint8 else self.pred_raw
+            pred = divide(self.pred_raw.double(), 255) if self.is_uint8 else self.pred_raw
             self._pred = min_max_stretch(pred) if self.normalize else pred
         return self._pred
 
@@ -332,7 +334,7 @@ def binarize_gt(gt: Tensor) -> Tensor:
 
 def _matte_values(tensor: Tensor, dtype: torch.dtype) -> Tensor:
     if tensor.dtype == torch.uint8:
-        return tensor.to(dtype) / 255
+        return divide(tensor.to(dtype), 255)
     return tensor.to(dtype)
 
 

@@ -134,3 +134,12 @@ def test_distance_transform_on_cuda_equals_cpu():
         gpu = nearest_feature(features.cuda())
         for a, b in zip(cpu, gpu):
             assert torch.equal(a, b.cpu()), shape
+
+
+def test_uint8_levels_divide_exactly_on_cuda():
+    """CUDA multiplies by the reciprocal of a host scalar; our /255 must round as IEEE division (as numpy)."""
+    from nobg_metrics.ops.arith import divide
+
+    levels = torch.arange(256, dtype=torch.float32)
+    assert torch.equal(divide(levels.cuda(), 255).cpu(), levels / 255)
+    assert torch.equal(divide(levels.double().cuda(), 255).cpu(), levels.double() / 255)

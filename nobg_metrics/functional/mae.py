@@ -14,6 +14,7 @@ from torch import Tensor
 from nobg_metrics._inputs import InputMaps, SegBatch, prepare_segmentation
 from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.ops import uint8_stats
+from nobg_metrics.ops.arith import divide
 
 
 def _mae_per_image(batch: SegBatch) -> Tensor:
@@ -32,7 +33,7 @@ def _mae_per_image(batch: SegBatch) -> Tensor:
         low, high = (level.long() for level in uint8_stats.level_range(batch.pred_raw))
         total, masked = uint8_stats.level_sums(batch.pred_raw, mask)
         count = uint8_stats.count(mask)
-        sum_all, sum_fg = total.double() / 255, masked.double() / 255
+        sum_all, sum_fg = divide(total.double(), 255), divide(masked.double(), 255)
         if batch.normalize:
             span = high - low
             divisor = span.clamp_min(1).double()

@@ -35,7 +35,7 @@ from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps, SegBatch, check_number, check_option, prepare_segmentation
 from nobg_metrics.functional._per_image import sum_per_image
-from nobg_metrics.ops.histogram import NUM_LEVELS, level_values
+from nobg_metrics.ops.histogram import NUM_LEVELS, bincount_fixed, level_values
 
 EPS = torch.finfo(torch.float64).eps
 """``np.spacing(1)``, the reference's epsilon."""
@@ -119,7 +119,7 @@ def _stats_uint8(batch: SegBatch, top: Tensor, left: Tensor, counts: Tensor) -> 
     image_offset = torch.arange(b, device=ids.device, dtype=torch.int32)[:, None] * (8 * NUM_LEVELS)
     ids.add_(((~top).to(torch.int32) * (4 * NUM_LEVELS) + image_offset)[:, :, None])
     ids.add_(((~left).to(torch.int32) * (2 * NUM_LEVELS))[:, None, :])
-    hist = torch.bincount(ids.reshape(-1), minlength=b * 8 * NUM_LEVELS).reshape(b, 4, 2, NUM_LEVELS).double()
+    hist = bincount_fixed(ids.reshape(-1), b * 8 * NUM_LEVELS).reshape(b, 4, 2, NUM_LEVELS).double()  # no sync
     values = level_values(hist.sum(dim=(1, 2))[:, None], batch.normalize)[:, None, None, :]  # (B, 1, 1, L)
     present = hist.sum(dim=2) > 0  # (B, 4, L)
     low = torch.where(present, values[:, :, 0], torch.full_like(present, 2.0, dtype=torch.float64)).amin(dim=2)

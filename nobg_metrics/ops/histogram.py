@@ -16,6 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 import torch
 from torch import Tensor
 
+from nobg_metrics.ops.arith import divide
+
 NUM_LEVELS = 256
 
 
@@ -54,14 +56,14 @@ def joint_histogram(levels: Tensor, gt: Tensor, num_levels: int = NUM_LEVELS) ->
     if batch > 1:
         offsets = torch.arange(batch, device=levels.device, dtype=dtype) * (2 * num_levels)
         ids.add_(offsets[:, None])
-    return _bincount(ids.reshape(-1), size).reshape(batch, 2, num_levels)
+    return bincount_fixed(ids.reshape(-1), size).reshape(batch, 2, num_levels)
 
 
 _POOL: tuple[int, ThreadPoolExecutor] | None = None  # (owning pid, pool): a forked child makes its own
 _PARALLEL_MIN = 1 << 18
 
 
-def _bincount(ids: Tensor, size: int) -> Tensor:
+def bincount_fixed(ids: Tensor, size: int) -> Tensor:
     """``bincount`` of non-negative ids into exactly ``size`` bins, without a device sync.
 
     CUDA's ``bincount`` reads the maximum back to the host, so CUDA uses ``index_add_`` into a fixed
@@ -123,12 +125,12 @@ def range_level_values(low: Tensor, high: Tensor, normalize: bool) -> Tensor:
         >>> range_level_values(torch.tensor([51]), torch.tensor([153]), True)[0, [51, 102, 153]].tolist()
         [0.0, 0.5000000000000001, 1.0]
     """
-    base = torch.arange(NUM_LEVELS, device=low.device, dtype=torch.float64) / 255
+    base = divide(torch.arange(NUM_LEVELS, device=low.device, dtype=torch.float64), 255)
     values = base.expand(low.shape[0], NUM_LEVELS)
     if not normalize:
         return values
-    low = (low.double() / 255)[:, None]
-    span = (high.double() / 255)[:, None] - low
+    low = divide(low.double(), 255)[:, None]
+    span = divide(high.double(), 255)[:, None] - low
     stretched = (values - low) / torch.where(span == 0, torch.ones_like(span), span)
     return torch.where(span == 0, values, stretched)
 
