@@ -1,5 +1,7 @@
 """Threshold-swept and structure measures vs PySODMetrics: F (max/mean/adaptive from one update) vs
-``Fmeasure``, E (all modes) vs ``Emeasure``, S vs ``Smeasure`` — uint8 inputs, normalize=True."""
+``Fmeasure``, E (all modes) vs ``Emeasure``, S vs ``Smeasure`` — uint8 inputs, normalize=True — and the
+SOD suite of issue 9: MAE, S, E, F (max/mean/adaptive) and weighted F in one collection update vs the five
+PySODMetrics objects stepped on every image."""
 
 from __future__ import annotations
 
@@ -10,6 +12,9 @@ import torch
 
 import nobg_metrics as nm
 from harness import Case, sample_uint8
+
+SOD_SUITE = ("mae", "s_measure", "e_measure_max", "e_measure_mean", "e_measure_adaptive", "f_measure_max",
+             "f_measure_mean", "f_measure_adaptive", "weighted_f_measure")
 
 
 def cases(size: int, device: str, batch: int = 1) -> list[Case]:
@@ -36,6 +41,22 @@ def cases(size: int, device: str, batch: int = 1) -> list[Case]:
             return metric.get_results()
         return run
 
+    suite = nm.make_collection(metrics=SOD_SUITE, normalize=True, empty_gt="reference").to(device)
+
+    def ours_suite():
+        suite.reset()
+        suite.update(pred_t, gt_t)
+        return suite.compute()
+
+    def reference_suite():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            metrics = [psm.MAE(), psm.Smeasure(), psm.Emeasure(), psm.Fmeasure(), psm.WeightedFmeasure()]
+        for p, g in zip(preds, gts):
+            for metric in metrics:
+                metric.step(p, g)
+        return [metric.get_results() for metric in metrics]
+
     # one update computes every mode of F and E (their shared state); compute() picks one
     return [
         Case("f_measure", size, device, ours(nm.FMeasure("max", normalize=True)), reference(psm.Fmeasure),
@@ -44,4 +65,5 @@ def cases(size: int, device: str, batch: int = 1) -> list[Case]:
              "psm.Emeasure", batch),
         Case("s_measure", size, device, ours(nm.SMeasure(normalize=True)), reference(psm.Smeasure),
              "psm.Smeasure", batch),
+        Case("sod suite", size, device, ours_suite, reference_suite, "psm MAE+S+E+F+wF", batch),
     ]

@@ -81,6 +81,60 @@ def _gaussian_same(image: Tensor) -> Tensor:
     return out
 
 
+_SATURATED = 300
+"""Beyond this distance ``2 - exp(_DECAY * Dst)`` rounds to 2.0 in float64 (``exp`` < 1e-18 < ulp(2) / 2)."""
+
+_WEIGHT_TABLES: dict[torch.device, Tensor] = {}
+
+
+def _background_weight_table(device: torch.device) -> Tensor:
+    """``B(s) = 2 - exp(_DECAY * sqrt(s))`` for every integer squared distance ``s <= 300²``, float64.
+
+    The same float64 ops the per-pixel formula would run, once per device (90 001 ``exp`` instead of one
+    per pixel); larger squared distances read the last entry, exactly 2.0.
+    """
+    if device not in _WEIGHT_TABLES:
+        squared = torch.arange(_SATURATED * _SATURATED + 1, device=device, dtype=torch.float64)
+        _WEIGHT_TABLES[device] = squared.sqrt_().mul_(_DECAY).exp_().neg_().add_(2)
+    return _WEIGHT_TABLES[device]
+
+
+def _gt_window(gt: Tensor) -> tuple[slice, slice, slice, slice]:
+    """Where the blur is needed: the gt's bounding box (over the batch) and that box plus 3 pixels.
+
+    On CPU the box is read back (free there); on other devices the whole image (no sync).
+
+    Args:
+        gt: :math:`(B, H, W)` bool.
+
+    Returns:
+        ``(rows, cols)`` of the box with its margin (clamped to the image), then ``(rows, cols)`` of the box
+        relative to that crop.
+    """
+    _, height, width = gt.shape
+    whole = slice(0, height), slice(0, width), slice(0, height), slice(0, width)
+    if gt.device.type != "cpu":
+        return whole
+    any_row, any_col = gt.any(dim=2).any(dim=0), gt.any(dim=1).any(dim=0)
+    if not bool(any_row.any()):
+        return slice(0, 0), slice(0, 0), slice(0, 0), slice(0, 0)
+    r0, r1 = _first_last(any_row)
+    c0, c1 = _first_last(any_col)
+    rows, cols = slice(max(0, r0 - 3), min(height, r1 + 4)), slice(max(0, c0 - 3), min(width, c1 + 4))
+    return rows, cols, slice(r0 - rows.start, r1 + 1 - rows.start), slice(c0 - cols.start, c1 + 1 - cols.start)
+
+
+def _first_last(flags: Tensor) -> tuple[int, int]:
+    """First and last index of a True in a 1-D bool tensor (CPU: host reads)."""
+    where = torch.nonzero(flags).flatten()
+    return int(where[0]), int(where[-1])
+
+
+def _shift(inner: slice, outer: slice) -> slice:
+    """``inner`` (relative to ``outer``) as a slice of the whole image."""
+    return slice(inner.start + outer.start, inner.stop + outer.start)
+
+
 def _weighted_f_per_image(batch: SegBatch, beta2: float, empty_gt: EmptyGt) -> Tensor:
     """Per-image weighted F-measure.
 
@@ -97,18 +151,23 @@ def _weighted_f_per_image(batch: SegBatch, beta2: float, empty_gt: EmptyGt) -> T
     _, height, width = gt.shape
     squared, rows, cols = _nearest_exact(gt)  # [Dst, IDXT] = bwdist(dGT): int squared distance, row, col
     # E = abs(FG - dGT);  Et(~GT) = Et(IDXT(~GT))  (gt pixels are their own nearest pixel)
-    error = (pred - gt.double()).abs_()
-    flat_index = rows.long().mul_(width).add_(cols).clamp_(0, height * width - 1).flatten(1)  # clamp: empty gt
-    error_nearest = error.flatten(1).gather(1, flat_index).view_as(error)
-    # EA = imfilter(Et, K);  MIN_E_EA(GT & EA < E) = EA(GT & EA < E)
-    blurred = _gaussian_same(error_nearest)
-    min_error = torch.where(gt & (blurred < error), blurred, error)
+    error = torch.where(gt, 1 - pred, pred)
     # B(~GT) = 2 - 1 * exp(log(1 - 0.5) / 5 .* Dst(~GT)), and B(GT) = 1 = 2 - exp(0) (Dst = 0 there, exactly)
-    # Ew = MIN_E_EA .* B
-    weighted = squared.double().sqrt_().mul_(_DECAY).exp_().neg_().add_(2).mul_(min_error)
-    zero = torch.zeros((), dtype=torch.float64, device=pred.device)
-    fg_sum = torch.where(gt, weighted, zero).sum(dim=(-2, -1))
-    bg_sum = torch.where(gt, zero, weighted).sum(dim=(-2, -1))
+    table = _background_weight_table(gt.device)
+    weighted = table[squared.clamp_(max=table.numel() - 1)].mul_(error)  # Ew = E .* B off the gt
+    # EA = imfilter(Et, K);  MIN_E_EA(GT & EA < E) = EA(GT & EA < E);  on the gt Ew = MIN_E_EA (B = 1).
+    # EA is read on the gt only, so Et is needed within 3 pixels of it: the gt's box plus a 3-pixel margin
+    rows_box, cols_box, inner_rows, inner_cols = _gt_window(gt)
+    crop = (slice(None), rows_box, cols_box)
+    crop_rows = rows[crop].to(torch.int64).mul_(width)
+    flat_index = crop_rows.add_(cols[crop]).clamp_(0, height * width - 1)  # clamp: an empty gt has no pixel
+    error_nearest = error.flatten(1).gather(1, flat_index.flatten(1)).view_as(flat_index)
+    blurred = _gaussian_same(error_nearest)[:, inner_rows, inner_cols]  # zero padding at the image border
+    inner = (slice(None), _shift(inner_rows, rows_box), _shift(inner_cols, cols_box))
+    gt_inner = gt[inner]
+    weighted[inner] = torch.where(gt_inner, torch.minimum(error[inner], blurred), weighted[inner])
+    fg_sum = torch.where(gt, weighted, 0.0).sum(dim=(-2, -1))
+    bg_sum = weighted.sum(dim=(-2, -1)) - fg_sum
     fg_count = gt.sum(dim=(-2, -1))
     # TPw = sum(dGT(:)) - sum(sum(Ew(GT)));  FPw = sum(sum(Ew(~GT)))
     tpw = fg_count.double() - fg_sum
@@ -117,6 +176,7 @@ def _weighted_f_per_image(batch: SegBatch, beta2: float, empty_gt: EmptyGt) -> T
     recall = 1 - fg_sum / fg_count.clamp(min=1)
     precision = tpw / (tpw + fpw + EPS)
     value = (1 + beta2) * recall * precision / (recall + beta2 * precision + EPS)
+    zero = torch.zeros((), dtype=torch.float64, device=pred.device)
     empty = fg_count == 0
     if empty_gt == "reference":
         return torch.where(empty, zero, value)

@@ -28,6 +28,8 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from nobg_metrics.ops.envelope import feature_columns, lower_envelope_bisection, lower_envelope_rounds
+
 
 class NearestFeature(NamedTuple):
     """Result of :func:`nearest_feature`.
@@ -44,22 +46,26 @@ class NearestFeature(NamedTuple):
     cols: Tensor
 
 
-def _column_pass(features: Tensor) -> tuple[Tensor, Tensor]:
-    """Nearest feature in each pixel's own column (upper row on ties).
+def _column_pass(features: Tensor, positions: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """Nearest feature in each pixel's own column (upper row on ties), in every column or only some.
 
     The scans run along the contiguous last dim of the transposed map (``cummax`` along a strided dim is
     ~20x slower on CPU); everything is int32.
 
     Args:
         features: :math:`(B, H, W)` bool.
+        positions: optional :math:`(B, 1, S)` int64 columns to scan (default: all ``W``).
 
     Returns:
-        ``(gap, row)``: :math:`(B, H, W)` int32 vertical distance (``H + W + 1`` when the column has no
+        ``(gap, row)``: :math:`(B, H, S)` int32 vertical distance (``H + W + 1`` when the column has no
         feature) and the row of that feature.
     """
-    _, height, width = features.shape
+    batch, height, width = features.shape
     far = height + width + 1
-    columns = features.transpose(1, 2).contiguous()  # (B, W, H)
+    if positions is None:
+        columns = features.transpose(1, 2).contiguous()  # (B, W, H)
+    else:
+        columns = features.transpose(1, 2).gather(1, positions.transpose(1, 2).expand(batch, -1, height))
     index = torch.arange(height, device=features.device, dtype=torch.int32)
     above = torch.where(columns, index, -far).cummax(dim=2).values
     below = torch.where(columns.flip(2), index.flip(0), height + far).cummin(dim=2).values
@@ -69,92 +75,6 @@ def _column_pass(features: Tensor) -> tuple[Tensor, Tensor]:
     gap = torch.where(take_above, gap_above, gap_below).clamp_(max=far)
     row = torch.where(take_above, above, gap_below.add_(index))
     return gap.transpose(1, 2).contiguous(), row.transpose(1, 2).contiguous()
-
-
-_BRUTE_ELEMENTS = 1 << 24
-"""Elements of one brute-force block (int32): bounds the memory of the first row-pass level."""
-
-
-def _row_pass_bisection(cost: Tensor, far: int) -> Tensor:
-    """Leftmost ``argmin_k cost[r, k] + (j - k)^2`` for every row ``r`` and column ``j`` (exact).
-
-    First ``k*`` at ``j = 0, S, 2S, ...`` (``S`` a power of two, at most 4 queries) by a brute-force int32
-    scan (``argmin`` returns the first minimum: the leftmost ``k``). Then, for ``s = S/2, ..., 1``, the odd
-    multiples ``j`` of ``s`` scan ``[k*(j - s), k*(j + s)]`` (monotone argmin, Monge cost). Those ranges tile
-    the row: site ``k`` belongs to the query ``q`` with ``low_q <= k < low_{q+1}`` (a scatter + cumsum), and
-    each query's right end ``high_q = low_{q+1}`` is scored on its own. A site given to a query whose range
-    does not hold it only adds a candidate, which cannot change the leftmost argmin. One
-    ``scatter_reduce(amin)`` of ``key = (cost + (j - k)^2) * W + k`` over the owners gives each query's
-    minimum and leftmost argmin together (``cummin`` of ``key - owner * M`` would do it too, but is 4x
-    slower on CPU).
-
-    Args:
-        cost: :math:`(R, W)` int32 site costs ``g^2``.
-        far: the largest gap ``g``, ``H + W + 1`` (bounds the keys).
-
-    Returns:
-        :math:`(R, W)` int64 ``k*``.
-    """
-    rows, width = cost.shape
-    device = cost.device
-    sites = torch.arange(width, device=device, dtype=torch.int64)
-    stride = 1 << max(0, math.ceil(math.log2(width)) - 2)  # <= 4 brute-force queries per row
-    coarse = torch.arange(0, width, stride, device=device)
-    square = (coarse[:, None] - sites[None]).square_()  # (Q0, W)
-    wide = torch.int32 if far * far + width * width < 2**31 else torch.int64
-    chunk = max(1, _BRUTE_ELEMENTS // (coarse.numel() * width))
-    best = torch.empty((rows, width), device=device, dtype=torch.int64)
-    for first in range(0, rows, chunk):  # bounded memory; each block fully vectorised
-        block = cost[first : first + chunk, None, :].to(wide) + square.to(wide)
-        best[first : first + chunk, ::stride] = block.argmin(dim=2)
-    base = cost.to(torch.int64).mul_(width).add_(sites)  # key without the (j - k)^2 term
-    owner = torch.empty((rows, width), device=device, dtype=torch.int64)
-    key = torch.empty((rows, width), device=device, dtype=torch.int64)
-    step = stride // 2
-    while step >= 1:
-        queries = torch.arange(step, width, 2 * step, device=device)
-        count = queries.numel()
-        if count:
-            low = best[:, 0 : width - step : 2 * step][:, :count]  # k*(j - s)
-            last = 2 * step * count  # j + s of the last query (Python ints: no device sync)
-            if last < width:
-                last_high = best[:, last : last + 1]
-            else:
-                last_high = torch.full((rows, 1), width - 1, device=device, dtype=torch.int64)
-            high = torch.cat([low[:, 1:], last_high], dim=1)  # k*(j + s)
-            owner.zero_().scatter_add_(1, low[:, 1:], torch.ones_like(low[:, 1:]))
-            torch.cumsum(owner, dim=1, out=owner)  # owner(k) = #{q >= 1 : low_q <= k}
-            torch.mul(owner, 2 * step, out=key).add_(step - sites)  # j_owner - k
-            key.mul_(key).mul_(width).add_(base)
-            segment = torch.full((rows, count), torch.iinfo(torch.int64).max, device=device, dtype=torch.int64)
-            segment.scatter_reduce_(1, owner, key, reduce="amin")
-            right = (queries - high).square_().mul_(width).add_(base.gather(1, high))
-            best[:, queries] = torch.minimum(segment, right) % width
-        step //= 2
-    return best
-
-
-def _row_pass_rounds(cost: Tensor, rounds: int) -> Tensor:
-    """``argmin_k cost[r, k] + (j - k)^2`` over ``|j - k| <= rounds``: exact where the distance is <= rounds.
-
-    Round t: ``f(j) <- min(f(j), f(j - 1) + 2t - 1)`` then ``f(j) <- min(f(j), f(j + 1) + 2t - 1)``
-    (REFERENCES.md). The site index rides in the low digits of ``key = f * W + k``.
-
-    Args:
-        cost: :math:`(R, W)` int32 site costs.
-        rounds: number of rounds T.
-
-    Returns:
-        :math:`(R, W)` int64 site per pixel (optimal wherever the optimum is within T columns).
-    """
-    width = cost.shape[1]
-    sites = torch.arange(width, device=cost.device, dtype=torch.int64)
-    key = cost.to(torch.int64) * width + sites
-    for t in range(1, rounds + 1):  # a bounded number of vectorised rounds
-        increment = (2 * t - 1) * width
-        key[:, 1:] = torch.minimum(key[:, 1:], key[:, :-1] + increment)
-        key[:, :-1] = torch.minimum(key[:, :-1], key[:, 1:] + increment)
-    return key % width
 
 
 def nearest_feature(features: Tensor, *, max_distance: float | None = None) -> NearestFeature:
@@ -216,16 +136,21 @@ def _nearest_exact(features: Tensor, rounds: int | None = None) -> tuple[Tensor,
         rounds: optional cap; a small one switches the row pass to ``rounds`` cheap rounds.
     """
     batch, height, width = features.shape
-    gap, gap_row = _column_pass(features)
-    cost = gap.mul_(gap).view(batch * height, width)
     if rounds is not None and 4 * rounds < 10 * max(1.0, math.log2(width)):
-        cols = _row_pass_rounds(cost, rounds)
+        gap, gap_row = _column_pass(features)
+        cost = gap.mul_(gap)  # (B, H, W) int32
+        cols = lower_envelope_rounds(cost.view(batch * height, width), rounds).view(batch, height, width)
+        site_cost, rows = cost.gather(2, cols), gap_row.gather(2, cols)
     else:
-        cols = _row_pass_bisection(cost, height + width + 1)
+        positions, sites = feature_columns(features)  # only columns holding a feature can be nearest
+        gap, gap_row = _column_pass(features, positions)  # (B, H, S)
+        cost = gap.mul_(gap)
+        best = lower_envelope_bisection(cost, positions, width, height + width + 1)
+        cols = positions.expand(batch, height, sites).gather(2, best)
+        site_cost, rows = cost.gather(2, best), gap_row.gather(2, best)
     offset = torch.arange(width, device=features.device, dtype=torch.int64) - cols
-    squared = offset.mul_(offset).add_(cost.gather(1, cols)).view(batch, height, width)
-    cols = cols.view(batch, height, width)
-    return squared, gap_row.gather(2, cols), cols
+    squared = offset.mul_(offset).add_(site_cost.long())  # same dtypes: the fast kernel
+    return squared, rows, cols
 
 
 def distance_transform(features: Tensor, *, max_distance: float | None = None) -> Tensor:

@@ -157,3 +157,23 @@ def test_1024_image_equals_pysodmetrics():
     expected, _ = reference([(pred, gt)])
     ours = F.weighted_f_measure(torch.from_numpy(pred), torch.from_numpy(gt), normalize=True)
     assert abs(ours.item() - expected) <= 1e-9
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_the_cpu_crop_to_the_gt_box_changes_nothing(seed, monkeypatch):
+    """On CPU the blur runs only on the gt's box (+3 px); other devices blur the whole image. Same values,
+    for gts in the middle, at the borders, thin and batched together."""
+    from nobg_metrics._inputs import prepare_segmentation
+    from nobg_metrics.functional import weighted_f as module
+
+    pairs = [p for p in sod_pairs(seed, shapes=[(37, 53), (64, 48)]) if p[1].any()] + thin_and_border_pairs(seed)
+    for pred, gt in pairs:
+        rng = np.random.default_rng(seed)
+        preds, gts = torch.from_numpy(np.stack([pred, rng.permutation(pred)])), torch.from_numpy(np.stack([gt, gt]))
+        batch = prepare_segmentation(preds, gts, normalize=True)[0]
+        cropped = module._weighted_f_per_image(batch, 1.0, "reference")
+        height, width = gt.shape
+        whole = slice(0, height), slice(0, width), slice(0, height), slice(0, width)
+        monkeypatch.setattr(module, "_gt_window", lambda gt: whole)
+        assert torch.equal(module._weighted_f_per_image(batch, 1.0, "reference"), cropped)
+        monkeypatch.undo()

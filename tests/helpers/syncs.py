@@ -20,6 +20,10 @@ _ALWAYS = {"_local_scalar_dense", "nonzero", "masked_select", "unique", "_unique
            "unique_consecutive", "lift_fresh", "is_nonzero", "equal", "masked_scatter_", "nonzero_static"}
 
 
+CPU_ONLY = {"bincount_fixed", "feature_columns", "_gt_window"}
+"""Functions whose host reads sit in a CPU-only branch (they take a sync-free path on CUDA)."""
+
+
 class HostSyncRecorder(TorchDispatchMode):
     """``with HostSyncRecorder() as recorder: ...`` then ``recorder.hits``: ``{(op, where): count}``."""
 
@@ -33,11 +37,11 @@ class HostSyncRecorder(TorchDispatchMode):
         syncs = name in _ALWAYS
         if name in ("index", "index_put", "index_put_", "_index_put_impl_"):
             syncs = any(t is not None and t.dtype == torch.bool for t in args[1])
-        elif name == "bincount":  # ops.histogram.bincount_fixed takes index_add_ on CUDA
-            syncs = not any(frame.name == "bincount_fixed" for frame in traceback.extract_stack())
+        elif name == "bincount":
+            syncs = True
         elif name == "repeat_interleave":
             syncs = kwargs.get("output_size") is None
-        if syncs:
+        if syncs and not any(frame.name in CPU_ONLY for frame in traceback.extract_stack()):
             frames = [f for f in traceback.extract_stack() if "nobg_metrics" in f.filename]
             where = " <- ".join(f"{f.filename.split('nobg_metrics/')[-1]}:{f.lineno}" for f in frames[::-1][:3])
             self.hits[(name, where)] += 1

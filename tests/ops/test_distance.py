@@ -88,9 +88,9 @@ def test_1024_blob_matches_scipy():
 @pytest.mark.parametrize("width", [2, 4, 5, 8, 9, 16, 17, 31, 32, 33, 65])
 def test_row_pass_levels_and_brute_force_blocks(width, monkeypatch):
     """Every width around a power of two (brute-force stride, last query past the edge), in several blocks."""
-    import nobg_metrics.ops.distance as distance
+    import nobg_metrics.ops.envelope as envelope
 
-    monkeypatch.setattr(distance, "_BRUTE_ELEMENTS", 4 * width)  # one row per brute-force block
+    monkeypatch.setattr(envelope, "_BRUTE_ELEMENTS", 1)  # one row per brute-force block
     rng = np.random.default_rng(width)
     masks = rng.random((4, 7, width)) < np.array([0.01, 0.05, 0.2, 0.6])[:, None, None]
     masks[0, 3, width // 2] = True
@@ -99,3 +99,24 @@ def test_row_pass_levels_and_brute_force_blocks(width, monkeypatch):
     result = nearest_feature(torch.from_numpy(masks))
     for b in range(masks.shape[0]):
         _check_image(masks[b], result.squared[b].numpy(), result.rows[b].numpy(), result.cols[b].numpy())
+
+
+@pytest.mark.parametrize("shape", [(3, 9, 40), (2, 33, 70), (1, 1, 17)])
+def test_row_pass_on_all_columns_equals_the_feature_columns_only(shape):
+    """Other devices keep every column as a site (no host read); the argmin must not change."""
+    from nobg_metrics.ops.distance import _column_pass
+    from nobg_metrics.ops.envelope import feature_columns, lower_envelope_bisection
+
+    batch, height, width = shape
+    features = torch.rand(shape, generator=torch.Generator().manual_seed(width)) > 0.97
+    features[:, :, width // 3 :] = False  # many columns without a feature
+    features[0, 0, 0] = True
+    gap, _ = _column_pass(features)
+    cost = gap * gap
+    far = height + width + 1
+    positions, sites = feature_columns(features)
+    few = lower_envelope_bisection(cost.gather(2, positions.expand(batch, height, sites)), positions, width, far)
+    every = torch.arange(width).expand(batch, 1, width)
+    full = lower_envelope_bisection(cost, every, width, far)
+    assert sites < width
+    assert torch.equal(positions.expand(batch, height, sites).gather(2, few), full)

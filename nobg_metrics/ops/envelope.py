@@ -1,0 +1,134 @@
+"""Row pass of the exact distance transform: the lower envelope of parabolas ``c(i) + (j - x_i)^2``.
+
+For every row ``r`` and query column ``j`` we need the leftmost site ``i*`` minimising
+``cost[r, i] + (j - x_i)^2`` over sites at sorted columns ``x_0 < x_1 < ...`` (Felzenszwalb & Huttenlocher
+2012, "Distance transforms of sampled functions"). That matrix is Monge, so ``i*(j)`` is nondecreasing in
+``j`` — the fact both passes below use. Only columns that hold a feature somewhere can be sites (the others
+have no finite cost), so the caller passes just those: the sites pass costs ``O(S log W)`` per row for
+``S`` such columns, not ``O(W log W)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+_BRUTE_ELEMENTS = 1 << 24
+"""Elements of one brute-force block: bounds the memory of the first level."""
+
+
+def lower_envelope_bisection(cost: Tensor, positions: Tensor, width: int, far: int) -> Tensor:
+    """Leftmost ``argmin_i cost[g, r, i] + (j - positions[g, i])^2`` for every query ``j < width`` (exact).
+
+    First ``i*`` at ``j = 0, S, 2S, 3S`` (``S`` a power of two, at most 4 queries) by a brute-force scan
+    (``argmin`` returns the first minimum: the leftmost site). Then, for ``s = S/2, ..., 1``, the odd
+    multiples ``j`` of ``s`` scan sites ``[i*(j - s), i*(j + s)]`` (monotone argmin). Those ranges tile
+    the sites: site ``i`` belongs to the query ``q`` with ``low_q <= i < low_{q+1}`` (a scatter + cumsum),
+    and each query's right end ``high_q = low_{q+1}`` is scored on its own. A site given to a query whose
+    range does not hold it only adds a candidate, which cannot change the leftmost argmin. One
+    ``scatter_reduce(amin)`` of ``key = (cost + (j - x)^2) << bits | i`` over the owners gives each
+    query's minimum and leftmost argmin together. ``ceil(log2 W) - 2`` vectorised levels, each ``O(S)``
+    per row: never an ``O(W·S)`` tensor beyond the first, chunked, level.
+
+    Args:
+        cost: :math:`(G, R, S)` int32 site costs (``g^2``; ``far^2`` where a site has no feature).
+        positions: :math:`(G, 1, S)` int64 columns of the sites, increasing wherever the cost is finite
+            (sites of cost ``far^2`` may sit anywhere: they never win).
+        width: number of query columns ``W``.
+        far: bound of every gap (``H + W + 1``): keys stay below ``2^63``.
+
+    Returns:
+        :math:`(G, R, W)` int64 site index ``i*`` of every query.
+    """
+    groups, rows, sites = cost.shape
+    device = cost.device
+    bits = max(1, (sites - 1).bit_length())
+    mask = (1 << bits) - 1
+    stride = 1 << max(0, math.ceil(math.log2(max(width, 1))) - 2)  # <= 4 brute-force queries per row
+    coarse = torch.arange(0, width, stride, device=device)
+    wide = torch.int32 if far * far + width * width < 2**31 else torch.int64
+    square = (coarse[:, None] - positions[:, :, None, :]).square_().to(wide)  # (G, 1, Q0, S)
+    chunk = max(1, _BRUTE_ELEMENTS // (groups * coarse.numel() * sites))
+    best = torch.empty((groups, rows, width), device=device, dtype=torch.int64)
+    cost_wide = cost.to(wide)
+    for first in range(0, rows, chunk):  # bounded memory; each block fully vectorised
+        block = cost_wide[:, first : first + chunk, None, :] + square
+        best[:, first : first + chunk, ::stride] = block.argmin(dim=3)
+    index = torch.arange(sites, device=device, dtype=torch.int64)
+    base = torch.bitwise_left_shift(cost.to(torch.int64), bits).bitwise_or_(index)  # key without (j - x)^2
+    owner = torch.empty((groups, rows, sites), device=device, dtype=torch.int32)
+    offset = torch.empty((groups, rows, sites), device=device, dtype=torch.int64)
+    key = torch.empty((groups, rows, sites), device=device, dtype=torch.int64)
+    ones = torch.ones((1, 1, 1), device=device, dtype=torch.int32)
+    step = stride // 2
+    while step >= 1:
+        count = len(range(step, width, 2 * step))
+        if count:
+            low = best[:, :, 0 : width - step : 2 * step][:, :, :count]  # i*(j - s)
+            last = 2 * step * count  # j + s of the last query (Python ints: no device sync)
+            if last < width:
+                last_high = best[:, :, last : last + 1]
+            else:
+                last_high = torch.full((groups, rows, 1), sites - 1, device=device, dtype=torch.int64)
+            high = torch.cat([low[:, :, 1:], last_high], dim=2)  # i*(j + s)
+            owner.zero_().scatter_add_(2, low[:, :, 1:], ones.expand(groups, rows, count - 1))
+            torch.cumsum(owner, dim=2, out=owner)  # owner(i) = #{q >= 1 : low_q <= i}
+            owner64 = owner.long()  # one cast: mixed int32/int64 arithmetic takes a slow path (~6x)
+            torch.add(step - positions, owner64, alpha=2 * step, out=offset)  # j_owner - x_i
+            torch.addcmul(base, offset, offset, value=1 << bits, out=key)
+            segment = torch.full((groups, rows, count), torch.iinfo(torch.int64).max, device=device,
+                                 dtype=torch.int64)
+            segment.scatter_reduce_(2, owner64, key, reduce="amin")
+            queries = torch.arange(step, width, 2 * step, device=device)
+            gap = queries - positions.expand(groups, rows, sites).gather(2, high)
+            right = torch.addcmul(base.gather(2, high), gap, gap, value=1 << bits)
+            best[:, :, step :: 2 * step] = torch.minimum(segment, right).bitwise_and_(mask)
+        step //= 2
+    return best
+
+
+def lower_envelope_rounds(cost: Tensor, rounds: int) -> Tensor:
+    """``argmin_k cost[r, k] + (j - k)^2`` over ``|j - k| <= rounds``, sites at every column ``k``.
+
+    Exact where the distance is <= ``rounds``. Round t: ``f(j) <- min(f(j), f(j - 1) + 2t - 1)`` then
+    ``f(j) <- min(f(j), f(j + 1) + 2t - 1)`` (REFERENCES.md); the site rides in the low bits of the key.
+
+    Args:
+        cost: :math:`(R, W)` int32 site costs.
+        rounds: number of rounds T.
+
+    Returns:
+        :math:`(R, W)` int64 column per pixel (optimal wherever the optimum is within T columns).
+    """
+    width = cost.shape[1]
+    bits = max(1, (width - 1).bit_length())
+    sites = torch.arange(width, device=cost.device, dtype=torch.int64)
+    key = torch.bitwise_left_shift(cost.to(torch.int64), bits).bitwise_or_(sites)
+    for t in range(1, rounds + 1):  # a bounded number of vectorised rounds
+        increment = (2 * t - 1) << bits
+        key[:, 1:] = torch.minimum(key[:, 1:], key[:, :-1] + increment)
+        key[:, :-1] = torch.minimum(key[:, :-1], key[:, 1:] + increment)
+    return key.bitwise_and_((1 << bits) - 1)
+
+
+def feature_columns(features: Tensor) -> tuple[Tensor, int]:
+    """The columns of each image that hold a feature, first and in order: the only possible sites.
+
+    On CPU the sites are cut to the widest image's count ``S`` (one host read, free there); on other
+    devices all ``W`` columns stay (no sync), in the same order.
+
+    Args:
+        features: :math:`(B, H, W)` bool.
+
+    Returns:
+        ``(positions, S)``: :math:`(B, 1, S)` int64 columns — each image's feature columns increasing,
+        then its other columns (cost ``far^2``: they never win).
+    """
+    present = features.any(dim=1)  # (B, W)
+    order = torch.sort((~present).to(torch.uint8), dim=1, stable=True).indices
+    sites = features.shape[-1]
+    if features.device.type == "cpu":
+        sites = max(1, int(present.sum(dim=1).max()))
+    return order[:, None, :sites], sites
