@@ -29,6 +29,7 @@ import torch
 from torch import Tensor
 
 from nobg_metrics.ops.arith import divide
+from nobg_metrics.ops.histogram import range_level_values
 
 EmptyGt = Literal["agreement", "reference"]
 """Policy for images whose gt is all background or all foreground (see docs/inputs.md)."""
@@ -82,8 +83,16 @@ class SegBatch:
         keeps its dtype (float32 or float64).
         """
         if self._pred is None:
-            pred = divide(self.pred_raw.double(), 255) if self.is_uint8 else self.pred_raw
-            self._pred = min_max_stretch(pred) if self.normalize else pred
+            if self.is_uint8:  # 256 values per image, each computed as the reference computes it; one gather
+                levels = self.pred_raw.flatten(1)
+                table = range_level_values(levels.amin(dim=1), levels.amax(dim=1), self.normalize)  # (B, 256)
+                index = levels.int()  # int32 index_select: ~3x cheaper than an int64 gather
+                if index.shape[0] > 1:
+                    index += torch.arange(0, table.numel(), table.shape[1], device=index.device,
+                                          dtype=torch.int32)[:, None]
+                self._pred = table.flatten().index_select(0, index.flatten()).view(self.pred_raw.shape)
+            else:
+                self._pred = min_max_stretch(self.pred_raw) if self.normalize else self.pred_raw
         return self._pred
 
     @property

@@ -154,7 +154,7 @@ def _weighted_f_per_image(batch: SegBatch, beta2: float, empty_gt: EmptyGt) -> T
     error = torch.where(gt, 1 - pred, pred)
     # B(~GT) = 2 - 1 * exp(log(1 - 0.5) / 5 .* Dst(~GT)), and B(GT) = 1 = 2 - exp(0) (Dst = 0 there, exactly)
     table = _background_weight_table(gt.device)
-    weighted = table[squared.clamp_(max=table.numel() - 1)].mul_(error)  # Ew = E .* B off the gt
+    weighted = torch.take(table, squared.clamp_(max=table.numel() - 1)).mul_(error)  # Ew = E .* B off the gt
     # EA = imfilter(Et, K);  MIN_E_EA(GT & EA < E) = EA(GT & EA < E);  on the gt Ew = MIN_E_EA (B = 1).
     # EA is read on the gt only, so Et is needed within 3 pixels of it: the gt's box plus a 3-pixel margin
     rows_box, cols_box, inner_rows, inner_cols = _gt_window(gt)

@@ -51,41 +51,39 @@ def lower_envelope_bisection(cost: Tensor, positions: Tensor, width: int, far: i
     wide = torch.int32 if far * far + width * width < 2**31 else torch.int64
     square = (coarse[:, None] - positions[:, :, None, :]).square_().to(wide)  # (G, 1, Q0, S)
     chunk = max(1, _BRUTE_ELEMENTS // (groups * coarse.numel() * sites))
-    best = torch.empty((groups, rows, width), device=device, dtype=torch.int64)
+    # queries past the last column (j + s >= W) read the last site: pad ``best`` so every level's
+    # ``i*(j + s)`` is a plain strided view
+    best = torch.full((groups, rows, width + 2 * stride), sites - 1, device=device, dtype=torch.int64)
     cost_wide = cost.to(wide)
     for first in range(0, rows, chunk):  # bounded memory; each block fully vectorised
         block = cost_wide[:, first : first + chunk, None, :] + square
-        best[:, first : first + chunk, ::stride] = block.argmin(dim=3)
+        best[:, first : first + chunk, 0:width:stride] = block.argmin(dim=3)
     index = torch.arange(sites, device=device, dtype=torch.int64)
     base = torch.bitwise_left_shift(cost.to(torch.int64), bits).bitwise_or_(index)  # key without (j - x)^2
-    owner = torch.empty((groups, rows, sites), device=device, dtype=torch.int32)
+    owner = torch.empty((groups, rows, sites), device=device, dtype=torch.int64)
     offset = torch.empty((groups, rows, sites), device=device, dtype=torch.int64)
     key = torch.empty((groups, rows, sites), device=device, dtype=torch.int64)
-    ones = torch.ones((1, 1, 1), device=device, dtype=torch.int32)
+    ones = torch.ones((1, 1, 1), device=device, dtype=torch.int64)
+    expanded_positions = positions.expand(groups, rows, sites)
     step = stride // 2
     while step >= 1:
         count = len(range(step, width, 2 * step))
         if count:
-            low = best[:, :, 0 : width - step : 2 * step][:, :, :count]  # i*(j - s)
-            last = 2 * step * count  # j + s of the last query (Python ints: no device sync)
-            if last < width:
-                last_high = best[:, :, last : last + 1]
-            else:
-                last_high = torch.full((groups, rows, 1), sites - 1, device=device, dtype=torch.int64)
-            high = torch.cat([low[:, :, 1:], last_high], dim=2)  # i*(j + s)
+            low = best[:, :, 0 : 2 * step * count : 2 * step]  # i*(j - s)
+            high = best[:, :, 2 * step : 2 * step * (count + 1) : 2 * step]  # i*(j + s)
             owner.zero_().scatter_add_(2, low[:, :, 1:], ones.expand(groups, rows, count - 1))
             torch.cumsum(owner, dim=2, out=owner)  # owner(i) = #{q >= 1 : low_q <= i}
-            owner64 = owner.long()  # one cast: mixed int32/int64 arithmetic takes a slow path (~6x)
-            torch.add(step - positions, owner64, alpha=2 * step, out=offset)  # j_owner - x_i
+            torch.add(step - positions, owner, alpha=2 * step, out=offset)  # j_owner - x_i
             torch.addcmul(base, offset, offset, value=1 << bits, out=key)
             segment = torch.full((groups, rows, count), torch.iinfo(torch.int64).max, device=device,
                                  dtype=torch.int64)
-            segment.scatter_reduce_(2, owner64, key, reduce="amin")
+            segment.scatter_reduce_(2, owner, key, reduce="amin")
             queries = torch.arange(step, width, 2 * step, device=device)
-            gap = queries - positions.expand(groups, rows, sites).gather(2, high)
+            gap = queries - expanded_positions.gather(2, high)
             right = torch.addcmul(base.gather(2, high), gap, gap, value=1 << bits)
-            best[:, :, step :: 2 * step] = torch.minimum(segment, right).bitwise_and_(mask)
+            best[:, :, step : 2 * step * count : 2 * step] = torch.minimum(segment, right).bitwise_and_(mask)
         step //= 2
+    best = best[:, :, :width]
     return best
 
 
