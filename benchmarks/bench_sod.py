@@ -9,9 +9,9 @@ import warnings
 
 import py_sod_metrics as psm
 import torch
+from harness import Case, sample_uint8
 
 import nobg_metrics as nm
-from harness import Case, sample_uint8
 
 SOD_SUITE = ("mae", "s_measure", "e_measure_max", "e_measure_mean", "e_measure_adaptive", "f_measure_max",
              "f_measure_mean", "f_measure_adaptive", "weighted_f_measure")

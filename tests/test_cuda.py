@@ -89,8 +89,9 @@ def test_every_metric_on_cuda_equals_cpu_on_the_sweep_shapes(normalize):
 
 def test_equal_size_batch_on_cuda_is_sync_free_and_exact():
     """A batch of 1024x768 realistic uint8 maps (the batched path), every metric, CUDA == CPU."""
-    from tests.helpers.data import gt_uint8, pred_uint8
     import numpy as np
+
+    from tests.helpers.data import gt_uint8, pred_uint8
 
     rng = np.random.default_rng(5)
     gts = [gt_uint8(rng, 1024, 768) for _ in range(4)]

@@ -7,9 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-
-from nobg_metrics.collection import accepted_options, metric_class
-from nobg_metrics.collection import METRIC_NAMES
+from nobg_metrics.collection import METRIC_NAMES, accepted_options, metric_class
 from nobg_metrics.ops.distance import nearest_feature
 from tests.helpers.data import gt_uint8, pred_uint8
 from tests.helpers.syncs import HostSyncRecorder

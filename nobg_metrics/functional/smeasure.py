@@ -33,7 +33,14 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import EmptyGt, InputMaps, SegBatch, check_number, check_option, prepare_segmentation
+from nobg_metrics._inputs import (
+    EmptyGt,
+    InputMaps,
+    SegBatch,
+    check_number,
+    check_option,
+    prepare_segmentation,
+)
 from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.ops.histogram import NUM_LEVELS, bincount_fixed, level_values
 

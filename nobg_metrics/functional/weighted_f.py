@@ -24,7 +24,14 @@ import math
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import EmptyGt, InputMaps, SegBatch, check_number, check_option, prepare_segmentation
+from nobg_metrics._inputs import (
+    EmptyGt,
+    InputMaps,
+    SegBatch,
+    check_number,
+    check_option,
+    prepare_segmentation,
+)
 from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.ops.distance import _nearest_exact
 

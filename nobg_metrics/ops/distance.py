@@ -28,7 +28,11 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from nobg_metrics.ops.envelope import feature_columns, lower_envelope_bisection, lower_envelope_rounds
+from nobg_metrics.ops.envelope import (
+    feature_columns,
+    lower_envelope_bisection,
+    lower_envelope_rounds,
+)
 
 
 class NearestFeature(NamedTuple):
@@ -110,8 +114,8 @@ def nearest_feature(features: Tensor, *, max_distance: float | None = None) -> N
         return NearestFeature(*(t[0] for t in nearest_feature(features[None], max_distance=max_distance)))
     if features.ndim != 3:
         raise ValueError(f"`features` must have shape (B, H, W) or (H, W), got {tuple(features.shape)}")
-    batch, height, width = features.shape
-    rounds = None if max_distance is None else max(0, int(math.floor(max_distance)))
+    _, height, width = features.shape
+    rounds = None if max_distance is None else max(0, math.floor(max_distance))
     squared, rows, cols = _nearest_exact(features, rounds)
     limit = (height - 1) ** 2 + (width - 1) ** 2  # above this only the "no feature" sentinel remains
     if max_distance is not None:

@@ -174,6 +174,6 @@ def test_the_cpu_crop_to_the_gt_box_changes_nothing(seed, monkeypatch):
         cropped = module._weighted_f_per_image(batch, 1.0, "reference")
         height, width = gt.shape
         whole = slice(0, height), slice(0, width), slice(0, height), slice(0, width)
-        monkeypatch.setattr(module, "_gt_window", lambda gt: whole)
+        monkeypatch.setattr(module, "_gt_window", lambda gt, whole=whole: whole)
         assert torch.equal(module._weighted_f_per_image(batch, 1.0, "reference"), cropped)
         monkeypatch.undo()

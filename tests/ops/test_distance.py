@@ -88,7 +88,7 @@ def test_1024_blob_matches_scipy():
 @pytest.mark.parametrize("width", [2, 4, 5, 8, 9, 16, 17, 31, 32, 33, 65])
 def test_row_pass_levels_and_brute_force_blocks(width, monkeypatch):
     """Every width around a power of two (brute-force stride, last query past the edge), in several blocks."""
-    import nobg_metrics.ops.envelope as envelope
+    from nobg_metrics.ops import envelope
 
     monkeypatch.setattr(envelope, "_BRUTE_ELEMENTS", 1)  # one row per brute-force block
     rng = np.random.default_rng(width)
