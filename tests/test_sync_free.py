@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from nobg_metrics.collection import METRIC_NAMES, accepted_options, metric_class
+from nobg_metrics.collection import METRIC_NAMES, accepted_options, make_collection, metric_class
 from nobg_metrics.ops.distance import nearest_feature
 from tests.helpers.data import gt_uint8, pred_uint8
 from tests.helpers.syncs import HostSyncRecorder
@@ -53,3 +53,25 @@ def test_known_syncs_are_still_syncs():
     with HostSyncRecorder() as recorder:
         metric.update(pred, gt, trimap=trimap)
     assert recorder.hits
+
+
+@pytest.mark.parametrize("normalize", [True, False])
+def test_the_device_paths_give_the_cpu_values(normalize, monkeypatch):
+    """Off CPU, ops that size work by the data (EDT sites, the weighted F box, bincount) take fixed-size
+    paths. Forced here on CPU: every metric of the expensive tier gives the same value on the sweep."""
+    from nobg_metrics.ops import host_reads
+    from tests.helpers.data import SHAPES, as_tensors, sod_pairs
+
+    preds, gts = as_tensors(sod_pairs(seed=21, shapes=[*SHAPES, (257, 383)]))
+    trimaps = [torch.where(g > 128, 255, 128).to(torch.uint8) for g in gts]
+
+    def values():
+        collection = make_collection("expensive", normalize=normalize)
+        collection.update(preds, gts, trimap=trimaps)
+        return collection.compute()
+
+    host = values()
+    monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
+    device = values()
+    for name, value in host.items():
+        assert abs(device[name].item() - value.item()) <= 1e-12, name

@@ -33,6 +33,7 @@ from nobg_metrics._inputs import (
     prepare_segmentation,
 )
 from nobg_metrics.functional._per_image import sum_per_image
+from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.distance import _nearest_exact
 
 EPS = 2.220446049250313e-16
@@ -120,7 +121,7 @@ def _gt_window(gt: Tensor) -> tuple[slice, slice, slice, slice]:
     """
     _, height, width = gt.shape
     whole = slice(0, height), slice(0, width), slice(0, height), slice(0, width)
-    if gt.device.type != "cpu":
+    if not host_reads.free_on(gt):
         return whole
     any_row, any_col = gt.any(dim=2).any(dim=0), gt.any(dim=1).any(dim=0)
     if not bool(any_row.any()):

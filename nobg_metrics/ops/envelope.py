@@ -15,6 +15,8 @@ import math
 import torch
 from torch import Tensor
 
+from nobg_metrics.ops import host_reads
+
 _BRUTE_ELEMENTS = 1 << 24
 """Elements of one brute-force block: bounds the memory of the first level."""
 
@@ -127,6 +129,6 @@ def feature_columns(features: Tensor) -> tuple[Tensor, int]:
     present = features.any(dim=1)  # (B, W)
     order = torch.sort((~present).to(torch.uint8), dim=1, stable=True).indices
     sites = features.shape[-1]
-    if features.device.type == "cpu":
+    if host_reads.free_on(features):
         sites = max(1, int(present.sum(dim=1).max()))
     return order[:, None, :sites], sites

@@ -120,3 +120,7 @@ def test_row_pass_on_all_columns_equals_the_feature_columns_only(shape):
     full = lower_envelope_bisection(cost, every, width, far)
     assert sites < width
     assert torch.equal(positions.expand(batch, height, sites).gather(2, few), full)
+    # what feature_columns gives off CPU: all W columns, feature columns first (the rest out of order)
+    order = torch.sort((~features.any(dim=1)).to(torch.uint8), dim=1, stable=True).indices[:, None, :]
+    unsorted = lower_envelope_bisection(cost.gather(2, order.expand(batch, height, width)), order, width, far)
+    assert torch.equal(order.expand(batch, height, width).gather(2, unsorted), full)
