@@ -159,7 +159,8 @@ def _weighted_f_per_image(batch: SegBatch, beta2: float, empty_gt: EmptyGt) -> T
     _, height, width = gt.shape
     squared, rows, cols = _nearest_exact(gt)  # [Dst, IDXT] = bwdist(dGT): int squared distance, row, col
     # E = abs(FG - dGT);  Et(~GT) = Et(IDXT(~GT))  (gt pixels are their own nearest pixel)
-    error = torch.where(gt, 1 - pred, pred)
+    error = torch.sub(1, pred)
+    torch.where(gt, error, pred, out=error)  # |pred - gt|, one buffer
     # B(~GT) = 2 - 1 * exp(log(1 - 0.5) / 5 .* Dst(~GT)), and B(GT) = 1 = 2 - exp(0) (Dst = 0 there, exactly)
     table = _background_weight_table(gt.device)
     weighted = torch.take(table, squared.clamp_(max=table.numel() - 1)).mul_(error)  # Ew = E .* B off the gt
@@ -172,9 +173,10 @@ def _weighted_f_per_image(batch: SegBatch, beta2: float, empty_gt: EmptyGt) -> T
     error_nearest = error.flatten(1).gather(1, flat_index.flatten(1)).view_as(flat_index)
     blurred = _gaussian_same(error_nearest)[:, inner_rows, inner_cols]  # zero padding at the image border
     inner = (slice(None), _shift(inner_rows, rows_box), _shift(inner_cols, cols_box))
-    gt_inner = gt[inner]
-    weighted[inner] = torch.where(gt_inner, torch.minimum(error[inner], blurred), weighted[inner])
-    fg_sum = torch.where(gt, weighted, 0.0).sum(dim=(-2, -1))
+    gt_inner = gt[inner]  # every gt pixel lies in the box
+    on_gt = torch.minimum(error[inner], blurred)
+    weighted[inner] = torch.where(gt_inner, on_gt, weighted[inner])
+    fg_sum = torch.where(gt_inner, on_gt, 0.0).sum(dim=(-2, -1))
     bg_sum = weighted.sum(dim=(-2, -1)) - fg_sum
     fg_count = gt.sum(dim=(-2, -1))
     # TPw = sum(dGT(:)) - sum(sum(Ew(GT)));  FPw = sum(sum(Ew(~GT)))

@@ -144,16 +144,16 @@ def _nearest_exact(features: Tensor, rounds: int | None = None) -> tuple[Tensor,
         gap, gap_row = _column_pass(features)
         cost = gap.mul_(gap)  # (B, H, W) int32
         cols = lower_envelope_rounds(cost.view(batch * height, width), rounds).view(batch, height, width)
-        site_cost, rows = cost.gather(2, cols), gap_row.gather(2, cols)
+        site_cost, rows = cost.long().gather(2, cols), gap_row.gather(2, cols)
     else:
         positions, sites = feature_columns(features)  # only columns holding a feature can be nearest
         gap, gap_row = _column_pass(features, positions)  # (B, H, S)
         cost = gap.mul_(gap)
         best = lower_envelope_bisection(cost, positions, width, height + width + 1)
         cols = positions.expand(batch, height, sites).gather(2, best)
-        site_cost, rows = cost.gather(2, best), gap_row.gather(2, best)
+        site_cost, rows = cost.long().gather(2, best), gap_row.gather(2, best)  # int64 on the S sites
     offset = torch.arange(width, device=features.device, dtype=torch.int64) - cols
-    squared = offset.mul_(offset).add_(site_cost.long())  # same dtypes: the fast kernel
+    squared = offset.mul_(offset).add_(site_cost)  # int64 throughout: mixed dtypes take a slow kernel
     return squared, rows, cols
 
 

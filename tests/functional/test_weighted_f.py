@@ -175,5 +175,6 @@ def test_the_cpu_crop_to_the_gt_box_changes_nothing(seed, monkeypatch):
         height, width = gt.shape
         whole = slice(0, height), slice(0, width), slice(0, height), slice(0, width)
         monkeypatch.setattr(module, "_gt_window", lambda gt, whole=whole: whole)
-        assert torch.equal(module._weighted_f_per_image(batch, 1.0, "reference"), cropped)
+        whole_value = module._weighted_f_per_image(batch, 1.0, "reference")
+        assert (whole_value - cropped).abs().max() <= 1e-14  # the sums run over the box: another order
         monkeypatch.undo()
