@@ -34,7 +34,7 @@ from nobg_metrics._inputs import (
 )
 from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.ops import host_reads
-from nobg_metrics.ops.distance import _nearest_exact
+from nobg_metrics.ops.distance import _nearest_site
 
 EPS = 2.220446049250313e-16
 """``np.spacing(1)``, the reference's eps."""
@@ -157,19 +157,18 @@ def _weighted_f_per_image(batch: SegBatch, beta2: float, empty_gt: EmptyGt) -> T
     pred = batch.pred.double()
     gt = batch.gt
     _, height, width = gt.shape
-    squared, rows, cols = _nearest_exact(gt)  # [Dst, IDXT] = bwdist(dGT): int squared distance, row, col
+    nearest = _nearest_site(gt)  # [Dst, IDXT] = bwdist(dGT): int squared distance; the index, read on demand
     # E = abs(FG - dGT);  Et(~GT) = Et(IDXT(~GT))  (gt pixels are their own nearest pixel)
     error = torch.sub(1, pred)
     torch.where(gt, error, pred, out=error)  # |pred - gt|, one buffer
     # B(~GT) = 2 - 1 * exp(log(1 - 0.5) / 5 .* Dst(~GT)), and B(GT) = 1 = 2 - exp(0) (Dst = 0 there, exactly)
     table = _background_weight_table(gt.device)
-    weighted = torch.take(table, squared.clamp_(max=table.numel() - 1)).mul_(error)  # Ew = E .* B off the gt
+    weighted = torch.take(table, nearest.squared.clamp_(max=table.numel() - 1)).mul_(error)  # Ew = E .* B off the gt
     # EA = imfilter(Et, K);  MIN_E_EA(GT & EA < E) = EA(GT & EA < E);  on the gt Ew = MIN_E_EA (B = 1).
     # EA is read on the gt only, so Et is needed within 3 pixels of it: the gt's box plus a 3-pixel margin
     rows_box, cols_box, inner_rows, inner_cols = _gt_window(gt)
-    crop = (slice(None), rows_box, cols_box)
-    crop_rows = rows[crop].to(torch.int64).mul_(width)
-    flat_index = crop_rows.add_(cols[crop]).clamp_(0, height * width - 1)  # clamp: an empty gt has no pixel
+    rows, cols = nearest.rows_cols(rows_box, cols_box)
+    flat_index = rows.to(torch.int64).mul_(width).add_(cols).clamp_(0, height * width - 1)  # empty gt: no pixel
     error_nearest = error.flatten(1).gather(1, flat_index.flatten(1)).view_as(flat_index)
     blurred = _gaussian_same(error_nearest)[:, inner_rows, inner_cols]  # zero padding at the image border
     inner = (slice(None), _shift(inner_rows, rows_box), _shift(inner_cols, cols_box))

@@ -128,12 +128,30 @@ def nearest_feature(features: Tensor, *, max_distance: float | None = None) -> N
     )
 
 
-def _nearest_exact(features: Tensor, rounds: int | None = None) -> tuple[Tensor, Tensor, Tensor]:
-    """Squared distance (int64), row (int32) and column (int64) of the nearest feature, each :math:`(B, H, W)`.
+class NearestSite(NamedTuple):
+    """The nearest feature of every pixel, its row left to read only where it is needed.
 
-    Exact for every pixel when ``rounds`` is None, else for pixels within distance ``rounds`` (farther pixels
-    hold some larger squared distance). A pixel of an image without features holds a squared distance
-    above ``(H - 1)^2 + (W - 1)^2``.
+    Attributes:
+        squared: :math:`(B, H, W)` int64 squared distance.
+        cols: :math:`(B, H, W)` int64 column of the nearest feature.
+        site: :math:`(B, H, W)` int64 index of that column among the row pass's sites.
+        site_rows: :math:`(B, H, S)` int32 row of the nearest feature in each site's column.
+    """
+
+    squared: Tensor
+    cols: Tensor
+    site: Tensor
+    site_rows: Tensor
+
+    def rows_cols(self, rows: slice = slice(None), cols: slice = slice(None)) -> tuple[Tensor, Tensor]:
+        """Row (int32) and column (int64) of the nearest feature of the pixels in ``[rows, cols]``."""
+        return self.site_rows[:, rows].gather(2, self.site[:, rows, cols]), self.cols[:, rows, cols]
+
+
+def _nearest_site(features: Tensor, rounds: int | None = None) -> NearestSite:
+    """:class:`NearestSite` of every pixel (exact; with ``rounds``, exact within that distance).
+
+    A pixel of an image without features holds a squared distance above ``(H - 1)^2 + (W - 1)^2``.
 
     Args:
         features: :math:`(B, H, W)` bool.
@@ -141,20 +159,28 @@ def _nearest_exact(features: Tensor, rounds: int | None = None) -> tuple[Tensor,
     """
     batch, height, width = features.shape
     if rounds is not None and 4 * rounds < 10 * max(1.0, math.log2(width)):
-        gap, gap_row = _column_pass(features)
+        gap, site_rows = _column_pass(features)
         cost = gap.mul_(gap)  # (B, H, W) int32
-        cols = lower_envelope_rounds(cost.view(batch * height, width), rounds).view(batch, height, width)
-        site_cost, rows = cost.long().gather(2, cols), gap_row.gather(2, cols)
+        site = lower_envelope_rounds(cost.view(batch * height, width), rounds).view(batch, height, width)
+        cols = site
     else:
         positions, sites = feature_columns(features)  # only columns holding a feature can be nearest
-        gap, gap_row = _column_pass(features, positions)  # (B, H, S)
+        gap, site_rows = _column_pass(features, positions)  # (B, H, S)
         cost = gap.mul_(gap)
-        best = lower_envelope_bisection(cost, positions, width, height + width + 1)
-        cols = positions.expand(batch, height, sites).gather(2, best)
-        site_cost, rows = cost.long().gather(2, best), gap_row.gather(2, best)  # int64 on the S sites
+        site = lower_envelope_bisection(cost, positions, width, height + width + 1)
+        cols = positions.expand(batch, height, sites).gather(2, site)
     offset = torch.arange(width, device=features.device, dtype=torch.int64) - cols
-    squared = offset.mul_(offset).add_(site_cost)  # int64 throughout: mixed dtypes take a slow kernel
-    return squared, rows, cols
+    squared = offset.mul_(offset).add_(cost.long().gather(2, site))  # int64 throughout: mixed dtypes are slow
+    return NearestSite(squared, cols, site, site_rows)
+
+
+def _nearest_exact(features: Tensor, rounds: int | None = None) -> tuple[Tensor, Tensor, Tensor]:
+    """Squared distance (int64), row (int32) and column (int64) of the nearest feature, each :math:`(B, H, W)`.
+
+    See :func:`_nearest_site`.
+    """
+    nearest = _nearest_site(features, rounds)
+    return (nearest.squared, *nearest.rows_cols())
 
 
 def distance_transform(features: Tensor, *, max_distance: float | None = None) -> Tensor:
