@@ -29,6 +29,7 @@ from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps, MatteBatch, check_option
 from nobg_metrics.functional.matting import _matting_update, _region_size, _region_sum
+from nobg_metrics.ops.arith import divide
 from nobg_metrics.ops.filters import gaussian_gradient, sobel_magnitude
 
 GradientKernel = Literal["gaussian", "sobel"]
@@ -38,13 +39,14 @@ DIM_SIGMA = 1.4
 """The Gaussian-derivative sigma of ``compute_gradient_loss.m``."""
 
 
-def mat2gray(image: Tensor) -> Tensor:
+def mat2gray(image: Tensor, *, out: Tensor | None = None) -> Tensor:
     """MATLAB ``mat2gray`` per image: ``A / (max-min) - min / (max-min)``, clipped to [0, 1], float64.
 
     A constant image is returned unchanged (then clipped), as MATLAB does.
 
     Args:
         image: :math:`(B, H, W)` float.
+        out: optional :math:`(B, H, W)` float64 buffer for the result (may be ``image`` itself).
 
     Returns:
         :math:`(B, H, W)` float64.
@@ -55,26 +57,27 @@ def mat2gray(image: Tensor) -> Tensor:
         <BLANKLINE>
                 [[0.3000, 0.3000, 0.3000]]], dtype=torch.float64)
     """
-    image = image.double()
-    low = image.amin(dim=(-2, -1), keepdim=True)
-    high = image.amax(dim=(-2, -1), keepdim=True)
+    scaled = image.double() if out is None else out.copy_(image)
+    low = scaled.amin(dim=(-2, -1), keepdim=True)
+    high = scaled.amax(dim=(-2, -1), keepdim=True)
     constant = high == low
     delta = 1.0 / torch.where(constant, torch.ones_like(high), high - low)
-    scaled = image * delta + (-low * delta)  # imlincomb(delta, A, -limits(1)*delta, 'double')
-    return torch.where(constant, image, scaled).clamp(0.0, 1.0)
-
-
-def _gradient_magnitude(alpha: Tensor) -> Tensor:
-    """DIM's ``single(sqrt(gx.^2 + gy.^2))`` of ``gaussgradient(mat2gray(alpha), 1.4)``: :math:`(B, H, W)` float32."""
-    gx, gy = gaussian_gradient(mat2gray(alpha), DIM_SIGMA)
-    return torch.sqrt(gx.square() + gy.square()).float()
+    # imlincomb(delta, A, -limits(1)*delta, 'double'): A * delta, then + (-min * delta); a constant image
+    # gets delta = 1 and offset 0, i.e. itself (in place: no second full-size buffer)
+    offset = torch.where(constant, torch.zeros_like(low), -low * delta)
+    return scaled.mul_(delta).add_(offset).clamp_(0.0, 1.0)
 
 
 def _gradient_per_image(batch: MatteBatch) -> Tensor:
     """Per-image DIM gradient error (raw, not /1000): :math:`(B,)` float64."""
-    magnitudes = _gradient_magnitude(torch.cat([batch.pred, batch.gt]))
+    size = batch.pred.shape[0]
+    both = torch.empty((2 * size, *batch.pred.shape[1:]), dtype=torch.float64, device=batch.pred.device)
+    mat2gray(batch.pred, out=both[:size])
+    mat2gray(batch.gt, out=both[size:])
+    gx, gy = gaussian_gradient(both, DIM_SIGMA)
+    magnitudes = gx.square_().add_(gy.square_()).sqrt_().float()
     pred_amp, gt_amp = magnitudes.chunk(2)
-    return _region_sum((pred_amp - gt_amp).square(), batch.region)
+    return _region_sum(pred_amp.sub_(gt_amp).square_(), batch.region)
 
 
 def _sobel_per_image(batch: MatteBatch) -> Tensor:
@@ -91,7 +94,7 @@ def _uint8_levels_as_float64(maps: InputMaps | None) -> InputMaps | None:
     if maps is None:
         return None
     if isinstance(maps, Tensor):
-        return maps.double() / 255 if maps.dtype == torch.uint8 else maps
+        return divide(maps.double(), 255) if maps.dtype == torch.uint8 else maps
     if isinstance(maps, (list, tuple)):
         return [_uint8_levels_as_float64(item) for item in maps]  # type: ignore[misc]
     return maps  # rejected with a clear message by prepare_matting

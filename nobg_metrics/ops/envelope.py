@@ -24,8 +24,8 @@ _BRUTE_ELEMENTS = 1 << 24
 def lower_envelope_bisection(cost: Tensor, positions: Tensor, width: int, far: int) -> Tensor:
     """Leftmost ``argmin_i cost[g, r, i] + (j - positions[g, i])^2`` for every query ``j < width`` (exact).
 
-    First ``i*`` at ``j = 0, S, 2S, 3S`` (``S`` a power of two, at most 4 queries) by a brute-force scan
-    (``argmin`` returns the first minimum: the leftmost site). Then, for ``s = S/2, ..., 1``, the odd
+    First ``i*`` at ``j = 0, Q, 2Q, 3Q`` (``Q`` a power of two, at most 4 queries) by a brute-force scan
+    (``argmin`` returns the first minimum: the leftmost site). Then, for ``s = Q/2, ..., 1``, the odd
     multiples ``j`` of ``s`` scan sites ``[i*(j - s), i*(j + s)]`` (monotone argmin). Those ranges tile
     the sites: site ``i`` belongs to the query ``q`` with ``low_q <= i < low_{q+1}`` (a scatter + cumsum),
     and each query's right end ``high_q = low_{q+1}`` is scored on its own. A site given to a query whose

@@ -75,15 +75,24 @@ def gaussian_gradient(image: Tensor, sigma: float = 1.4) -> tuple[Tensor, Tensor
     # 'conv' flips the kernel: correlate with the reversed taps (gauss is symmetric, dgauss odd)
     smooth_x = _correlate(padded, gauss[::-1], dim=-1)
     deriv_x = _correlate(padded, dgauss[::-1], dim=-1)
-    gx = _correlate(deriv_x, gauss[::-1], dim=-2).div_(norm)
-    gy = _correlate(smooth_x, dgauss[::-1], dim=-2).div_(norm)
+    # each full-size buffer is reused once it is dead: fresh memory costs page faults on every call
+    gx = _correlate(deriv_x, gauss[::-1], dim=-2, out=_reuse(padded, image.shape)).div_(norm)
+    gy = _correlate(smooth_x, dgauss[::-1], dim=-2, out=_reuse(deriv_x, image.shape)).div_(norm)
     return gx, gy
 
 
-def _correlate(image: Tensor, taps: list[float], dim: int) -> Tensor:
-    """'valid' 1-D correlation along ``dim`` as a sum of shifted slices: :math:`(B, H, W)` shrinks by len-1."""
+def _reuse(buffer: Tensor, shape: torch.Size) -> Tensor:
+    """The first ``prod(shape)`` elements of a dead contiguous ``buffer``, viewed as ``shape``."""
+    return buffer.view(-1)[: shape.numel()].view(shape)
+
+
+def _correlate(image: Tensor, taps: list[float], dim: int, out: Tensor | None = None) -> Tensor:
+    """'valid' 1-D correlation along ``dim`` as a sum of shifted slices: :math:`(B, H, W)` shrinks by len-1.
+
+    ``out`` (optional) receives the result; it must not overlap ``image``.
+    """
     out_len = image.shape[dim] - len(taps) + 1
-    out = image.narrow(dim, 0, out_len) * taps[0]
+    out = torch.mul(image.narrow(dim, 0, out_len), taps[0], out=out)
     for shift, tap in enumerate(taps[1:], start=1):
         if tap != 0.0:
             out.add_(image.narrow(dim, shift, out_len), alpha=tap)
