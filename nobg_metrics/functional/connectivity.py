@@ -74,18 +74,11 @@ def _connected_level(pred: Tensor, gt: Tensor, steps: list[float]) -> Tensor:
     levels, batch = joint.shape[0], pred.shape[0]
     omega = largest_component(joint.flatten(0, 1), connectivity=4).view(levels, batch, *pred.shape[-2:])
     # l = t_{k} where k is the number of leading thresholds whose omega holds the pixel (t_M -> 1):
-    # pack omega_1..omega_M into bits and find the lowest zero bit (one reduction, no argmax over M)
-    if levels < 63:
-        bits = torch.int16 if levels < 15 else torch.int32 if levels < 31 else torch.int64
-        weights = torch.pow(2, torch.arange(levels, device=pred.device)).to(bits).view(levels, 1, 1, 1)
-        packed = (omega.to(bits) * weights).sum(dim=0, dtype=bits)
-        lowest_zero = (~packed) & (packed + 1)  # 2^k
-        inside = torch.log2(lowest_zero.double()).round().long()
-    else:
-        left = ~omega
-        inside = torch.where(left.any(dim=0), torch.argmax(left.to(torch.uint8), dim=0), levels)
+    # a running product over the levels (bytes) and its sum, one pass each, no loop over thresholds
+    count_dtype = torch.uint8 if levels < 255 else torch.int32
+    inside = omega.view(torch.uint8).cumprod(dim=0, dtype=count_dtype).sum(dim=0, dtype=count_dtype)
     table = torch.cat([thresholds[:-1], torch.ones_like(thresholds[:1])])
-    return table[inside]
+    return table[inside.long()]
 
 
 def _phi(alpha: Tensor, level: Tensor) -> Tensor:

@@ -80,8 +80,12 @@ class _Runs:
         ends = _first_of_segments(fg, last=True)
         self._flat_starts = starts.view(-1)
         self._run_id: Tensor | None = None
-        self.start_index = torch.nonzero(self._flat_starts).squeeze(1)  # (R,) flat index of each run's first pixel
-        self.end_index = torch.nonzero(ends.view(-1)).squeeze(1)  # (R,) flat index of each run's last pixel
+        # one nonzero pass for both ends of every run: code 1 = first pixel, 2 = last pixel, 3 = both
+        code = torch.add(starts.view(torch.uint8), ends.view(torch.uint8), alpha=2).view(-1)
+        where = torch.nonzero(code).squeeze(1)
+        kind = code[where]
+        self.start_index = where[kind.bitwise_and(1).bool()]  # (R,) flat index of each run's first pixel
+        self.end_index = where[kind >= 2]  # (R,) flat index of each run's last pixel
         self.length = self.end_index - self.start_index + 1
         shifts = (0,) if connectivity == 4 else (-1, 0, 1)
         upper = [_touching_rows(fg, shift) for shift in shifts]
