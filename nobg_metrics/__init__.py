@@ -8,7 +8,7 @@ tensor(0., dtype=torch.float64)
 
 from nobg_metrics import functional
 from nobg_metrics.collection import make_collection
-from nobg_metrics.metrics import *  # noqa: F403
+from nobg_metrics.metrics import *
 from nobg_metrics.metrics import __all__ as _metric_names
 
 __version__ = "0.1.0"

@@ -1,6 +1,7 @@
 """The input contract: one place that validates, reshapes and converts every metric's inputs.
 
-Accepted forms (``pred`` and ``gt`` alike, and ``trimap`` for the matting metrics):
+Accepted forms (``pred`` and ``gt`` alike, and ``trimap`` for the matting metrics, whose batches are
+built in :mod:`nobg_metrics._matting_inputs` with the checks of this module):
 
 - a tensor of shape :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`;
 - a list or tuple of such tensors, which may differ in size (datasets mix resolutions).
@@ -28,7 +29,6 @@ from typing import Literal, Union, get_args
 import torch
 from torch import Tensor
 
-from nobg_metrics.ops.arith import divide
 from nobg_metrics.ops.histogram import range_level_values
 
 EmptyGt = Literal["agreement", "reference"]
@@ -104,21 +104,6 @@ class SegBatch:
     def shape(self) -> torch.Size:
         """``(B, H, W)`` (reading it does not binarise the gt)."""
         return self.gt_raw.shape
-
-
-@dataclass
-class MatteBatch:
-    """Equal-size mattes of a matting batch in canonical form.
-
-    Attributes:
-        pred: :math:`(B, H, W)` float32 (uint8 input read as ``single(x) / 255``) or float64.
-        gt: :math:`(B, H, W)` same dtype as ``pred``.
-        region: :math:`(B, H, W)` bool, the trimap's unknown region, or ``None`` for the whole image.
-    """
-
-    pred: Tensor
-    gt: Tensor
-    region: Tensor | None
 
 
 def min_max_stretch(pred: Tensor) -> Tensor:
@@ -341,78 +326,9 @@ def binarize_gt(gt: Tensor) -> Tensor:
     return gt > 0.5
 
 
-def _matte_values(tensor: Tensor, dtype: torch.dtype) -> Tensor:
-    if tensor.dtype == torch.uint8:
-        return divide(tensor.to(dtype), 255)
-    return tensor.to(dtype)
-
-
-def _unknown_region(trimap: Tensor) -> Tensor:
-    """Unknown region of a trimap: 128 for uint8, 0.5 for float."""
-    return trimap == 128 if trimap.dtype == torch.uint8 else trimap == 0.5
-
-
 def _check_trimap_values(trimap: Tensor) -> None:
     allowed = (0, 128, 255) if trimap.dtype == torch.uint8 else (0.0, 0.5, 1.0)
     ok = (trimap == allowed[0]) | (trimap == allowed[1]) | (trimap == allowed[2])
     if not bool(ok.all()):
         bad = trimap[~ok][0].item()
         raise ValueError(f"`trimap` values must be {allowed} for {trimap.dtype}; got {bad}")
-
-
-def prepare_matting(
-    pred: InputMaps,
-    gt: InputMaps,
-    trimap: InputMaps | None = None,
-    *,
-    clamp_to_trimap: bool = False,
-    validate_args: bool = True,
-) -> list[MatteBatch]:
-    """Validate matting inputs (soft gt) and return them as equal-size groups.
-
-    Values are computed in float32 (the DIM MATLAB code's ``single``) unless ``pred`` and ``gt`` are
-    both float64.
-
-    Args:
-        pred: :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or a list; float in [0, 1] or uint8.
-        gt: same layout; a matte, float in [0, 1] or uint8 (not binarised).
-        trimap: optional, same layout; uint8 {0, 128, 255} or float {0, 0.5, 1}; unknown = 128 / 0.5.
-        clamp_to_trimap: set ``pred`` to 0 where the trimap is background and 1 where it is foreground.
-        validate_args: run the checks that force a device sync.
-
-    Returns:
-        One :class:`MatteBatch` per distinct image size.
-
-    Example:
-        >>> tri = torch.full((1, 4, 4), 128, dtype=torch.uint8)
-        >>> prepare_matting(torch.rand(1, 4, 4), torch.rand(1, 4, 4), tri)[0].region.all()
-        tensor(True)
-    """
-    maps: dict[str, InputMaps] = {"pred": pred, "gt": gt}
-    if trimap is not None:
-        maps["trimap"] = trimap
-    items = _paired_images(maps)
-    for item in items:
-        for name, tensor in item.items():
-            _check_dtype(name, tensor, allow_bool=name != "trimap")
-            if validate_args:
-                _check_values(name, tensor)
-                if name == "trimap":
-                    _check_trimap_values(tensor)
-    batches = []
-    for group in _group_by_size(items):
-        both64 = group["pred"].dtype == torch.float64 and group["gt"].dtype == torch.float64
-        dtype = torch.float64 if both64 else torch.float32
-        pred_values = _matte_values(group["pred"], dtype)
-        gt_values = _matte_values(group["gt"], dtype)
-        region = None
-        if "trimap" in group:
-            tri = group["trimap"]
-            region = _unknown_region(tri)
-            if clamp_to_trimap:
-                known_fg = tri == (255 if tri.dtype == torch.uint8 else 1.0)
-                known_bg = tri == 0
-                pred_values = torch.where(known_bg, torch.zeros_like(pred_values), pred_values)
-                pred_values = torch.where(known_fg, torch.ones_like(pred_values), pred_values)
-        batches.append(MatteBatch(pred_values, gt_values, region))
-    return batches

@@ -7,7 +7,8 @@ import torch
 
 import nobg_metrics as nm
 from nobg_metrics import functional as F
-from nobg_metrics._inputs import prepare_matting, prepare_segmentation
+from nobg_metrics._inputs import prepare_segmentation
+from nobg_metrics._matting_inputs import prepare_matting
 
 
 def test_layouts_give_the_same_value():

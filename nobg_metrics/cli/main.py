@@ -17,12 +17,25 @@ import sys
 from pathlib import Path
 
 import nobg_metrics
-from nobg_metrics.cli.config import ConfigError, Plan, check_plan, plan_from_args, plan_from_configs, split_named
+from nobg_metrics.cli.config import (
+    ConfigError,
+    Plan,
+    check_plan,
+    plan_from_args,
+    plan_from_configs,
+    split_named,
+)
 from nobg_metrics.cli.dist import init_from_env, pick_device, world
 from nobg_metrics.cli.files import Source
 from nobg_metrics.cli.jobs import build_jobs, problems
 from nobg_metrics.cli.outputs import (
-    json_writer, latex_table, markdown_table, results_document, text_writer, write_atomically, write_per_image_csv,
+    json_writer,
+    latex_table,
+    markdown_table,
+    results_document,
+    text_writer,
+    write_atomically,
+    write_per_image_csv,
 )
 from nobg_metrics.cli.plots import draw_curves, have_matplotlib
 from nobg_metrics.cli.runner import PROTOCOLS, RunOptions, score

@@ -24,10 +24,22 @@ from torchmetrics import Metric, MetricCollection
 
 from nobg_metrics.cli.config import ConfigError
 from nobg_metrics.cli.dist import gather_objects, shard, world
-from nobg_metrics.cli.files import ReadError, read_mask, read_prediction, resize_like_cv2
+from nobg_metrics.cli.files import (
+    ReadError,
+    read_mask,
+    read_prediction,
+    resize_like_cv2,
+)
 from nobg_metrics.cli.jobs import Item, Job
 from nobg_metrics.cli.progress import Progress
-from nobg_metrics.collection import METRIC_NAMES, TIERS, accepted_options, make_collection, metric_class
+from nobg_metrics.collection import (
+    METRIC_NAMES,
+    TIERS,
+    accepted_options,
+    make_collection,
+    metric_class,
+)
+from nobg_metrics.ops.arith import divide
 
 PROTOCOLS = ("pysodmetrics", "raw")
 
@@ -141,7 +153,7 @@ def _as_tensors(samples: list[dict], protocol: str, device: torch.device) -> tup
     if samples[0]["trimap"] is not None:
         trimap = torch.from_numpy(np.stack([s["trimap"] for s in samples])).to(device)
     if protocol == "raw":
-        pred = pred.double() / 255
+        pred = divide(pred.double(), 255)  # true division on every device, as numpy
     return pred, gt, trimap
 
 

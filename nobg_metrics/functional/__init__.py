@@ -2,8 +2,16 @@
 
 from nobg_metrics.functional.boundary import boundary_iou
 from nobg_metrics.functional.connectivity import connectivity_error
-from nobg_metrics.functional.emeasure import e_measure_adaptive, e_measure_max, e_measure_mean
-from nobg_metrics.functional.fmeasure import f_measure_adaptive, f_measure_max, f_measure_mean
+from nobg_metrics.functional.emeasure import (
+    e_measure_adaptive,
+    e_measure_max,
+    e_measure_mean,
+)
+from nobg_metrics.functional.fmeasure import (
+    f_measure_adaptive,
+    f_measure_max,
+    f_measure_mean,
+)
 from nobg_metrics.functional.gradient import gradient_error
 from nobg_metrics.functional.mae import mae
 from nobg_metrics.functional.matting import mse_metric, sad
@@ -13,6 +21,7 @@ from nobg_metrics.functional.threshold_curves import ThresholdCurves, threshold_
 from nobg_metrics.functional.weighted_f import weighted_f_measure
 
 __all__ = [
+    "ThresholdCurves",
     "accuracy",
     "ber",
     "boundary_iou",
@@ -32,5 +41,4 @@ __all__ = [
     "sad",
     "threshold_curves",
     "weighted_f_measure",
-    "ThresholdCurves",
 ]

@@ -30,8 +30,20 @@ from typing import Literal, Optional
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import EmptyGt, InputMaps, SegBatch, check_number, check_option, prepare_segmentation
-from nobg_metrics.ops.morphology import count_bits, pack_bits, pack_levels_at_least, square_window_packed
+from nobg_metrics._inputs import (
+    EmptyGt,
+    InputMaps,
+    SegBatch,
+    check_number,
+    check_option,
+    prepare_segmentation,
+)
+from nobg_metrics.ops.morphology import (
+    count_bits,
+    pack_bits,
+    pack_levels_at_least,
+    square_window_packed,
+)
 
 BoundaryReduction = Literal["mean", "pooled"]
 BoundaryCombine = Optional[Literal["min"]]

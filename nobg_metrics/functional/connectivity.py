@@ -32,7 +32,8 @@ from functools import partial
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import InputMaps, MatteBatch, check_number
+from nobg_metrics._inputs import InputMaps, check_number
+from nobg_metrics._matting_inputs import MatteBatch
 from nobg_metrics.functional.matting import _matting_update, _region_sum
 from nobg_metrics.ops.components import largest_component
 

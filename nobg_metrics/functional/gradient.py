@@ -27,7 +27,8 @@ from typing import Literal
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import InputMaps, MatteBatch, check_option
+from nobg_metrics._inputs import InputMaps, check_option
+from nobg_metrics._matting_inputs import MatteBatch
 from nobg_metrics.functional.matting import _matting_update, _region_size, _region_sum
 from nobg_metrics.ops.arith import divide
 from nobg_metrics.ops.filters import gaussian_gradient, sobel_magnitude

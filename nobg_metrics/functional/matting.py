@@ -13,7 +13,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import InputMaps, MatteBatch, prepare_matting
+from nobg_metrics._inputs import InputMaps
+from nobg_metrics._matting_inputs import MatteBatch, prepare_matting
 from nobg_metrics.functional._per_image import sum_per_image
 
 

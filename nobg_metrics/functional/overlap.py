@@ -20,7 +20,14 @@ from typing import Literal
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import EmptyGt, InputMaps, SegBatch, check_number, check_option, prepare_segmentation
+from nobg_metrics._inputs import (
+    EmptyGt,
+    InputMaps,
+    SegBatch,
+    check_number,
+    check_option,
+    prepare_segmentation,
+)
 from nobg_metrics.ops import uint8_stats
 
 OverlapReduction = Literal["mean", "pooled"]

@@ -26,8 +26,20 @@ from typing import Literal, NamedTuple
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import EmptyGt, InputMaps, SegBatch, check_number, check_option, prepare_segmentation
-from nobg_metrics.ops.histogram import NUM_LEVELS, joint_histogram, level_values, regroup_levels
+from nobg_metrics._inputs import (
+    EmptyGt,
+    InputMaps,
+    SegBatch,
+    check_number,
+    check_option,
+    prepare_segmentation,
+)
+from nobg_metrics.ops.histogram import (
+    NUM_LEVELS,
+    joint_histogram,
+    level_values,
+    regroup_levels,
+)
 
 EPS = torch.finfo(torch.float64).eps
 """``np.spacing(1)``, the reference's epsilon."""

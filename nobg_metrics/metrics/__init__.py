@@ -15,7 +15,6 @@ __all__ = [
     "MAE",
     "MSE",
     "SAD",
-    "SMeasure",
     "Accuracy",
     "BoundaryIoU",
     "ConnectivityError",
@@ -24,5 +23,6 @@ __all__ = [
     "FMeasure",
     "GradientError",
     "IoU",
+    "SMeasure",
     "WeightedFMeasure",
 ]

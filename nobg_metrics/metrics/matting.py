@@ -7,7 +7,11 @@ from typing import Any
 from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps
-from nobg_metrics.functional.matting import _matting_update, _mse_per_image, _sad_per_image
+from nobg_metrics.functional.matting import (
+    _matting_update,
+    _mse_per_image,
+    _sad_per_image,
+)
 from nobg_metrics.metrics.base import NobgMetric
 
 

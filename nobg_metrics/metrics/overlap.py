@@ -12,7 +12,12 @@ from typing import Any
 from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps
-from nobg_metrics.functional.overlap import OverlapReduction, _check_overlap_args, _overlap_compute, _overlap_update
+from nobg_metrics.functional.overlap import (
+    OverlapReduction,
+    _check_overlap_args,
+    _overlap_compute,
+    _overlap_update,
+)
 from nobg_metrics.metrics.base import NobgMetric
 
 

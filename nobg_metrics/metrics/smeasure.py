@@ -7,7 +7,11 @@ from typing import Any
 from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps
-from nobg_metrics.functional.smeasure import _check_s_args, _s_measure_compute, _s_measure_update
+from nobg_metrics.functional.smeasure import (
+    _check_s_args,
+    _s_measure_compute,
+    _s_measure_update,
+)
 from nobg_metrics.metrics.base import NobgMetric
 
 

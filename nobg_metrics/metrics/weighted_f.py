@@ -7,7 +7,11 @@ from typing import Any
 from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps
-from nobg_metrics.functional.weighted_f import _check_weighted_f_args, _weighted_f_compute, _weighted_f_update
+from nobg_metrics.functional.weighted_f import (
+    _check_weighted_f_args,
+    _weighted_f_compute,
+    _weighted_f_update,
+)
 from nobg_metrics.metrics.base import NobgMetric
 
 

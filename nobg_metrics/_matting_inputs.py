@@ -1,0 +1,107 @@
+"""Matting inputs: soft mattes and trimaps as equal-size :class:`MatteBatch` groups.
+
+The checks (layouts, dtypes, values, trimap values) are the input contract's, in :mod:`nobg_metrics._inputs`;
+this module only converts: ``uint8`` mattes read as ``single(x) / 255`` (DIM), the trimap's unknown region,
+the optional clamp of ``pred`` to the trimap's known values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from nobg_metrics._inputs import (
+    InputMaps,
+    _check_dtype,
+    _check_trimap_values,
+    _check_values,
+    _group_by_size,
+    _paired_images,
+)
+from nobg_metrics.ops.arith import divide
+
+
+@dataclass
+class MatteBatch:
+    """Equal-size mattes of a matting batch in canonical form.
+
+    Attributes:
+        pred: :math:`(B, H, W)` float32 (uint8 input read as ``single(x) / 255``) or float64.
+        gt: :math:`(B, H, W)` same dtype as ``pred``.
+        region: :math:`(B, H, W)` bool, the trimap's unknown region, or ``None`` for the whole image.
+    """
+
+    pred: Tensor
+    gt: Tensor
+    region: Tensor | None
+
+
+def _matte_values(tensor: Tensor, dtype: torch.dtype) -> Tensor:
+    if tensor.dtype == torch.uint8:
+        return divide(tensor.to(dtype), 255)
+    return tensor.to(dtype)
+
+
+def _unknown_region(trimap: Tensor) -> Tensor:
+    """Unknown region of a trimap: 128 for uint8, 0.5 for float."""
+    return trimap == 128 if trimap.dtype == torch.uint8 else trimap == 0.5
+
+
+def prepare_matting(
+    pred: InputMaps,
+    gt: InputMaps,
+    trimap: InputMaps | None = None,
+    *,
+    clamp_to_trimap: bool = False,
+    validate_args: bool = True,
+) -> list[MatteBatch]:
+    """Validate matting inputs (soft gt) and return them as equal-size groups.
+
+    Values are computed in float32 (the DIM MATLAB code's ``single``) unless ``pred`` and ``gt`` are
+    both float64.
+
+    Args:
+        pred: :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or a list; float in [0, 1] or uint8.
+        gt: same layout; a matte, float in [0, 1] or uint8 (not binarised).
+        trimap: optional, same layout; uint8 {0, 128, 255} or float {0, 0.5, 1}; unknown = 128 / 0.5.
+        clamp_to_trimap: set ``pred`` to 0 where the trimap is background and 1 where it is foreground.
+        validate_args: run the checks that force a device sync.
+
+    Returns:
+        One :class:`MatteBatch` per distinct image size.
+
+    Example:
+        >>> tri = torch.full((1, 4, 4), 128, dtype=torch.uint8)
+        >>> prepare_matting(torch.rand(1, 4, 4), torch.rand(1, 4, 4), tri)[0].region.all()
+        tensor(True)
+    """
+    maps: dict[str, InputMaps] = {"pred": pred, "gt": gt}
+    if trimap is not None:
+        maps["trimap"] = trimap
+    items = _paired_images(maps)
+    for item in items:
+        for name, tensor in item.items():
+            _check_dtype(name, tensor, allow_bool=name != "trimap")
+            if validate_args:
+                _check_values(name, tensor)
+                if name == "trimap":
+                    _check_trimap_values(tensor)
+    batches = []
+    for group in _group_by_size(items):
+        both64 = group["pred"].dtype == torch.float64 and group["gt"].dtype == torch.float64
+        dtype = torch.float64 if both64 else torch.float32
+        pred_values = _matte_values(group["pred"], dtype)
+        gt_values = _matte_values(group["gt"], dtype)
+        region = None
+        if "trimap" in group:
+            tri = group["trimap"]
+            region = _unknown_region(tri)
+            if clamp_to_trimap:
+                known_fg = tri == (255 if tri.dtype == torch.uint8 else 1.0)
+                known_bg = tri == 0
+                pred_values = torch.where(known_bg, torch.zeros_like(pred_values), pred_values)
+                pred_values = torch.where(known_fg, torch.ones_like(pred_values), pred_values)
+        batches.append(MatteBatch(pred_values, gt_values, region))
+    return batches
