@@ -7,7 +7,7 @@ the optional clamp of ``pred`` to the trimap's known values.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import Tensor
@@ -25,17 +25,48 @@ from nobg_metrics.ops.arith import divide
 
 @dataclass
 class MatteBatch:
-    """Equal-size mattes of a matting batch in canonical form.
+    """Equal-size mattes of a matting batch; the float values are made on first use.
 
     Attributes:
-        pred: :math:`(B, H, W)` float32 (uint8 input read as ``single(x) / 255``) or float64.
-        gt: :math:`(B, H, W)` same dtype as ``pred``.
+        pred_source: :math:`(B, H, W)` the prediction as given (uint8 levels, float or bool), already
+            clamped to the trimap's known values when asked.
+        gt_source: :math:`(B, H, W)` the gt matte as given.
         region: :math:`(B, H, W)` bool, the trimap's unknown region, or ``None`` for the whole image.
+        dtype: float32 (the DIM code's ``single``) unless both sources are float64.
     """
 
-    pred: Tensor
-    gt: Tensor
+    pred_source: Tensor
+    gt_source: Tensor
     region: Tensor | None
+    dtype: torch.dtype
+    _pred: Tensor | None = field(default=None, repr=False)
+    _gt: Tensor | None = field(default=None, repr=False)
+
+    @property
+    def pred(self) -> Tensor:
+        """:math:`(B, H, W)` prediction values in ``dtype`` (uint8 read as ``single(x) / 255``)."""
+        if self._pred is None:
+            self._pred = _matte_values(self.pred_source, self.dtype)
+        return self._pred
+
+    @property
+    def gt(self) -> Tensor:
+        """:math:`(B, H, W)` gt values in ``dtype``."""
+        if self._gt is None:
+            self._gt = _matte_values(self.gt_source, self.dtype)
+        return self._gt
+
+    @property
+    def device(self) -> torch.device:
+        """The batch's device."""
+        return self.pred_source.device
+
+    @property
+    def levels(self) -> tuple[Tensor, Tensor] | None:
+        """``(pred, gt)`` uint8 levels when both came as uint8 (every per-pixel value is one of 256), else None."""
+        if self.pred_source.dtype == torch.uint8 and self.gt_source.dtype == torch.uint8:
+            return self.pred_source, self.gt_source
+        return None
 
 
 def _matte_values(tensor: Tensor, dtype: torch.dtype) -> Tensor:
@@ -91,17 +122,15 @@ def prepare_matting(
     batches = []
     for group in _group_by_size(items):
         both64 = group["pred"].dtype == torch.float64 and group["gt"].dtype == torch.float64
-        dtype = torch.float64 if both64 else torch.float32
-        pred_values = _matte_values(group["pred"], dtype)
-        gt_values = _matte_values(group["gt"], dtype)
-        region = None
+        pred_source, region = group["pred"], None
         if "trimap" in group:
             tri = group["trimap"]
             region = _unknown_region(tri)
-            if clamp_to_trimap:
+            if clamp_to_trimap:  # 0 and 1 (uint8: 0 and 255, read as exactly 0.0 and 1.0)
                 known_fg = tri == (255 if tri.dtype == torch.uint8 else 1.0)
                 known_bg = tri == 0
-                pred_values = torch.where(known_bg, torch.zeros_like(pred_values), pred_values)
-                pred_values = torch.where(known_fg, torch.ones_like(pred_values), pred_values)
-        batches.append(MatteBatch(pred_values, gt_values, region))
+                one = 255 if pred_source.dtype == torch.uint8 else 1
+                pred_source = torch.where(known_bg, torch.zeros_like(pred_source), pred_source)
+                pred_source = torch.where(known_fg, torch.full_like(pred_source, one), pred_source)
+        batches.append(MatteBatch(pred_source, group["gt"], region, torch.float64 if both64 else torch.float32))
     return batches

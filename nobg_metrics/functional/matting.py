@@ -16,6 +16,8 @@ from torch import Tensor
 from nobg_metrics._inputs import InputMaps
 from nobg_metrics._matting_inputs import MatteBatch, prepare_matting
 from nobg_metrics.functional._per_image import sum_per_image
+from nobg_metrics.ops.arith import divide
+from nobg_metrics.ops.histogram import NUM_LEVELS, bincount_fixed
 
 
 def _region_sum(values: Tensor, region: Tensor | None) -> Tensor:
@@ -28,19 +30,56 @@ def _region_sum(values: Tensor, region: Tensor | None) -> Tensor:
 def _region_size(batch: MatteBatch) -> Tensor:
     """Per-image number of scored pixels: :math:`(B,)` float64."""
     if batch.region is None:
-        size = batch.pred.shape[-1] * batch.pred.shape[-2]
-        return torch.full((batch.pred.shape[0],), float(size), dtype=torch.float64, device=batch.pred.device)
+        count, height, width = batch.pred_source.shape
+        return torch.full((count,), float(height * width), dtype=torch.float64, device=batch.device)
     return batch.region.sum(dim=(-2, -1)).double()
 
 
+_PAIR_TABLES: dict[torch.device, tuple[Tensor, Tensor]] = {}
+_PAIRS = NUM_LEVELS * NUM_LEVELS
+
+
+def _pair_tables(device: torch.device) -> tuple[Tensor, Tensor]:
+    """``|p - g|`` and ``(p - g)^2`` of every uint8 level pair, each computed in float32 from
+    ``single(p)/255`` and ``single(g)/255`` exactly as the reference does per pixel: :math:`(65536,)` float64."""
+    if device not in _PAIR_TABLES:
+        values = divide(torch.arange(NUM_LEVELS, dtype=torch.float32, device=device), 255)
+        difference = (values[:, None] - values[None, :]).flatten()
+        _PAIR_TABLES[device] = difference.abs().double(), difference.square().double()
+    return _PAIR_TABLES[device]
+
+
+def _pair_counts(pred: Tensor, gt: Tensor, region: Tensor | None) -> Tensor:
+    """Per image, how many scored pixels hold each (pred level, gt level) pair: :math:`(B, 65536)` int64.
+
+    One ``bincount`` of ``pred * 256 + gt`` (pixels outside the region go to a spare bin).
+    """
+    ids = torch.add(gt.int(), pred.int(), alpha=NUM_LEVELS)  # int32 throughout
+    if region is not None:
+        ids = torch.where(region, ids, _PAIRS)
+    bins = _PAIRS + 1
+    if ids.shape[0] > 1:
+        ids += torch.arange(0, ids.shape[0] * bins, bins, device=ids.device, dtype=torch.int32)[:, None, None]
+    return bincount_fixed(ids.flatten(), ids.shape[0] * bins).view(-1, bins)[:, :_PAIRS]
+
+
 def _sad_per_image(batch: MatteBatch) -> Tensor:
-    """Per-image SAD :math:`\\sum_{region} |pred - gt|`: :math:`(B,)` float64."""
+    """Per-image SAD :math:`\\sum_{region} |pred - gt|`: :math:`(B,)` float64.
+
+    uint8 mattes: the per-pixel float32 values depend only on the pair of levels, so the sum is the pair
+    histogram times a 65 536-entry table (one pass over the pixels, no float maps).
+    """
+    if batch.levels is not None:
+        return _pair_counts(*batch.levels, batch.region).double() @ _pair_tables(batch.device)[0]
     return _region_sum((batch.pred - batch.gt).abs(), batch.region)
 
 
 def _mse_per_image(batch: MatteBatch) -> Tensor:
-    """Per-image MSE over the region (0 for an empty region): :math:`(B,)` float64."""
-    squared = _region_sum((batch.pred - batch.gt).square(), batch.region)
+    """Per-image MSE over the region (0 for an empty region): :math:`(B,)` float64 (uint8: as :func:`_sad_per_image`)."""
+    if batch.levels is not None:
+        squared = _pair_counts(*batch.levels, batch.region).double() @ _pair_tables(batch.device)[1]
+    else:
+        squared = _region_sum((batch.pred - batch.gt).square(), batch.region)
     size = _region_size(batch)
     return torch.where(size > 0, squared / size.clamp_min(1), torch.zeros_like(squared))
 
