@@ -63,20 +63,32 @@ def _pair_counts(pred: Tensor, gt: Tensor, region: Tensor | None) -> Tensor:
     return bincount_fixed(ids.flatten(), ids.shape[0] * bins).view(-1, bins)[:, :_PAIRS]
 
 
+_PAIR_HISTOGRAM_MIN_PIXELS = 1 << 21
+"""Below ~2 Mpixel per batch the float maps are cheaper on CPU than the single-threaded ``bincount``
+(measured: 2.0 vs 2.4 ms at 1024², 18 vs 12 ms at 2048²); on a GPU the float path always wins (the
+histogram's atomics collide on the few frequent level pairs)."""
+
+
+def _use_pair_histogram(batch: MatteBatch) -> bool:
+    """uint8 mattes on CPU, large enough for the pair histogram to pay."""
+    return (batch.levels is not None and batch.device.type == "cpu"
+            and batch.pred_source.numel() >= _PAIR_HISTOGRAM_MIN_PIXELS)
+
+
 def _sad_per_image(batch: MatteBatch) -> Tensor:
     """Per-image SAD :math:`\\sum_{region} |pred - gt|`: :math:`(B,)` float64.
 
-    uint8 mattes: the per-pixel float32 values depend only on the pair of levels, so the sum is the pair
-    histogram times a 65 536-entry table (one pass over the pixels, no float maps).
+    Large uint8 mattes on CPU: the per-pixel float32 values depend only on the pair of levels, so the sum
+    is the pair histogram times a 65 536-entry table (one pass over the pixels, no float maps).
     """
-    if batch.levels is not None:
+    if _use_pair_histogram(batch):
         return _pair_counts(*batch.levels, batch.region).double() @ _pair_tables(batch.device)[0]
     return _region_sum((batch.pred - batch.gt).abs(), batch.region)
 
 
 def _mse_per_image(batch: MatteBatch) -> Tensor:
-    """Per-image MSE over the region (0 for an empty region): :math:`(B,)` float64 (uint8: as :func:`_sad_per_image`)."""
-    if batch.levels is not None:
+    """Per-image MSE over the region (0 for an empty region): :math:`(B,)` float64 (paths as :func:`_sad_per_image`)."""
+    if _use_pair_histogram(batch):
         squared = _pair_counts(*batch.levels, batch.region).double() @ _pair_tables(batch.device)[1]
     else:
         squared = _region_sum((batch.pred - batch.gt).square(), batch.region)

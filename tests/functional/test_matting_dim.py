@@ -102,6 +102,27 @@ def test_uint8_mattes_equal_the_dim_port(name, with_trimap):
     _assert_close(ours, _port_mean(name, triples, with_trimap), name)
 
 
+@pytest.mark.parametrize("clamp", [False, True])
+@pytest.mark.parametrize("name", ["sad", "mse"])
+def test_the_pair_histogram_path_equals_the_dim_port(name, clamp, monkeypatch):
+    """Large uint8 mattes on CPU go through a (pred, gt) level-pair histogram; forced here on small ones:
+    per image, lists of mixed sizes, equal-size batches, trimaps, clamping."""
+    from nobg_metrics.functional import matting
+
+    monkeypatch.setattr(matting, "_PAIR_HISTOGRAM_MIN_PIXELS", 0)
+    triples = cases(3)
+    expected = [(dim.clamp_to_trimap(p, t) if clamp else p, g, t) for p, g, t in triples]
+    preds, gts, trimaps = ([torch.from_numpy(a) for a in column] for column in zip(*triples))
+    ours = OURS[name](preds, gts, trimaps, clamp_to_trimap=clamp).item()
+    assert abs(ours - _port_mean(name, expected, True)) <= 1e-12 * max(1.0, abs(ours))
+    same = [t for t in triples if t[0].shape == triples[0][0].shape]
+    batch = [torch.from_numpy(np.stack(column)) for column in zip(*same)]
+    ours = OURS[name](*batch, clamp_to_trimap=clamp).item()
+    expected = [(dim.clamp_to_trimap(p, t) if clamp else p, g, t) for p, g, t in same]
+    assert abs(ours - _port_mean(name, expected, True)) <= 1e-12 * max(1.0, abs(ours))
+    assert abs(OURS[name](*batch[:2]).item() - _port_mean(name, same, False)) <= 1e-12 * max(1.0, abs(ours))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("name", list(OURS))
 def test_float_mattes_equal_the_dim_port(name, dtype):
