@@ -11,10 +11,10 @@ from scipy import ndimage
 
 import nobg_metrics as nm
 from nobg_metrics import functional as F
+from nobg_metrics.ops.filters import gaussian_gradient, sobel_magnitude
 from tests.helpers.data import SHAPES
 from tests.helpers.ddp import check_ddp
 from tests.helpers.tester import check_metric
-from nobg_metrics.ops.filters import gaussian_gradient, sobel_magnitude
 from tests.reference import dim_matting as dim
 
 OURS = {"sad": F.sad, "mse": F.mse_metric, "grad": F.gradient_error, "conn": F.connectivity_error}
