@@ -30,14 +30,22 @@ from torch import Tensor
 from nobg_metrics._inputs import InputMaps, check_option
 from nobg_metrics._matting_inputs import MatteBatch
 from nobg_metrics.functional.matting import _matting_update, _region_size, _region_sum
+from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.arith import divide
-from nobg_metrics.ops.filters import gaussian_gradient, sobel_magnitude
+from nobg_metrics.ops.filters import (
+    gaussgradient_kernels,
+    gaussian_gradient,
+    sobel_magnitude,
+)
 
 GradientKernel = Literal["gaussian", "sobel"]
 """``gaussian``: DIM's gaussgradient(1.4) error (default); ``sobel``: ZIM's Sobel L1 variant."""
 
 DIM_SIGMA = 1.4
 """The Gaussian-derivative sigma of ``compute_gradient_loss.m``."""
+
+DIM_HALF_SIZE = len(gaussgradient_kernels(DIM_SIGMA)[0]) // 2
+"""``halfsize`` of ``gaussgradient(IM, 1.4)``: 4 (a 9 x 9 kernel)."""
 
 
 def mat2gray(image: Tensor, *, out: Tensor | None = None) -> Tensor:
@@ -70,15 +78,26 @@ def mat2gray(image: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 
 def _gradient_per_image(batch: MatteBatch) -> Tensor:
-    """Per-image DIM gradient error (raw, not /1000): :math:`(B,)` float64."""
+    """Per-image DIM gradient error (raw, not /1000): :math:`(B,)` float64.
+
+    With a trimap only the unknown region is scored, so on CPU the filters run on its box plus the kernel's
+    half-size (exact there: beyond it the crop stops at the image border, which the filter pads itself).
+    """
     size = batch.pred.shape[0]
     both = torch.empty((2 * size, *batch.pred.shape[1:]), dtype=torch.float64, device=batch.pred.device)
-    mat2gray(batch.pred, out=both[:size])
+    mat2gray(batch.pred, out=both[:size])  # per-image min and max over the whole image, as the reference
     mat2gray(batch.gt, out=both[size:])
+    region = batch.region
+    if region is not None:
+        box = host_reads.window(region, DIM_HALF_SIZE)
+        if box.rows.start == box.rows.stop:  # no unknown pixel in the batch: every image scores 0
+            return torch.zeros(size, dtype=torch.float64, device=both.device)
+        both = both[box.crop].contiguous()
+        region = region[box.crop]
     gx, gy = gaussian_gradient(both, DIM_SIGMA)
     magnitudes = gx.square_().add_(gy.square_()).sqrt_().float()
     pred_amp, gt_amp = magnitudes.chunk(2)
-    return _region_sum(pred_amp.sub_(gt_amp).square_(), batch.region)
+    return _region_sum(pred_amp.sub_(gt_amp).square_(), region)
 
 
 def _sobel_per_image(batch: MatteBatch) -> Tensor:

@@ -107,42 +107,6 @@ def _background_weight_table(device: torch.device) -> Tensor:
     return _WEIGHT_TABLES[device]
 
 
-def _gt_window(gt: Tensor) -> tuple[slice, slice, slice, slice]:
-    """Where the blur is needed: the gt's bounding box (over the batch) and that box plus 3 pixels.
-
-    On CPU the box is read back (free there); on other devices the whole image (no sync).
-
-    Args:
-        gt: :math:`(B, H, W)` bool.
-
-    Returns:
-        ``(rows, cols)`` of the box with its margin (clamped to the image), then ``(rows, cols)`` of the box
-        relative to that crop.
-    """
-    _, height, width = gt.shape
-    whole = slice(0, height), slice(0, width), slice(0, height), slice(0, width)
-    if not host_reads.free_on(gt):
-        return whole
-    any_row, any_col = gt.any(dim=2).any(dim=0), gt.any(dim=1).any(dim=0)
-    if not bool(any_row.any()):
-        return slice(0, 0), slice(0, 0), slice(0, 0), slice(0, 0)
-    r0, r1 = _first_last(any_row)
-    c0, c1 = _first_last(any_col)
-    rows, cols = slice(max(0, r0 - 3), min(height, r1 + 4)), slice(max(0, c0 - 3), min(width, c1 + 4))
-    return rows, cols, slice(r0 - rows.start, r1 + 1 - rows.start), slice(c0 - cols.start, c1 + 1 - cols.start)
-
-
-def _first_last(flags: Tensor) -> tuple[int, int]:
-    """First and last index of a True in a 1-D bool tensor (CPU: host reads)."""
-    where = torch.nonzero(flags).flatten()
-    return int(where[0]), int(where[-1])
-
-
-def _shift(inner: slice, outer: slice) -> slice:
-    """``inner`` (relative to ``outer``) as a slice of the whole image."""
-    return slice(inner.start + outer.start, inner.stop + outer.start)
-
-
 def _weighted_f_per_image(batch: SegBatch, beta2: float, empty_gt: EmptyGt) -> Tensor:
     """Per-image weighted F-measure.
 
@@ -166,12 +130,12 @@ def _weighted_f_per_image(batch: SegBatch, beta2: float, empty_gt: EmptyGt) -> T
     weighted = torch.take(table, nearest.squared.clamp_(max=table.numel() - 1)).mul_(error)  # Ew = E .* B off the gt
     # EA = imfilter(Et, K);  MIN_E_EA(GT & EA < E) = EA(GT & EA < E);  on the gt Ew = MIN_E_EA (B = 1).
     # EA is read on the gt only, so Et is needed within 3 pixels of it: the gt's box plus a 3-pixel margin
-    rows_box, cols_box, inner_rows, inner_cols = _gt_window(gt)
-    rows, cols = nearest.rows_cols(rows_box, cols_box)
+    box = host_reads.window(gt, 3)  # 3: the half-size of the 7 x 7 kernel
+    rows, cols = nearest.rows_cols(box.rows, box.cols)
     flat_index = rows.to(torch.int64).mul_(width).add_(cols).clamp_(0, height * width - 1)  # empty gt: no pixel
     error_nearest = error.flatten(1).gather(1, flat_index.flatten(1)).view_as(flat_index)
-    blurred = _gaussian_same(error_nearest)[:, inner_rows, inner_cols]  # zero padding at the image border
-    inner = (slice(None), _shift(inner_rows, rows_box), _shift(inner_cols, cols_box))
+    blurred = _gaussian_same(error_nearest)[:, box.inner_rows, box.inner_cols]  # zero padding at the border
+    inner = box.inner
     gt_inner = gt[inner]  # every gt pixel lies in the box
     on_gt = torch.minimum(error[inner], blurred)
     weighted[inner] = torch.where(gt_inner, on_gt, weighted[inner])

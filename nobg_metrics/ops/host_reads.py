@@ -9,6 +9,9 @@ monkeypatching :func:`free_on`.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+import torch
 from torch import Tensor
 
 
@@ -21,3 +24,70 @@ def free_on(tensor: Tensor) -> bool:
         True
     """
     return tensor.device.type == "cpu"
+
+
+class Window(NamedTuple):
+    """A box of a (B, H, W) batch and the crop around it that a filter needs.
+
+    Attributes:
+        rows, cols: the crop (the box plus the margin, clamped to the image).
+        inner_rows, inner_cols: the box, relative to the crop.
+    """
+
+    rows: slice
+    cols: slice
+    inner_rows: slice
+    inner_cols: slice
+
+    @property
+    def inner(self) -> tuple[slice, slice, slice]:
+        """The box as an index of the whole batch: ``tensor[window.inner]``."""
+        return (slice(None), _shift(self.inner_rows, self.rows), _shift(self.inner_cols, self.cols))
+
+    @property
+    def crop(self) -> tuple[slice, slice, slice]:
+        """The crop as an index of the whole batch."""
+        return (slice(None), self.rows, self.cols)
+
+
+def window(mask: Tensor, margin: int) -> Window:
+    """The bounding box of ``mask``'s True pixels over the batch, with a crop of ``margin`` pixels around it.
+
+    A filter of half-size ``margin`` evaluated on the crop is exact on the box: where the crop stops short
+    of ``margin`` it stops at the image border, whose padding the filter applies itself. Only where host
+    reads are free (CPU); elsewhere the whole image (no sync). An all-False mask gives an empty box.
+
+    Args:
+        mask: :math:`(B, H, W)` bool.
+        margin: pixels kept around the box.
+
+    Returns:
+        :class:`Window`.
+
+    Example:
+        >>> mask = torch.zeros(1, 8, 8, dtype=torch.bool); mask[0, 3, 4] = True
+        >>> window(mask, 2)
+        Window(rows=slice(1, 6, None), cols=slice(2, 7, None), inner_rows=slice(2, 3, None), inner_cols=slice(2, 3, None))
+    """
+    _, height, width = mask.shape
+    if not free_on(mask):
+        return Window(slice(0, height), slice(0, width), slice(0, height), slice(0, width))
+    any_row, any_col = mask.any(dim=2).any(dim=0), mask.any(dim=1).any(dim=0)
+    if not bool(any_row.any()):
+        return Window(slice(0, 0), slice(0, 0), slice(0, 0), slice(0, 0))
+    r0, r1 = _first_last(any_row)
+    c0, c1 = _first_last(any_col)
+    rows = slice(max(0, r0 - margin), min(height, r1 + 1 + margin))
+    cols = slice(max(0, c0 - margin), min(width, c1 + 1 + margin))
+    return Window(rows, cols, slice(r0 - rows.start, r1 + 1 - rows.start), slice(c0 - cols.start, c1 + 1 - cols.start))
+
+
+def _first_last(flags: Tensor) -> tuple[int, int]:
+    """First and last index of a True in a 1-D bool tensor (host reads)."""
+    where = torch.nonzero(flags).flatten()
+    return int(where[0]), int(where[-1])
+
+
+def _shift(inner: slice, outer: slice) -> slice:
+    """``inner`` (relative to ``outer``) as a slice of the whole image."""
+    return slice(inner.start + outer.start, inner.stop + outer.start)

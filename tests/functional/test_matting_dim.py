@@ -212,3 +212,25 @@ def test_shared_tester(make_metric, functional, name):
 @pytest.mark.slow
 def test_ddp_connectivity():
     check_ddp(functools.partial(nm.ConnectivityError, clamp_to_trimap=True), _samples(6, [(21, 30)] * 3 + [(9, 5)] * 2))
+
+
+@pytest.mark.parametrize("where", ["middle", "corner", "edge_row"])
+def test_gradient_on_the_unknown_box_equals_the_whole_image(where, monkeypatch):
+    """On CPU the gradient filters run on the unknown region's box (+4 px); a GPU filters the whole image.
+    Same values for a box in the middle, in a corner (replicate padding at the border) and on a border row."""
+    from nobg_metrics.ops import host_reads
+
+    rng = np.random.default_rng(7)
+    gt = np.clip(rng.normal(0.5, 0.4, (2, 41, 67)) * 255, 0, 255).astype(np.uint8)
+    pred = np.clip(gt + rng.normal(0, 40, gt.shape), 0, 255).astype(np.uint8)
+    trimap = np.where(gt > 128, 255, 0).astype(np.uint8)
+    box = {"middle": (slice(12, 25), slice(20, 41)), "corner": (slice(0, 6), slice(60, 67)),
+           "edge_row": (slice(40, 41), slice(3, 50))}[where]
+    trimap[(slice(None), *box)] = 128
+    trimap[1, 20, 30] = 128  # the second image's region differs: the box is the union over the batch
+    inputs = [torch.from_numpy(a) for a in (pred, gt, trimap)]
+    cropped = F.gradient_error(*inputs).item()
+    monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
+    assert abs(F.gradient_error(*inputs).item() - cropped) <= 1e-12 * max(1.0, abs(cropped))
+    expected = _port_mean("grad", list(zip(pred, gt, trimap)), True)
+    _assert_close(cropped, expected, "grad")

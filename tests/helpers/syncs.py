@@ -20,7 +20,7 @@ _ALWAYS = {"_local_scalar_dense", "nonzero", "masked_select", "unique", "_unique
            "unique_consecutive", "lift_fresh", "is_nonzero", "equal", "masked_scatter_", "nonzero_static"}
 
 
-CPU_ONLY = {"bincount_fixed", "feature_columns", "_gt_window"}  # each branches on host_reads.free_on
+CPU_ONLY = {"bincount_fixed", "feature_columns", "window"}  # each branches on host_reads.free_on
 """Functions whose host reads sit in a CPU-only branch (they take a sync-free path on CUDA)."""
 
 
