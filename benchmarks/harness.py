@@ -41,13 +41,7 @@ def timeit(fn: Callable[[], Any], device: str = "cpu", repeat: int = 5, warmup: 
     times: list[float] = []
     start_all = time.perf_counter()
     for _ in range(repeat):
-        if device == "cuda":
-            torch.cuda.synchronize()
-        start = time.perf_counter()
-        fn()
-        if device == "cuda":
-            torch.cuda.synchronize()
-        times.append(time.perf_counter() - start)
+        times.append(_timed(fn, device))
         if time.perf_counter() - start_all > budget_s:
             break
     return statistics.median(times)
