@@ -55,11 +55,12 @@ def cases(size: int, device: str, batch: int = 1) -> list[Case]:
             out.append((np.abs(p32 - g32).sum(), ((p32 - g32) ** 2).sum() / p32.size))
         return out
 
-    sad, mse = nm.SAD().to(device), nm.MSE().to(device)
+    sad_mse = nm.make_collection(metrics=["sad", "mse_metric"]).to(device)  # one compute group: one update
 
     def ours_sad_mse():
-        ours(sad)()
-        return ours(mse)()
+        sad_mse.reset()
+        sad_mse.update(pred_t, gt_t)
+        return sad_mse.compute()
 
     return [
         Case("mae", size, device, ours(nm.MAE(normalize=True).to(device)), ref_mae, "psm.MAE", batch),

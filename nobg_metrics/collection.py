@@ -9,7 +9,7 @@ The tiers follow the seed's cost table and are cumulative (cheap ⊂ medium ⊂ 
 
 Metrics that share statistics are declared as explicit compute groups (never automatic detection,
 which has merged unrelated metrics in torchmetrics): the four overlap metrics share one confusion
-count, the six F/E entries share one histogram per image.
+count, SAD and MSE one difference map, the six F/E entries share one histogram per image.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ TIERS["expensive"] = TIERS["medium"] + ("s_measure", "weighted_f_measure", "conn
 
 SHARED_GROUPS: tuple[tuple[str, ...], ...] = (
     ("iou_metric", "dice", "accuracy", "ber"),
+    ("sad", "mse_metric"),
     ("f_measure_max", "f_measure_mean", "f_measure_adaptive", "e_measure_max", "e_measure_mean", "e_measure_adaptive"),
 )
 """Metrics whose states are identical by construction (same names, same statistics)."""

@@ -75,25 +75,24 @@ def _use_pair_histogram(batch: MatteBatch) -> bool:
             and batch.pred_source.numel() >= _PAIR_HISTOGRAM_MIN_PIXELS)
 
 
-def _sad_per_image(batch: MatteBatch) -> Tensor:
-    """Per-image SAD :math:`\\sum_{region} |pred - gt|`: :math:`(B,)` float64.
+def _sad_mse_per_image(batch: MatteBatch) -> Tensor:
+    """Per-image SAD :math:`\\sum_{region} |pred - gt|` and MSE (0 for an empty region): :math:`(B, 2)` float64.
 
-    Large uint8 mattes on CPU: the per-pixel float32 values depend only on the pair of levels, so the sum
-    is the pair histogram times a 65 536-entry table (one pass over the pixels, no float maps).
+    One difference map serves both (``SAD`` and ``MSE`` share this statistic in a collection). Large
+    uint8 mattes on CPU: the per-pixel float32 values depend only on the pair of levels, so each sum is
+    the pair histogram times a 65 536-entry table (one pass over the pixels, no float maps).
     """
     if _use_pair_histogram(batch):
-        return _pair_counts(*batch.levels, batch.region).double() @ _pair_tables(batch.device)[0]
-    return _region_sum((batch.pred - batch.gt).abs(), batch.region)
-
-
-def _mse_per_image(batch: MatteBatch) -> Tensor:
-    """Per-image MSE over the region (0 for an empty region): :math:`(B,)` float64 (paths as :func:`_sad_per_image`)."""
-    if _use_pair_histogram(batch):
-        squared = _pair_counts(*batch.levels, batch.region).double() @ _pair_tables(batch.device)[1]
+        counts = _pair_counts(*batch.levels, batch.region).double()
+        absolute, squared = _pair_tables(batch.device)
+        sums = torch.stack([counts @ absolute, counts @ squared], dim=1)
     else:
-        squared = _region_sum((batch.pred - batch.gt).square(), batch.region)
+        difference = batch.pred - batch.gt
+        sums = torch.stack([_region_sum(difference.abs(), batch.region),
+                            _region_sum(difference.square_(), batch.region)], dim=1)
     size = _region_size(batch)
-    return torch.where(size > 0, squared / size.clamp_min(1), torch.zeros_like(squared))
+    mse = torch.where(size > 0, sums[:, 1] / size.clamp_min(1), torch.zeros_like(size))
+    return torch.stack([sums[:, 0], mse], dim=1)
 
 
 def _matting_update(per_image, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None, clamp_to_trimap: bool,
@@ -121,8 +120,8 @@ def sad(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, *, clam
         >>> sad(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(1.1000, dtype=torch.float64)
     """
-    total, count = _matting_update(_sad_per_image, pred, gt, trimap, clamp_to_trimap, validate_args)
-    return total / count
+    total, count = _matting_update(_sad_mse_per_image, pred, gt, trimap, clamp_to_trimap, validate_args)
+    return total[0] / count
 
 
 def mse_metric(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, *, clamp_to_trimap: bool = False,
@@ -135,5 +134,5 @@ def mse_metric(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, 
         >>> mse_metric(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.1125, dtype=torch.float64)
     """
-    total, count = _matting_update(_mse_per_image, pred, gt, trimap, clamp_to_trimap, validate_args)
-    return total / count
+    total, count = _matting_update(_sad_mse_per_image, pred, gt, trimap, clamp_to_trimap, validate_args)
+    return total[1] / count
