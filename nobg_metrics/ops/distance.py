@@ -10,12 +10,14 @@ Algorithm (separable, exact — see docs/distance_transform.md):
 
 1. Column pass: for every pixel the nearest feature in its own column, from a ``cummax`` of the feature row
    indices above and a ``cummin`` below: ``g(i, k)``, with its row.
-2. Row pass: ``f(i, j) = min_k c(k) + (j - k)^2`` with ``c(k) = g(i, k)^2`` (Felzenszwalb & Huttenlocher 2012,
-   "Distance transforms of sampled functions"). The cost matrix ``c(k) + (j - k)^2`` is Monge, so the leftmost
-   argmin ``k*(j)`` is nondecreasing in ``j``. We get ``k*`` at ``j = 0, S, 2S, 3S`` (``S = P/4``, ``P`` the
-   power of two >= W) by a brute-force int32 scan, then bisect: at odd multiples of ``s = S/2, ..., 1`` scan
-   only ``[k*(j - s), k*(j + s)]``. Those ranges tile each row, so one level costs ``O(W)`` per row and the
-   whole pass ``O(B·H·W·log W)`` in ``ceil(log2 W) - 1`` vectorised levels, never an ``O(H·W·W)`` tensor.
+2. Row pass (``ops.envelope``): ``f(i, j) = min_k c(k) + (j - x_k)^2`` with ``c(k) = g(i, k)^2`` over the
+   columns ``x_k`` that hold a feature (only those can be nearest; all ``W`` columns off CPU, no sync)
+   (Felzenszwalb & Huttenlocher 2012, "Distance transforms of sampled functions"). The cost matrix is Monge,
+   so the leftmost argmin ``k*(j)`` is nondecreasing in ``j``. We get ``k*`` at ``j = 0, Q, 2Q, 3Q``
+   (``Q = P/4``, ``P`` the power of two >= W) by a brute-force int32 scan, then bisect: at odd multiples of
+   ``s = Q/2, ..., 1`` scan only ``[k*(j - s), k*(j + s)]``. Those ranges tile the sites, so one level costs
+   ``O(S)`` per row and the whole pass ``O(B·H·S·log W)`` in ``ceil(log2 W) - 2`` vectorised levels, never an
+   ``O(H·W·W)`` tensor.
 3. With a small ``max_distance`` the row pass is instead ``T = floor(max_distance)`` rounds of
    ``f <- min(f, f(j -+ 1) + (2t - 1))``, exact for every pixel whose distance is <= T.
 """
