@@ -9,12 +9,10 @@ import pytest
 import torch
 
 import nobg_metrics as nm
+from tests.helpers.syncs import KNOWN_SYNCS
 
 pytestmark = pytest.mark.cuda
 
-KNOWN_SYNCS = {"connectivity_error"}
-"""Exact connected components check convergence (and compact the run graph with ``nonzero``) on the
-host: O(log n) syncs per labelling, documented in docs/connected_components.md. Open work (issue 9)."""
 
 
 def _where(error: BaseException) -> str:

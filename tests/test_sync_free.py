@@ -7,13 +7,15 @@ import numpy as np
 import pytest
 import torch
 
-from nobg_metrics.collection import METRIC_NAMES, accepted_options, make_collection, metric_class
+from nobg_metrics.collection import (
+    METRIC_NAMES,
+    accepted_options,
+    make_collection,
+    metric_class,
+)
 from nobg_metrics.ops.distance import nearest_feature
 from tests.helpers.data import gt_uint8, pred_uint8
-from tests.helpers.syncs import HostSyncRecorder
-
-KNOWN_SYNCS = {"connectivity_error"}
-"""Exact connected components test convergence on the host (docs/connected_components.md)."""
+from tests.helpers.syncs import KNOWN_SYNCS, HostSyncRecorder
 
 
 def _batch(height=40, width=56):
@@ -47,7 +49,7 @@ def test_distance_transform_makes_no_host_sync():
 
 
 def test_known_syncs_are_still_syncs():
-    """When connected components become sync-free, move them out of KNOWN_SYNCS (and tests/test_cuda.py's)."""
+    """When connected components become sync-free, empty KNOWN_SYNCS (tests/helpers/syncs.py)."""
     pred, gt, trimap = _batch()
     metric = metric_class("connectivity_error")(validate_args=False)
     with HostSyncRecorder() as recorder:

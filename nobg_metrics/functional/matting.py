@@ -17,7 +17,7 @@ from nobg_metrics._inputs import InputMaps
 from nobg_metrics._matting_inputs import MatteBatch, prepare_matting
 from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.ops.arith import divide
-from nobg_metrics.ops.histogram import NUM_LEVELS, bincount_fixed
+from nobg_metrics.ops.histogram import NUM_LEVELS, bincount_per_image
 
 
 def _region_sum(values: Tensor, region: Tensor | None) -> Tensor:
@@ -57,10 +57,7 @@ def _pair_counts(pred: Tensor, gt: Tensor, region: Tensor | None) -> Tensor:
     ids = torch.add(gt.int(), pred.int(), alpha=NUM_LEVELS)  # int32 throughout
     if region is not None:
         ids = torch.where(region, ids, _PAIRS)
-    bins = _PAIRS + 1
-    if ids.shape[0] > 1:
-        ids += torch.arange(0, ids.shape[0] * bins, bins, device=ids.device, dtype=torch.int32)[:, None, None]
-    return bincount_fixed(ids.flatten(), ids.shape[0] * bins).view(-1, bins)[:, :_PAIRS]
+    return bincount_per_image(ids, _PAIRS + 1)[:, :_PAIRS]
 
 
 _PAIR_HISTOGRAM_MIN_PIXELS = 1 << 21

@@ -51,10 +51,28 @@ def joint_histogram(levels: Tensor, gt: Tensor, num_levels: int = NUM_LEVELS) ->
     else:
         foreground = gt > 128 if gt.dtype == torch.uint8 else gt
         ids = levels.reshape(batch, -1).to(dtype).add_(foreground.reshape(batch, -1).to(dtype), alpha=num_levels)
+    return bincount_per_image(ids, 2 * num_levels).reshape(batch, 2, num_levels)
+
+
+def bincount_per_image(ids: Tensor, bins: int) -> Tensor:
+    """Per-image ``bincount`` of ids in ``[0, bins)``: one pass over the batch, image offsets added in place.
+
+    Args:
+        ids: :math:`(B, ...)` integer ids (modified in place when ``B > 1``; ``B * bins`` must fit its dtype).
+        bins: bins per image.
+
+    Returns:
+        :math:`(B, bins)` int64 counts.
+
+    Example:
+        >>> bincount_per_image(torch.tensor([[0, 2, 2], [1, 1, 0]]), 3).tolist()
+        [[1, 0, 2], [1, 2, 0]]
+    """
+    batch = ids.shape[0]
     if batch > 1:
-        offsets = torch.arange(batch, device=levels.device, dtype=dtype) * (2 * num_levels)
-        ids.add_(offsets[:, None])
-    return bincount_fixed(ids.reshape(-1), size).reshape(batch, 2, num_levels)
+        offsets = torch.arange(0, batch * bins, bins, device=ids.device, dtype=ids.dtype)
+        ids.add_(offsets.view(batch, *([1] * (ids.ndim - 1))))
+    return bincount_fixed(ids.reshape(-1), batch * bins).view(batch, bins)
 
 
 def bincount_fixed(ids: Tensor, size: int) -> Tensor:
