@@ -20,8 +20,9 @@ computed in that dtype and summed in float64. ``thresh_steps`` are ``m / n`` whe
 integer ``n`` (0.1 -> 0, 0.1, ..., 1), else ``m * step`` for ``m = 0 .. floor(1/step)``; with such a
 step the last threshold is below 1 and untouched pixels keep ``l = 1``, as in the reference.
 
-All thresholds of a batch are labelled in one call: the (M, B, H, W) masks are stacked into the batch
-dimension of :func:`nobg_metrics.ops.components.largest_component`.
+All thresholds of a batch are labelled in one call: the joint masks are nested, so one level map
+``n = #{m : min(pred, gt) >= t_m}`` holds them all and :func:`nobg_metrics.ops.level_components.
+connected_level_count` returns, per pixel, how many leading thresholds' largest components hold it.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ from torch import Tensor
 from nobg_metrics._inputs import InputMaps, check_number
 from nobg_metrics._matting_inputs import MatteBatch
 from nobg_metrics.functional.matting import _matting_update, _region_sum
-from nobg_metrics.ops.components import largest_component
+from nobg_metrics.ops.arith import divide
+from nobg_metrics.ops.level_components import connected_level_count
 
 DIM_THETA = 0.15
 """``phi`` ignores distances to the connected level below this (``d >= 0.15``)."""
@@ -57,29 +59,31 @@ def threshold_steps(step: float) -> list[float]:
     return [m * step for m in range(count + 1)]
 
 
-def _connected_level(pred: Tensor, gt: Tensor, steps: list[float]) -> Tensor:
+def _connected_level(batch: MatteBatch, steps: list[float]) -> Tensor:
     """DIM's ``l_map``: the last threshold before each pixel left the largest joint component, :math:`(B, H, W)`.
 
     Args:
-        pred: :math:`(B, H, W)` float32/float64.
-        gt: same.
+        batch: the mattes (``pred``, ``gt``: :math:`(B, H, W)` float32/float64, or their uint8 levels).
         steps: the thresholds ``t_0 = 0 < t_1 < ... < t_M``.
 
     Returns:
-        :math:`(B, H, W)` the level ``l`` in ``pred``'s dtype.
+        :math:`(B, H, W)` the level ``l`` in the mattes' dtype.
     """
+    dtype, device = batch.dtype, batch.device
     # rounded as single(m/10) for float32; one fill per step: a tensor from a list would be a host-to-device copy
-    thresholds = torch.stack([torch.full((), step, dtype=pred.dtype, device=pred.device) for step in steps])
-    above = thresholds[1:, None, None, None]
-    joint = torch.minimum(pred, gt).unsqueeze(0) >= above  # (M, B, H, W): pred >= t & gt >= t
-    levels, batch = joint.shape[0], pred.shape[0]
-    omega = largest_component(joint.flatten(0, 1), connectivity=4).view(levels, batch, *pred.shape[-2:])
-    # l = t_{k} where k is the number of leading thresholds whose omega holds the pixel (t_M -> 1):
-    # a running product over the levels (bytes) and its sum, one pass each, no loop over thresholds
-    count_dtype = torch.uint8 if levels < 255 else torch.int32
-    inside = omega.view(torch.uint8).cumprod(dim=0, dtype=count_dtype).sum(dim=0, dtype=count_dtype)
-    table = torch.cat([thresholds[:-1], torch.ones_like(thresholds[:1])])
-    return table[inside.long()]
+    thresholds = torch.stack([torch.full((), step, dtype=dtype, device=device) for step in steps])
+    # level map n = #{m >= 1 : min(pred, gt) >= t_m}: the joint masks of all thresholds are {n >= m}
+    if batch.levels is not None:  # uint8: x -> single(x)/255 is monotone, so min commutes with it; 256-entry table
+        pred_levels, gt_levels = batch.levels
+        table = torch.bucketize(divide(torch.arange(256, device=device).to(dtype), 255), thresholds[1:], right=True)
+        joint = torch.minimum(pred_levels, gt_levels)
+        level_map = table.index_select(0, joint.view(-1).int()).view(joint.shape)
+    else:
+        level_map = torch.bucketize(torch.minimum(batch.pred, batch.gt), thresholds[1:], right=True)
+    inside = connected_level_count(level_map, len(steps) - 1)
+    # l = t_k for the k leading thresholds whose omega holds the pixel (t_M -> 1)
+    levels = torch.cat([thresholds[:-1], torch.ones_like(thresholds[:1])])
+    return levels.index_select(0, inside.view(-1)).view(inside.shape)
 
 
 def _phi(alpha: Tensor, level: Tensor) -> Tensor:
@@ -90,7 +94,7 @@ def _phi(alpha: Tensor, level: Tensor) -> Tensor:
 
 def _connectivity_per_image(batch: MatteBatch, steps: list[float]) -> Tensor:
     """Per-image DIM connectivity error (raw, not /1000): :math:`(B,)` float64."""
-    level = _connected_level(batch.pred, batch.gt, steps)
+    level = _connected_level(batch, steps)
     return _region_sum((_phi(batch.pred, level) - _phi(batch.gt, level)).abs(), batch.region)
 
 

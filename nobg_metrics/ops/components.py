@@ -55,7 +55,7 @@ def _touching_rows(fg: Tensor, shift: int) -> Tensor:
     """Flat indices of the pixels (y, x) whose lower neighbour (y + 1, x + shift) is also foreground, keeping
     only the first column of each overlap (consecutive columns join the same two runs): :math:`(K,)` int64.
     """
-    b, h, w = fg.shape
+    _, h, w = fg.shape
     if h < 2 or abs(shift) >= w:
         return torch.zeros(0, dtype=torch.int64, device=fg.device)
     left, right = max(0, -shift), w - max(0, shift)
@@ -65,6 +65,28 @@ def _touching_rows(fg: Tensor, shift: int) -> Tensor:
     rows, column = torch.div(where, width, rounding_mode="floor"), where % width
     image, row = torch.div(rows, h - 1, rounding_mode="floor"), rows % (h - 1)
     return (image * h + row) * w + column + left
+
+
+def solve_run_graph(parent: Tensor, first: Tensor, second: Tensor) -> Tensor:
+    """Union-find over a graph given as edge lists: min-root hooking + pointer jumping, to convergence.
+
+    Args:
+        parent: :math:`(R,)` int64, usually ``arange(R)`` (every node its own root).
+        first, second: :math:`(K,)` int64 node ids, one edge per position.
+
+    Returns:
+        :math:`(R,)` the root of every node: the smallest node id of its component.
+    """
+    edges = torch.stack([first, second])  # (2, K)
+    while True:
+        roots = parent.index_select(0, edges.view(-1)).view(2, -1)
+        open_edges = torch.nonzero(roots[0] != roots[1]).squeeze(1)
+        if open_edges.numel() == 0:
+            return parent
+        edges = edges.index_select(1, open_edges)
+        roots = roots.index_select(1, open_edges)
+        low, high = torch.minimum(roots[0], roots[1]), torch.maximum(roots[0], roots[1])
+        parent = _compress(parent.scatter_reduce(0, high, low, "amin"))
 
 
 class _Runs:
@@ -91,7 +113,7 @@ class _Runs:
         upper = [_touching_rows(fg, shift) for shift in shifts]
         lower = [where + (w + shift) for where, shift in zip(upper, shifts)]
         parent = torch.arange(self.start_index.numel() + 1, device=fg.device)
-        self.parent = self._solve(parent, self.ids_at(torch.cat(upper)), self.ids_at(torch.cat(lower)))
+        self.parent = solve_run_graph(parent, self.ids_at(torch.cat(upper)), self.ids_at(torch.cat(lower)))
 
     @property
     def run_id(self) -> Tensor:
@@ -119,20 +141,6 @@ class _Runs:
         delta.index_put_((self.end_index + 1,), -values, accumulate=True)
         painted = delta.cumsum_(0)[:-1].view(self.shape)  # in place: no second full-size buffer
         return painted.view(torch.bool) if run_values.dtype == torch.bool else painted  # int8 0/1 is a valid bool
-
-    @staticmethod
-    def _solve(parent: Tensor, first: Tensor, second: Tensor) -> Tensor:
-        """Union-find over the run graph: min-root hooking + pointer jumping, to convergence."""
-        edges = torch.stack([first, second])  # (2, K)
-        while True:
-            roots = parent.index_select(0, edges.view(-1)).view(2, -1)
-            open_edges = torch.nonzero(roots[0] != roots[1]).squeeze(1)
-            if open_edges.numel() == 0:
-                return parent
-            edges = edges.index_select(1, open_edges)
-            roots = roots.index_select(1, open_edges)
-            low, high = torch.minimum(roots[0], roots[1]), torch.maximum(roots[0], roots[1])
-            parent = _compress(parent.scatter_reduce(0, high, low, "amin"))
 
     def image_of_run(self) -> Tensor:
         """:math:`(R,)` the batch index of each run."""

@@ -1,0 +1,84 @@
+"""All threshold levels at once: the count of leading levels whose largest component holds a pixel equals
+labelling every level set {n >= m} with MATLAB's largest-component rule, one level at a time."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from nobg_metrics.ops import host_reads
+from nobg_metrics.ops.level_components import connected_level_count
+from tests.ops.test_components import SHAPES, snake, spiral
+from tests.reference.dim_matting import largest_component_matlab
+
+
+def level_count_one_level_at_a_time(level_map: np.ndarray, num_levels: int) -> np.ndarray:
+    """The definition: k(p) = number of leading levels m whose largest component (MATLAB rule) holds p."""
+    counts = np.zeros(level_map.shape, np.int32)
+    for b, image in enumerate(level_map):
+        still = np.ones(image.shape, bool)
+        for m in range(1, num_levels + 1):
+            mask = image >= m
+            omega = largest_component_matlab(mask) if mask.any() else np.zeros_like(mask)
+            still &= omega
+            counts[b] += still
+    return counts
+
+
+def check(level_map: np.ndarray, num_levels: int) -> None:
+    ours = connected_level_count(torch.from_numpy(level_map), num_levels).numpy()
+    np.testing.assert_array_equal(ours, level_count_one_level_at_a_time(level_map, num_levels))
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("num_levels", [1, 3, 10])
+def test_random_level_maps_equal_the_per_level_definition(shape, num_levels):
+    rng = np.random.default_rng(hash((shape, num_levels)) % 2**32)
+    for density in (0.3, 0.7, 1.0):
+        level_map = rng.integers(0, num_levels + 1, size=(3, *shape))
+        level_map[rng.random(level_map.shape) > density] = 0
+        check(level_map, num_levels)
+
+
+def test_smooth_blobs_with_noise_many_runs_per_level():
+    rng = np.random.default_rng(7)
+    yy, xx = np.mgrid[0:90, 0:131]
+    value = np.exp(-((yy - 40) ** 2 + (xx - 60) ** 2) / 900) + rng.normal(0, 0.08, yy.shape)
+    level_map = np.clip(np.floor(value * 10), 0, 10).astype(np.int64)[None]
+    check(level_map, 10)
+
+
+def test_ties_go_to_the_first_component_in_column_major_order():
+    level_map = np.zeros((1, 5, 7), np.int64)
+    level_map[0, 0, 4:6] = 2  # row-major first, column-major second
+    level_map[0, 3, 1:3] = 2  # column-major first: wins the tie at both levels
+    check(level_map, 2)
+    assert connected_level_count(torch.from_numpy(level_map), 2)[0, 3, 1] == 2
+
+
+def test_long_paths_spiral_and_snake_at_two_levels():
+    for mask in (spiral(41, 37), snake(40, 23)):
+        level_map = mask.astype(np.int64)[None] * 2
+        level_map[0, mask.shape[0] // 2] = np.minimum(level_map[0, mask.shape[0] // 2], 1)  # cut at level 2
+        check(level_map, 2)
+
+
+def test_empty_levels_count_zero_and_full_levels_count_all():
+    empty = np.zeros((2, 6, 9), np.int64)
+    assert connected_level_count(torch.from_numpy(empty), 10).sum() == 0
+    full = np.full((2, 6, 9), 10)
+    assert (connected_level_count(torch.from_numpy(full), 10) == 10).all()
+    gap = full.copy()
+    gap[:, :, 4] = 5  # levels 6..10 split into two equal halves: the left one (column-major first) wins
+    check(gap, 10)
+
+
+def test_the_whole_image_path_equals_the_cropped_cpu_path(monkeypatch):
+    rng = np.random.default_rng(3)
+    level_map = np.zeros((2, 40, 50), np.int64)
+    level_map[:, 10:30, 5:35] = rng.integers(0, 6, size=(2, 20, 30))
+    cropped = connected_level_count(torch.from_numpy(level_map), 5)
+    monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
+    np.testing.assert_array_equal(connected_level_count(torch.from_numpy(level_map), 5).numpy(), cropped.numpy())
+    check(level_map, 5)
