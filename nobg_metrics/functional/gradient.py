@@ -34,9 +34,10 @@ from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.arith import divide
 from nobg_metrics.ops.filters import (
     gaussgradient_kernels,
-    gaussian_gradient,
+    gaussian_gradient_padded,
     sobel_magnitude,
 )
+from nobg_metrics.ops.histogram import NUM_LEVELS
 
 GradientKernel = Literal["gaussian", "sobel"]
 """``gaussian``: DIM's gaussgradient(1.4) error (default); ``sobel``: ZIM's Sobel L1 variant."""
@@ -69,6 +70,11 @@ def mat2gray(image: Tensor, *, out: Tensor | None = None) -> Tensor:
     scaled = image.double() if out is None else out.copy_(image)
     low = scaled.amin(dim=(-2, -1), keepdim=True)
     high = scaled.amax(dim=(-2, -1), keepdim=True)
+    return _stretch(scaled, low, high)
+
+
+def _stretch(scaled: Tensor, low: Tensor, high: Tensor) -> Tensor:
+    """``mat2gray``'s arithmetic on ``scaled`` in place, given each image's ``low`` and ``high`` (broadcast)."""
     constant = high == low
     delta = 1.0 / torch.where(constant, torch.ones_like(high), high - low)
     # imlincomb(delta, A, -limits(1)*delta, 'double'): A * delta, then + (-min * delta); a constant image
@@ -77,24 +83,74 @@ def mat2gray(image: Tensor, *, out: Tensor | None = None) -> Tensor:
     return scaled.mul_(delta).add_(offset).clamp_(0.0, 1.0)
 
 
+def _mat2gray_levels_padded(levels: Tensor, rows: slice, cols: slice, half: int) -> Tensor:
+    """``mat2gray(double(levels) / 255)`` of the crop ``[rows, cols]``, replicate-padded by ``half``, float64.
+
+    Every pixel of an image holds one of 256 levels, so ``mat2gray`` runs once per image on the 256 values
+    (the same float64 ops, hence the same numbers) and the padded crop is one table lookup.
+
+    Args:
+        levels: :math:`(B, H, W)` uint8; ``min`` and ``max`` are over the whole image, as the reference's.
+        rows, cols: the crop (inside the image).
+        half: padding on every side; beyond the image border it replicates the border pixels.
+
+    Returns:
+        :math:`(B, R + 2 half, C + 2 half)` float64.
+    """
+    batch = levels.shape[0]
+    device = levels.device
+    values = divide(torch.arange(NUM_LEVELS, device=device, dtype=torch.float64), 255)
+    flat = levels.view(batch, -1)
+    low = values.index_select(0, flat.amin(dim=1).int())[:, None]
+    high = values.index_select(0, flat.amax(dim=1).int())[:, None]
+    tables = _stretch(values.expand(batch, -1).clone(), low, high)  # (B, 256)
+    padded = _replicate_pad(levels, rows, cols, half).int()  # uint8 copies, then int32
+    padded.add_(torch.arange(0, batch * NUM_LEVELS, NUM_LEVELS, device=device, dtype=torch.int32)[:, None, None])
+    return tables.view(-1).index_select(0, padded.view(-1)).view(padded.shape)
+
+
+def _replicate_pad(image: Tensor, rows: slice, cols: slice, half: int) -> Tensor:
+    """The crop ``[rows, cols]`` of a (B, H, W) image grown by ``half`` on every side: image pixels where the
+    image has them, its border pixels replicated beyond (any dtype; ``F.pad`` has no uint8 replicate)."""
+    _, height, width = image.shape
+    top, bottom = rows.start - half, rows.stop + half
+    left, right = cols.start - half, cols.stop + half
+    crop = image[:, max(top, 0):min(bottom, height), max(left, 0):min(right, width)]
+    crop = torch.cat([crop[:, :1].expand(-1, max(0, -top), -1), crop,
+                      crop[:, -1:].expand(-1, max(0, bottom - height), -1)], dim=1)
+    return torch.cat([crop[:, :, :1].expand(-1, -1, max(0, -left)), crop,
+                      crop[:, :, -1:].expand(-1, -1, max(0, right - width))], dim=2)
+
+
+def _as_float64(source: Tensor) -> Tensor:
+    """A matte as float64: ``uint8`` from its integer levels (``double(x) / 255``), others as given."""
+    return divide(source.double(), 255) if source.dtype == torch.uint8 else source.double()
+
+
 def _gradient_per_image(batch: MatteBatch) -> Tensor:
     """Per-image DIM gradient error (raw, not /1000): :math:`(B,)` float64.
 
     With a trimap only the unknown region is scored, so on CPU the filters run on its box plus the kernel's
     half-size (exact there: beyond it the crop stops at the image border, which the filter pads itself).
     """
-    size = batch.pred.shape[0]
-    both = torch.empty((2 * size, *batch.pred.shape[1:]), dtype=torch.float64, device=batch.pred.device)
-    mat2gray(batch.pred, out=both[:size])  # per-image min and max over the whole image, as the reference
-    mat2gray(batch.gt, out=both[size:])
+    size, height, width = batch.pred_source.shape
     region = batch.region
+    rows, cols = slice(0, height), slice(0, width)
     if region is not None:
         box = host_reads.window(region, DIM_HALF_SIZE)
         if box.rows.start == box.rows.stop:  # no unknown pixel in the batch: every image scores 0
-            return torch.zeros(size, dtype=torch.float64, device=both.device)
-        both = both[box.crop].contiguous()
-        region = region[box.crop]
-    gx, gy = gaussian_gradient(both, DIM_SIGMA)
+            return torch.zeros(size, dtype=torch.float64, device=batch.device)
+        rows, cols, region = box.rows, box.cols, region[box.crop]
+    if batch.levels is not None:  # uint8: mat2gray through a 256-entry table, padding by index
+        padded = _mat2gray_levels_padded(torch.cat(batch.levels), rows, cols, DIM_HALF_SIZE)
+    else:
+        both = torch.empty((2 * size, height, width), dtype=torch.float64, device=batch.device)
+        mat2gray(_as_float64(batch.pred_source), out=both[:size])  # min and max over the whole image
+        mat2gray(_as_float64(batch.gt_source), out=both[size:])
+        crop = both[:, rows, cols].unsqueeze(1)
+        pad = (DIM_HALF_SIZE,) * 4
+        padded = torch.nn.functional.pad(crop, pad, mode="replicate")[:, 0]
+    gx, gy = gaussian_gradient_padded(padded, DIM_SIGMA)
     magnitudes = gx.square_().add_(gy.square_()).sqrt_().float()
     pred_amp, gt_amp = magnitudes.chunk(2)
     return _region_sum(pred_amp.sub_(gt_amp).square_(), region)
@@ -102,30 +158,18 @@ def _gradient_per_image(batch: MatteBatch) -> Tensor:
 
 def _sobel_per_image(batch: MatteBatch) -> Tensor:
     """Per-image ZIM Sobel gradient error: mean over the region of ``|sobel(pred)| - |sobel(gt)|``, :math:`(B,)`."""
-    magnitudes = sobel_magnitude(torch.cat([batch.pred, batch.gt]).double())
+    magnitudes = sobel_magnitude(torch.cat([_as_float64(batch.pred_source), _as_float64(batch.gt_source)]))
     pred_amp, gt_amp = magnitudes.chunk(2)
     total = _region_sum((pred_amp - gt_amp).abs(), batch.region)
     size = _region_size(batch)
     return torch.where(size > 0, total / size.clamp_min(1), torch.zeros_like(total))
 
 
-def _uint8_levels_as_float64(maps: InputMaps | None) -> InputMaps | None:
-    """``uint8`` images as float64 ``x / 255`` so ``mat2gray`` sees their exact levels (others unchanged)."""
-    if maps is None:
-        return None
-    if isinstance(maps, Tensor):
-        return divide(maps.double(), 255) if maps.dtype == torch.uint8 else maps
-    if isinstance(maps, (list, tuple)):
-        return [_uint8_levels_as_float64(item) for item in maps]  # type: ignore[misc]
-    return maps  # rejected with a clear message by prepare_matting
-
-
 def _gradient_update(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None, kernel: str, clamp_to_trimap: bool,
                      validate_args: bool) -> tuple[Tensor, Tensor]:
     """Sum of per-image gradient errors and the image count: ``(float64 scalar, int64 scalar)``."""
     per_image = _gradient_per_image if kernel == "gaussian" else _sobel_per_image
-    return _matting_update(per_image, _uint8_levels_as_float64(pred), _uint8_levels_as_float64(gt), trimap,
-                           clamp_to_trimap, validate_args)
+    return _matting_update(per_image, pred, gt, trimap, clamp_to_trimap, validate_args)
 
 
 def gradient_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, *,

@@ -69,15 +69,32 @@ def gaussian_gradient(image: Tensor, sigma: float = 1.4) -> tuple[Tensor, Tensor
         >>> round(float(gx[0, 4, 10]), 6), bool(gy.abs().max() < 1e-12)
         (9.683831, True)
     """
+    half = len(_gaussgradient_taps(sigma)[0]) // 2
+    padded = F.pad(image.unsqueeze(1), (half, half, half, half), mode="replicate")[:, 0]  # (B, H+2h, W+2h)
+    return gaussian_gradient_padded(padded, sigma)
+
+
+def gaussian_gradient_padded(padded: Tensor, sigma: float = 1.4) -> tuple[Tensor, Tensor]:
+    """:func:`gaussian_gradient` of an image already padded by ``halfsize`` on every side (its buffer is reused).
+
+    Args:
+        padded: :math:`(B, H + 2h, W + 2h)` float, contiguous; overwritten.
+
+    Returns:
+        ``(gx, gy)``, each :math:`(B, H, W)`.
+    """
     gauss, dgauss, norm = _gaussgradient_taps(sigma)  # host constants: no device round trip
     half = len(gauss) // 2
-    padded = F.pad(image.unsqueeze(1), (half, half, half, half), mode="replicate")[:, 0]  # (B, H+2h, W+2h)
-    # 'conv' flips the kernel: correlate with the reversed taps (gauss is symmetric, dgauss odd)
+    batch, height, width = padded.shape[0], padded.shape[1] - 2 * half, padded.shape[2] - 2 * half
+    shape = torch.Size((batch, height, width))
+    # 'conv' flips the kernel: correlate with the reversed taps (gauss is symmetric, dgauss odd); hx / norm
+    # is applied to the dgauss factor (the same product, rounded once more or less: ~1e-16 relative)
+    derivative = [tap / norm for tap in dgauss[::-1]]
     smooth_x = _correlate(padded, gauss[::-1], dim=-1)
-    deriv_x = _correlate(padded, dgauss[::-1], dim=-1)
+    deriv_x = _correlate(padded, derivative, dim=-1)
     # each full-size buffer is reused once it is dead: fresh memory costs page faults on every call
-    gx = _correlate(deriv_x, gauss[::-1], dim=-2, out=_reuse(padded, image.shape)).div_(norm)
-    gy = _correlate(smooth_x, dgauss[::-1], dim=-2, out=_reuse(deriv_x, image.shape)).div_(norm)
+    gx = _correlate(deriv_x, gauss[::-1], dim=-2, out=_reuse(padded, shape))
+    gy = _correlate(smooth_x, derivative, dim=-2, out=_reuse(deriv_x, shape))
     return gx, gy
 
 

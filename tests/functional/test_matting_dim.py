@@ -234,3 +234,16 @@ def test_gradient_on_the_unknown_box_equals_the_whole_image(where, monkeypatch):
     assert abs(F.gradient_error(*inputs).item() - cropped) <= 1e-12 * max(1.0, abs(cropped))
     expected = _port_mean("grad", list(zip(pred, gt, trimap)), True)
     _assert_close(cropped, expected, "grad")
+
+
+@pytest.mark.parametrize("with_trimap", [False, True])
+def test_gradient_of_uint8_levels_equals_the_float64_path(with_trimap):
+    """uint8 mattes go through a per-image 256-entry mat2gray table and index padding; float64 ``x / 255``
+    mattes through mat2gray and ``F.pad``: the same numbers (lists of mixed sizes, trimap boxes at borders)."""
+    triples = cases(5)
+    preds, gts, trimaps = ([torch.from_numpy(a) for a in column] for column in zip(*triples))
+    as_float = [[p.double() / 255 for p in column] for column in (preds, gts)]
+    options = {"trimap": trimaps if with_trimap else None}
+    levels = F.gradient_error(preds, gts, **options).item()
+    floats = F.gradient_error(*as_float, **options).item()
+    assert abs(levels - floats) <= 1e-13 * max(1.0, abs(floats))
