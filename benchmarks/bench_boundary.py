@@ -33,8 +33,8 @@ def reference_boundary_iou(preds: np.ndarray, gts: np.ndarray, dilation_ratio: f
     return float(np.mean(values))
 
 
-def cases(size: int, device: str, batch: int = 1) -> list[Case]:
-    preds, gts = sample_uint8(size, batch)
+def cases(size: int, device: str, batch: int = 1, seed: int = 0) -> list[Case]:
+    preds, gts = sample_uint8(size, batch, seed=seed)
     pred_t = torch.from_numpy(preds).to(device)
     gt_t = torch.from_numpy(gts).to(device)
     metric = nm.BoundaryIoU(threshold=128 / 255, validate_args=False).to(device)

@@ -34,7 +34,7 @@ SOD_SUITE = ["mae", "s_measure", "e_measure_max", "e_measure_mean", "e_measure_a
              "f_measure_mean", "f_measure_adaptive", "weighted_f_measure"]
 
 
-def cases(size: int, device: str, batch: int = 1) -> list:
+def cases(size: int, device: str, batch: int = 1, seed: int = 0) -> list:
     """No per-call case: run this file directly for the end-to-end numbers."""
     return []
 

@@ -35,8 +35,8 @@ def _trimaps(gts: np.ndarray) -> np.ndarray:
     return np.stack(out)
 
 
-def cases(size: int, device: str, batch: int = 1) -> list[Case]:
-    preds, gts = sample_uint8(size, batch)
+def cases(size: int, device: str, batch: int = 1, seed: int = 0) -> list[Case]:
+    preds, gts = sample_uint8(size, batch, seed=seed)
     trimaps = _trimaps(gts)
     masks = (preds >= 128) & (gts >= 128)
     pred_t, gt_t, tri_t = (torch.from_numpy(a).to(device) for a in (preds, gts, trimaps))

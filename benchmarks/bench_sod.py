@@ -17,8 +17,8 @@ SOD_SUITE = ("mae", "s_measure", "e_measure_max", "e_measure_mean", "e_measure_a
              "f_measure_mean", "f_measure_adaptive", "weighted_f_measure")
 
 
-def cases(size: int, device: str, batch: int = 1) -> list[Case]:
-    preds, gts = sample_uint8(size, batch)
+def cases(size: int, device: str, batch: int = 1, seed: int = 0) -> list[Case]:
+    preds, gts = sample_uint8(size, batch, seed=seed)
     pred_t = torch.from_numpy(preds).to(device)
     gt_t = torch.from_numpy(gts).to(device)
 

@@ -13,8 +13,8 @@ import nobg_metrics as nm
 from harness import Case, sample_uint8
 
 
-def cases(size: int, device: str, batch: int = 1) -> list[Case]:
-    preds, gts = sample_uint8(size, batch)
+def cases(size: int, device: str, batch: int = 1, seed: int = 0) -> list[Case]:
+    preds, gts = sample_uint8(size, batch, seed=seed)
     pred = torch.from_numpy(preds).to(device)
     gt = torch.from_numpy(gts).to(device)
     out = []

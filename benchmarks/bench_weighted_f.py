@@ -12,8 +12,8 @@ from harness import Case, sample_uint8
 from nobg_metrics.ops.distance import nearest_feature
 
 
-def cases(size: int, device: str, batch: int = 1) -> list[Case]:
-    preds, gts = sample_uint8(size, batch)
+def cases(size: int, device: str, batch: int = 1, seed: int = 0) -> list[Case]:
+    preds, gts = sample_uint8(size, batch, seed=seed)
     pred_t = torch.from_numpy(preds).to(device)
     gt_t = torch.from_numpy(gts).to(device)
     features = gt_t > 128

@@ -63,6 +63,16 @@ def sample_uint8(size: int, batch: int = 1, seed: int = 0, width: int | None = N
     return np.stack(preds), np.stack(gts)
 
 
+def combine_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One row for the same case timed on several pairs: mean times, ratio of the summed times."""
+    ours_ms = statistics.fmean(row["ours_ms"] for row in rows)
+    has_ref = all(row["ref_ms"] is not None for row in rows)
+    ref_ms = statistics.fmean(row["ref_ms"] for row in rows) if has_ref else None
+    combined = dict(rows[0], ours_ms=ours_ms, ref_ms=ref_ms, ratio=None if ref_ms is None else ref_ms / ours_ms)
+    combined["images_per_s"] = rows[0]["images_per_s"] * rows[0]["ours_ms"] / ours_ms
+    return combined
+
+
 def format_rows(rows: list[dict[str, Any]]) -> str:
     """A markdown table of benchmark rows."""
     header = "| metric | size | device | ours ms | reference | ref ms | ratio (ref/ours) | images/s |"
