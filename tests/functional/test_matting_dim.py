@@ -247,3 +247,33 @@ def test_gradient_of_uint8_levels_equals_the_float64_path(with_trimap):
     levels = F.gradient_error(preds, gts, **options).item()
     floats = F.gradient_error(*as_float, **options).item()
     assert abs(levels - floats) <= 1e-13 * max(1.0, abs(floats))
+
+
+@pytest.mark.parametrize("shape", [(41, 67), (1, 30), (30, 1), (9, 9), (5, 12)])
+def test_gradient_filters_only_where_the_map_varies(shape, monkeypatch):
+    """On CPU each map is filtered on the box of its non-constant windows (a binary gt, a saturated
+    prediction); a GPU filters the whole image. Same values: single changed pixels at corners and borders,
+    discs touching the border, constant maps, with and without a trimap."""
+    from nobg_metrics.ops import host_reads
+
+    rng = np.random.default_rng(sum(shape))
+    h, w = shape
+    gt = np.zeros((4, h, w), np.uint8)
+    gt[0, -1, -1] = 255  # one pixel in the last corner
+    gt[1, 0, w // 2] = 255  # one pixel on the top border
+    yy, xx = np.mgrid[0:h, 0:w]
+    gt[2] = np.where((yy - h) ** 2 + (xx - w / 3) ** 2 <= (h * h + w * w) / 9, 255, 0)  # a disc cut by the border
+    pred = np.where(rng.random(gt.shape) < 0.05, rng.integers(0, 256, gt.shape), gt).astype(np.uint8)
+    pred[3] = 200  # constant prediction, empty gt
+    trimap = np.where(rng.random(gt.shape) < 0.3, 128, 0).astype(np.uint8)
+    inputs = [torch.from_numpy(a) for a in (pred, gt)]
+    for options in ({}, {"trimap": torch.from_numpy(trimap)}):
+        boxed = F.gradient_error(*inputs, **options).item()
+        floats = F.gradient_error(*[t.double() / 255 for t in inputs], **options).item()
+        with monkeypatch.context() as patch:
+            patch.setattr(host_reads, "free_on", lambda tensor: False)
+            whole = F.gradient_error(*inputs, **options).item()
+        assert abs(boxed - whole) <= 1e-12 * max(1.0, abs(whole))
+        assert abs(floats - whole) <= 1e-12 * max(1.0, abs(whole))
+        triples = list(zip(pred, gt, trimap))
+        _assert_close(boxed, _port_mean("grad", triples, "trimap" in options), "grad")
