@@ -28,6 +28,7 @@ from nobg_metrics.cli.config import (
 from nobg_metrics.cli.dist import init_from_env, pick_device, world
 from nobg_metrics.cli.files import Source
 from nobg_metrics.cli.jobs import build_jobs, problems
+from nobg_metrics.cli.launch import resolve_procs, run_ranks
 from nobg_metrics.cli.outputs import (
     json_writer,
     latex_table,
@@ -75,13 +76,22 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default ./nobg-metrics-out)")
     where.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     where.add_argument("--batch-size", type=int, default=8, help="images decoded per loader step (default 8)")
-    where.add_argument("--workers", type=int, default=min(4, os.cpu_count() or 1),
-                       help="decoding processes (0: decode in the main process)")
+    where.add_argument("--procs", default="auto", type=_procs_value,
+                       help="scoring processes on CPU (auto: one per core when there are >= 64 images each)")
+    where.add_argument("--workers", type=int, default=None,
+                       help="decoding processes per scoring process (default: min(4, cores) / procs; "
+                            "0: decode in the scoring process)")
     where.add_argument("--no-per-image", action="store_true",
                        help="skip per_image.csv; score equal-size images as one batched update")
     where.add_argument("--no-plots", action="store_true", help="skip curves.png / curves.pdf")
     where.add_argument("--quiet", action="store_true", help="no progress bars and no table on the console")
     return parser
+
+
+def _procs_value(text: str) -> str:
+    if text == "auto" or (text.isdigit() and int(text) >= 1):
+        return text
+    raise argparse.ArgumentTypeError(f"expected 'auto' or a positive integer, got {text!r}")
 
 
 def _plan(args: argparse.Namespace) -> Plan:
@@ -132,7 +142,7 @@ def run_eval(args: argparse.Namespace) -> int:
     plan = _plan(args)
     check_plan(plan)
     _check_out(args.out, plan)
-    if args.batch_size < 1 or args.workers < 0:
+    if args.batch_size < 1 or (args.workers is not None and args.workers < 0):
         raise ConfigError("--batch-size must be >= 1 and --workers >= 0")
     try:
         device = pick_device(args.device)
@@ -149,7 +159,12 @@ def run_eval(args: argparse.Namespace) -> int:
                 print("nobg-metrics: failed: missing files (use --allow-missing to score the rest); "
                       "nothing was written", file=sys.stderr)
             return 1
-        options = RunOptions(args.tier, args.metrics, args.protocol, args.batch_size, args.workers,
+        procs = resolve_procs(args.procs, device, sum(len(job.items) for job in jobs))
+        if procs > 1:  # this process only launches the ranks (it has run no torch op: safe to fork)
+            return run_ranks(procs, run_eval, args)
+        workers = args.workers if args.workers is not None else \
+            max(1, min(4, os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", os.environ.get("WORLD_SIZE", "1"))))
+        options = RunOptions(args.tier, args.metrics, args.protocol, args.batch_size, workers,
                              args.allow_missing, not args.no_per_image, not args.quiet)
         scores = score(jobs, options, device)
         if scores.unreadable and not args.allow_missing:
