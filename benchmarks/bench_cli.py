@@ -1,13 +1,16 @@
 """``nobg-metrics eval`` end to end vs the PySODEvalToolkit-style loop, on N generated 1024² PNG pairs.
 
-    python benchmarks/bench_cli.py                    # 200 pairs, --tier expensive, all CPU cores
+    python benchmarks/bench_cli.py                    # 200 pairs, --tier expensive, the command's defaults
     python benchmarks/bench_cli.py --count 20 --workers 2 --device cuda
 
 Ours: the command in a subprocess (decode in DataLoader workers, all metrics of the tier, every output
-file written). Reference: one process reading the same files with ``cv2.imread(IMREAD_GRAYSCALE)`` and
+file written), with its defaults (``--procs auto``: one scoring rank per core on CPU for >= 64 images per
+rank) and once more with ``--procs 1``. Reference: one process reading the same files with ``cv2.imread(IMREAD_GRAYSCALE)`` and
 stepping PySODMetrics' MAE, Smeasure, Emeasure, Fmeasure and WeightedFmeasure. Also timed: ours
-restricted to the reference's metric set (``--metrics`` = the SOD suite). Peak memory is the maximum
-resident set of the process (``resource.getrusage``; ours: the largest of the command's processes).
+restricted to the reference's metric set (``--metrics`` = the SOD suite). Peak memory: the reference's
+maximum resident set (``resource.getrusage``); ours: the largest sum over the command's processes (ranks
+and decoding workers, sampled from /proc every 0.2 s; shared pages count once per process, so it is
+an upper bound).
 
 ``benchmarks/run.py`` collects ``cases()`` from every module; this one is a whole-run benchmark and
 contributes no per-call case.
@@ -49,17 +52,44 @@ def make_pairs(root: Path, count: int, size: int) -> None:
         cv2.imwrite(str(root / "pred" / f"{index:04d}.png"), preds[0])
 
 
+def _tree_rss_mib(root_pid: int) -> float:
+    """Summed resident set (MiB) of a process and all its descendants, from /proc (Linux; 0 elsewhere)."""
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            parents[int(entry.name)] = int(fields[1])
+            rss[int(entry.name)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, IndexError, ValueError):
+            continue
+    tree, frontier = {root_pid}, [root_pid]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, ppid in parents.items() if ppid == parent and pid not in tree]
+        tree.update(children)
+        frontier.extend(children)
+    return sum(rss.get(pid, 0) for pid in tree) / 2**20
+
+
 def run_ours(root: Path, args: argparse.Namespace, extra: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one ``nobg-metrics eval`` run."""
+    """Wall seconds and peak summed RSS (MiB, all the command's processes together) of one run."""
+    workers = [] if args.workers is None else ["--workers", str(args.workers)]
     command = [sys.executable, "-m", "nobg_metrics", "eval", "--gt", str(root / "gt"), "--pred",
                str(root / "pred"), "--out", str(root / f"out{len(extra)}"), "--quiet", "--device", args.device,
-               "--workers", str(args.workers), *extra]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+               *workers, *extra]
     start = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    peak = 0.0
+    while process.poll() is None:
+        peak = max(peak, _tree_rss_mib(process.pid))
+        time.sleep(0.2)
     wall = time.perf_counter() - start
-    peak = max(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, before)
-    return wall, peak / 1024
+    if process.returncode:
+        raise subprocess.CalledProcessError(process.returncode, command)
+    return wall, peak
 
 
 def run_reference(root: Path) -> float:
@@ -82,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--tier", default="expensive")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"])
-    parser.add_argument("--workers", type=int, default=min(4, os.cpu_count() or 1))
+    parser.add_argument("--workers", type=int, default=None, help="decoding workers per rank (default: the command's)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -90,8 +120,9 @@ def main(argv: list[str] | None = None) -> int:
         reference = run_reference(root)
         ref_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         ours_tier, peak_tier = run_ours(root, args, ["--tier", args.tier])
+        ours_one, peak_one = run_ours(root, args, ["--tier", args.tier, "--procs", "1"])
         ours_suite, peak_suite = run_ours(root, args, ["--metrics", *SOD_SUITE])
-    print(f"{args.count} pairs of {args.size}², device {args.device}, {args.workers} workers, "
+    print(f"{args.count} pairs of {args.size}², device {args.device}, workers {args.workers or 'default'}, "
           f"{os.cpu_count()} cores")
     print("| run | wall s | images/s | ratio (ref/ours) | peak RSS MiB |")
     print("|---|---:|---:|---:|---:|")
@@ -99,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{ref_peak:.0f} |")
     print(f"| nobg-metrics eval --tier {args.tier} (18 metrics) | {ours_tier:.1f} | {args.count / ours_tier:.1f} | "
           f"{reference / ours_tier:.2f}x | {peak_tier:.0f} |")
+    print(f"| nobg-metrics eval --tier {args.tier} --procs 1 | {ours_one:.1f} | {args.count / ours_one:.1f} | "
+          f"{reference / ours_one:.2f}x | {peak_one:.0f} |")
     print(f"| nobg-metrics eval --metrics <SOD suite> | {ours_suite:.1f} | {args.count / ours_suite:.1f} | "
           f"{reference / ours_suite:.2f}x | {peak_suite:.0f} |")
     return 0

@@ -21,8 +21,9 @@ _ALWAYS = {"_local_scalar_dense", "nonzero", "masked_select", "unique", "_unique
 
 
 KNOWN_SYNCS = {"connectivity_error"}
-"""Metrics whose update still syncs: exact connected components test convergence on the host, O(log n) times
-per labelling (docs/connected_components.md). When that changes, empty this set."""
+"""Metrics whose update still syncs: the exact labelling of all thresholds (``ops.level_components``) lists runs
+with ``nonzero`` and tests the union-find's convergence on the host, O(log n) times per batch
+(docs/connected_components.md). When that changes, empty this set."""
 
 CPU_ONLY = {"bincount_fixed", "feature_columns", "window"}  # each branches on host_reads.free_on
 """Functions whose host reads sit in a CPU-only branch (they take a sync-free path on CUDA)."""
