@@ -170,7 +170,7 @@ def _as_list(name: str, value: InputMaps) -> list[Tensor] | None:
 
 
 def _to_bhw(name: str, tensor: Tensor) -> Tensor:
-    """Reshape (B,1,H,W) / (B,H,W) / (H,W) to (B,H,W); reject other layouts and empty batches."""
+    """Reshape (B,1,H,W) / (B,H,W) / (H,W) to a contiguous (B,H,W); reject other layouts and empty batches."""
     if tensor.ndim == 2:
         tensor = tensor.unsqueeze(0)
     elif tensor.ndim == 4:
@@ -189,7 +189,7 @@ def _to_bhw(name: str, tensor: Tensor) -> Tensor:
         raise ValueError(f"`{name}` must hold at least one image, got an empty batch of shape {tuple(tensor.shape)}")
     if tensor.shape[1] == 0 or tensor.shape[2] == 0:
         raise ValueError(f"`{name}` images must have H >= 1 and W >= 1, got shape {tuple(tensor.shape)}")
-    return tensor
+    return tensor.contiguous()  # views of any strides are accepted; the metrics read rows as flat memory
 
 
 def _check_dtype(name: str, tensor: Tensor, *, allow_bool: bool = True) -> None:

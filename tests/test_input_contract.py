@@ -123,3 +123,30 @@ def test_a_rejected_update_changes_no_state(metric):
             metric.update(pred, gt)
         for name, value in before.items():
             assert torch.equal(getattr(metric, name), value), name
+
+
+def _views(tensor: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The same (B, H, W) maps as non-contiguous views: a crop, a transpose, channels-last, a broadcast."""
+    b, h, w = tensor.shape
+    padded = torch.zeros((b, h + 3, w + 5), dtype=tensor.dtype)
+    padded[:, 1:h + 1, 2:w + 2] = tensor
+    channels_last = tensor[:, None].contiguous(memory_format=torch.channels_last)
+    return {"crop": padded[:, 1:h + 1, 2:w + 2], "transposed": tensor.transpose(1, 2).contiguous().transpose(1, 2),
+            "channels_last": channels_last, "every_other_column": torch.repeat_interleave(tensor, 2, dim=2)[:, :, ::2]}
+
+
+@pytest.mark.parametrize("kind", ["crop", "transposed", "channels_last", "every_other_column"])
+def test_strided_views_give_the_values_of_contiguous_maps(kind):
+    """Inputs may be views of any strides (crops of a bigger buffer, transposes, channels-last batches):
+    every metric of the expensive tier, with and without a trimap, gives the contiguous copies' values."""
+    generator = torch.Generator().manual_seed(5)
+    pred = torch.randint(0, 256, (2, 23, 31), generator=generator, dtype=torch.uint8)
+    gt = ((torch.rand(2, 23, 31, generator=generator) > 0.6) * 255).to(torch.uint8)
+    trimap = torch.where(torch.rand(2, 23, 31, generator=generator) > 0.5, 128, 0).to(torch.uint8)
+    for inputs in ((pred, gt), (pred.double() / 255, gt > 128)):
+        expected = nm.make_collection("expensive", normalize=True)
+        expected.update(*inputs, trimap=trimap)
+        strided = nm.make_collection("expensive", normalize=True)
+        strided.update(*(_views(t)[kind] for t in inputs), trimap=_views(trimap)[kind])
+        for name, value in expected.compute().items():
+            assert torch.equal(strided.compute()[name], value), (kind, name)

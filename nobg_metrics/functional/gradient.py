@@ -99,9 +99,8 @@ def _mat2gray_tables(levels: Tensor) -> Tensor:
     """
     batch = levels.shape[0]
     values = divide(torch.arange(NUM_LEVELS, device=levels.device, dtype=torch.float64), 255)
-    flat = levels.view(batch, -1)
-    low = values.index_select(0, flat.amin(dim=1).int())[:, None]
-    high = values.index_select(0, flat.amax(dim=1).int())[:, None]
+    low = values.index_select(0, levels.amin(dim=(-2, -1)).int())[:, None]  # any strides: inputs may be views
+    high = values.index_select(0, levels.amax(dim=(-2, -1)).int())[:, None]
     return _stretch(values.expand(batch, -1).clone(), low, high)
 
 

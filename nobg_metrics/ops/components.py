@@ -24,10 +24,10 @@ def _as_batch(mask: Tensor) -> Tensor:
     if mask.dtype != torch.bool:
         raise TypeError(f"`mask` must be a bool tensor, got {mask.dtype}")
     if mask.ndim == 2:
-        return mask.unsqueeze(0)
+        mask = mask.unsqueeze(0)
     if mask.ndim != 3:
         raise ValueError(f"`mask` must have shape (B, H, W) or (H, W), got {tuple(mask.shape)}")
-    return mask
+    return mask.contiguous()  # runs are read as flat memory: views of any strides are copied once
 
 
 def _compress(parent: Tensor) -> Tensor:

@@ -92,7 +92,7 @@ def connected_level_count(level_map: Tensor, num_levels: int) -> Tensor:
                  [0, 2, 0, 0],
                  [0, 0, 0, 0]]], dtype=torch.int32)
     """
-    levels = level_map.to(torch.int16 if num_levels < 2**15 else torch.int32)
+    levels = level_map.to(torch.int16 if num_levels < 2**15 else torch.int32, memory_format=torch.contiguous_format)
     box = host_reads.window(levels > 0, 0)  # CPU: only the box of level 1 (counts are 0 outside it)
     if box.rows == slice(0, levels.shape[1]) and box.cols == slice(0, levels.shape[2]):
         return _level_count(levels, num_levels)

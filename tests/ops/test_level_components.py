@@ -82,3 +82,17 @@ def test_the_whole_image_path_equals_the_cropped_cpu_path(monkeypatch):
     monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
     np.testing.assert_array_equal(connected_level_count(torch.from_numpy(level_map), 5).numpy(), cropped.numpy())
     check(level_map, 5)
+
+
+def test_strided_views_are_accepted():
+    """Transposed and cropped views label like their contiguous copies (both labelling ops)."""
+    from nobg_metrics.ops.components import connected_components, largest_component
+
+    rng = np.random.default_rng(11)
+    level_map = torch.from_numpy(rng.integers(0, 4, size=(2, 29, 23)))
+    views = [level_map.transpose(1, 2).contiguous().transpose(1, 2), torch.nn.functional.pad(level_map, (2, 3))[..., 2:-3]]
+    for view in views:
+        assert not view.is_contiguous()
+        assert torch.equal(connected_level_count(view, 3), connected_level_count(level_map, 3))
+        assert torch.equal(connected_components(view >= 2), connected_components(level_map >= 2))
+        assert torch.equal(largest_component(view >= 1), largest_component(level_map >= 1))
