@@ -68,10 +68,9 @@ def _column_pass(features: Tensor, positions: Tensor | None = None) -> tuple[Ten
     """
     batch, height, width = features.shape
     far = height + width + 1
-    if positions is None:
-        columns = features.transpose(1, 2).contiguous()  # (B, W, H)
-    else:
-        columns = features.transpose(1, 2).gather(1, positions.transpose(1, 2).expand(batch, -1, height))
+    columns = swap_last_two(features)  # (B, W, H)
+    if positions is not None:
+        columns = columns.gather(1, positions.transpose(1, 2).expand(batch, -1, height))
     index = torch.arange(height, device=features.device, dtype=torch.int32)
     above = torch.where(columns, index, -far).cummax(dim=2).values
     below = torch.where(columns.flip(2), index.flip(0), height + far).cummin(dim=2).values
@@ -80,7 +79,27 @@ def _column_pass(features: Tensor, positions: Tensor | None = None) -> tuple[Ten
     take_above = gap_above <= gap_below
     gap = torch.where(take_above, gap_above, gap_below).clamp_(max=far)
     row = torch.where(take_above, above, gap_below.add_(index))
-    return gap.transpose(1, 2).contiguous(), row.transpose(1, 2).contiguous()
+    return swap_last_two(gap), swap_last_two(row)
+
+
+def swap_last_two(tensor: Tensor) -> Tensor:
+    """``tensor.transpose(1, 2).contiguous()`` of a contiguous (B, M, N) tensor, through 2-D transposes.
+
+    torch's copy has a cache-blocked kernel for 2-D transposes only; a batched one goes element by element
+    (~5x slower at 1024²). ``(B·M, N)ᵀ`` is one blocked transpose, then the rows of length M are regrouped
+    per image (plain row copies).
+
+    Example:
+        >>> swap_last_two(torch.arange(12).view(2, 2, 3))[1]
+        tensor([[ 6,  9],
+                [ 7, 10],
+                [ 8, 11]])
+    """
+    batch, rows, cols = tensor.shape
+    flipped = tensor.reshape(batch * rows, cols).t().contiguous()  # (N, B·M)
+    if batch == 1:
+        return flipped.view(1, cols, rows)
+    return flipped.view(cols, batch, rows).transpose(0, 1).contiguous()
 
 
 def nearest_feature(features: Tensor, *, max_distance: float | None = None) -> NearestFeature:

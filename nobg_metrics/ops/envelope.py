@@ -55,7 +55,10 @@ def lower_envelope_bisection(cost: Tensor, positions: Tensor, width: int, far: i
     chunk = max(1, _BRUTE_ELEMENTS // (groups * coarse.numel() * sites))
     # queries past the last column (j + s >= W) read the last site: pad ``best`` so every level's
     # ``i*(j + s)`` is a plain strided view
-    best = torch.full((groups, rows, width + 2 * stride), sites - 1, device=device, dtype=torch.int64)
+    # every query column is written before it is read (the coarse level, then each level's odd multiples);
+    # only the padding needs a value
+    best = torch.empty((groups, rows, width + 2 * stride), device=device, dtype=torch.int64)
+    best[:, :, width:].fill_(sites - 1)
     cost_wide = cost.to(wide)
     for first in range(0, rows, chunk):  # bounded memory; each block fully vectorised
         block = cost_wide[:, first : first + chunk, None, :] + square
