@@ -10,6 +10,7 @@ from nobg_metrics import functional
 from nobg_metrics.collection import make_collection
 from nobg_metrics.metrics import *
 from nobg_metrics.metrics import __all__ as _metric_names
+from nobg_metrics.ops import arith as _arith  # noqa: F401  (its import warms torch's vector math: see there)
 
 __version__ = "0.1.0"
 
