@@ -45,10 +45,13 @@ def resolve_procs(choice: str, device: torch.device, images: int) -> int:
     """
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         return 1  # already one rank of a torchrun launch
+    if device.type != "cpu":
+        if choice not in ("auto", "1"):  # a GPU rank per device is torchrun's job (and CUDA must not be forked)
+            raise ValueError(f"--procs {choice} applies to CPU scoring; on CUDA start one rank per GPU with "
+                             f"torchrun --nproc-per-node N -m nobg_metrics eval ...")
+        return 1
     if choice != "auto":
         return int(choice)
-    if device.type != "cpu":
-        return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return max(1, min(cores, MAX_AUTO_PROCS, images // IMAGES_PER_RANK))
 

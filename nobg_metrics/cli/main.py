@@ -159,7 +159,10 @@ def run_eval(args: argparse.Namespace) -> int:
                 print("nobg-metrics: failed: missing files (use --allow-missing to score the rest); "
                       "nothing was written", file=sys.stderr)
             return 1
-        procs = resolve_procs(args.procs, device, sum(len(job.items) for job in jobs))
+        try:
+            procs = resolve_procs(args.procs, device, sum(len(job.items) for job in jobs))
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
         if procs > 1:  # this process only launches the ranks (it has run no torch op: safe to fork)
             return run_ranks(procs, run_eval, args)
         workers = args.workers if args.workers is not None else \

@@ -87,6 +87,8 @@ def test_procs_auto_is_one_process_for_few_images_on_cuda_and_under_torchrun(mon
     cpu = torch.device("cpu")
     assert resolve_procs("auto", cpu, IMAGES_PER_RANK - 1) == 1
     assert resolve_procs("auto", torch.device("cuda"), 10_000) == 1
+    with pytest.raises(ValueError, match="torchrun"):
+        resolve_procs("2", torch.device("cuda"), 10_000)
     assert resolve_procs("3", cpu, 1) == 3
     many = resolve_procs("auto", cpu, 100 * IMAGES_PER_RANK)
     assert 1 <= many <= (os.cpu_count() or 1)
