@@ -150,3 +150,27 @@ def test_strided_views_give_the_values_of_contiguous_maps(kind):
         strided.update(*(_views(t)[kind] for t in inputs), trimap=_views(trimap)[kind])
         for name, value in expected.compute().items():
             assert torch.equal(strided.compute()[name], value), (kind, name)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.uint8])
+@pytest.mark.parametrize("normalize", [False, True])
+def test_no_metric_writes_into_its_inputs(dtype, normalize):
+    """Several paths work in place on float64 buffers; none may be the caller's tensor (a float64 input is
+    not copied by ``.double()``). Every metric of the expensive tier, with a trimap, and the matting
+    functions with ``clamp_to_trimap``."""
+    generator = torch.Generator().manual_seed(9)
+    values = torch.rand(3, 17, 26, generator=generator, dtype=torch.float64) * 0.6 + 0.2
+    pred = (values * 255).round().to(torch.uint8) if dtype == torch.uint8 else values.to(dtype)
+    gt = (torch.rand(3, 17, 26, generator=generator) > 0.5).to(torch.float64) if dtype != torch.uint8 else \
+        ((torch.rand(3, 17, 26, generator=generator) > 0.5) * 255).to(torch.uint8)
+    trimap = torch.where(torch.rand(3, 17, 26, generator=generator) > 0.4, 128, 255).to(torch.uint8)
+    inputs = {"pred": pred, "gt": gt, "trimap": trimap}
+    before = {name: tensor.clone() for name, tensor in inputs.items()}
+    collection = nm.make_collection("expensive", normalize=normalize)
+    collection.update(pred, gt, trimap=trimap)
+    collection.compute()
+    for function in (F.sad, F.mse_metric, F.gradient_error, F.connectivity_error):
+        function(pred, gt, trimap, clamp_to_trimap=True)
+    F.gradient_error(pred, gt, kernel="sobel")
+    for name, tensor in inputs.items():
+        assert torch.equal(tensor, before[name]), name

@@ -71,7 +71,7 @@ def mat2gray(image: Tensor, *, out: Tensor | None = None) -> Tensor:
         <BLANKLINE>
                 [[0.3000, 0.3000, 0.3000]]], dtype=torch.float64)
     """
-    scaled = image.double() if out is None else out.copy_(image)
+    scaled = image.to(torch.float64, copy=True) if out is None else out.copy_(image)  # never the caller's tensor
     low = scaled.amin(dim=(-2, -1), keepdim=True)
     high = scaled.amax(dim=(-2, -1), keepdim=True)
     return _stretch(scaled, low, high)
