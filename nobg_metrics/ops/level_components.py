@@ -55,8 +55,8 @@ def _level_steps(count: Tensor, base: Tensor) -> tuple[Tensor, Tensor]:
             first.repeat_interleave(repeats, output_size=total) + rank)
 
 
-def _rises(level_map: Tensor, last: bool = False) -> Tensor:
-    """``max(0, n(x) - n(x-1))`` along the last dim (``n(x+1)`` if ``last``), with 0 beyond the border."""
+def _rises(level_map: Tensor, last: bool = False) -> tuple[Tensor, Tensor]:
+    """``(max(0, n(x) - n(x-1)), n(x-1))`` along the last dim (``x+1`` if ``last``), 0 beyond the border."""
     neighbour = torch.zeros_like(level_map)
     if last:
         neighbour[..., :-1] = level_map[..., 1:]
