@@ -66,6 +66,26 @@ def test_procs_two_writes_the_single_process_results(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_procs_two_with_two_methods_and_allow_missing_records_the_same(tmp_path: Path) -> None:
+    make_dataset(tmp_path / "data", count=7, formats=("u8", "u16"))
+    sorted((tmp_path / "data" / "u16").glob("*.png"))[2].unlink()  # a missing prediction of the second method
+    common = ["eval", "--gt", str(tmp_path / "data" / "gt"), "--pred", str(tmp_path / "data" / "u8"), "--pred",
+              str(tmp_path / "data" / "u16"), "--allow-missing", *ARGS]
+    for procs, out in (("1", "one"), ("2", "two")):
+        result = subprocess.run([sys.executable, "-m", "nobg_metrics", *common, "--procs", procs, "--out",
+                                 str(tmp_path / out)], check=False, env=_env(), capture_output=True, text=True,
+                                timeout=180)
+        assert result.returncode == 0, result.stderr[-3000:]
+    one, two = read_results(tmp_path / "one"), read_results(tmp_path / "two")
+    assert one["missing"] == two["missing"] and len(two["missing"]) == 1
+    assert [(r["method"], r["images"]) for r in two["results"]] == [("u8", 7), ("u16", 6)]
+    for a, b in zip(one["results"], two["results"]):
+        for name, value in a["metrics"].items():
+            assert b["metrics"][name] == pytest.approx(value, abs=1e-9), name
+    assert _rows(tmp_path / "one") == _rows(tmp_path / "two")
+
+
+@pytest.mark.slow
 def test_procs_two_fails_by_name_on_an_unreadable_file(tmp_path: Path) -> None:
     make_dataset(tmp_path / "data", count=5, formats=("u8",))
     corrupt = sorted((tmp_path / "data" / "u8").glob("*.png"))[3]
