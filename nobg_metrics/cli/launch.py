@@ -52,8 +52,14 @@ def resolve_procs(choice: str, device: torch.device, images: int) -> int:
         return 1
     if choice != "auto":
         return int(choice)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(cores, MAX_AUTO_PROCS, images // IMAGES_PER_RANK))
+    return max(1, min(usable_cores(), MAX_AUTO_PROCS, images // IMAGES_PER_RANK))
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS tells, else ``os.cpu_count()``)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
 
 
 def _free_port() -> int:
@@ -85,8 +91,7 @@ def run_ranks(procs: int, run: Callable[[argparse.Namespace], int], args: argpar
     """
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     context = multiprocessing.get_context(method)
-    cores = os.cpu_count() or 1
-    threads = max(1, cores // procs)
+    threads = max(1, usable_cores() // procs)
     port = _free_port()
     ranks = [context.Process(target=_rank_main, args=(rank, procs, port, threads, run, args), daemon=False)
              for rank in range(procs)]
