@@ -29,7 +29,7 @@ from typing import Literal, Union, get_args
 import torch
 from torch import Tensor
 
-from nobg_metrics.ops.histogram import range_level_values
+from nobg_metrics.ops.histogram import lookup_levels, range_level_values
 
 EmptyGt = Literal["agreement", "reference"]
 """Policy for images whose gt is all background or all foreground (see docs/inputs.md)."""
@@ -86,11 +86,7 @@ class SegBatch:
             if self.is_uint8:  # 256 values per image, each computed as the reference computes it; one gather
                 levels = self.pred_raw.flatten(1)
                 table = range_level_values(levels.amin(dim=1), levels.amax(dim=1), self.normalize)  # (B, 256)
-                index = levels.int()  # int32 index_select: ~3x cheaper than an int64 gather
-                if index.shape[0] > 1:
-                    index += torch.arange(0, table.numel(), table.shape[1], device=index.device,
-                                          dtype=torch.int32)[:, None]
-                self._pred = table.flatten().index_select(0, index.flatten()).view(self.pred_raw.shape)
+                self._pred = lookup_levels(table, self.pred_raw)
             else:
                 self._pred = min_max_stretch(self.pred_raw) if self.normalize else self.pred_raw
         return self._pred

@@ -62,6 +62,13 @@ def usable_cores() -> int:
     return os.cpu_count() or 1
 
 
+def default_workers() -> int:
+    """Decoding workers per scoring process when ``--workers`` is not given: ``min(4, cores)`` shared by the
+    ranks of this machine (``LOCAL_WORLD_SIZE`` under torchrun or ``--procs``), at least 1."""
+    ranks_here = int(os.environ.get("LOCAL_WORLD_SIZE", os.environ.get("WORLD_SIZE", "1")))
+    return max(1, min(4, usable_cores()) // ranks_here)
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))

@@ -12,7 +12,6 @@ Exit status: 0 scored and written; 1 missing or unreadable files (names listed, 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from nobg_metrics.cli.config import (
 from nobg_metrics.cli.dist import init_from_env, pick_device, world
 from nobg_metrics.cli.files import Source
 from nobg_metrics.cli.jobs import build_jobs, problems
-from nobg_metrics.cli.launch import resolve_procs, run_ranks
+from nobg_metrics.cli.launch import default_workers, resolve_procs, run_ranks
 from nobg_metrics.cli.outputs import (
     json_writer,
     latex_table,
@@ -165,8 +164,7 @@ def run_eval(args: argparse.Namespace) -> int:
             raise ConfigError(str(error)) from None
         if procs > 1:  # this process only launches the ranks (it has run no torch op: safe to fork)
             return run_ranks(procs, run_eval, args)
-        workers = args.workers if args.workers is not None else \
-            max(1, min(4, os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", os.environ.get("WORLD_SIZE", "1"))))
+        workers = args.workers if args.workers is not None else default_workers()
         options = RunOptions(args.tier, args.metrics, args.protocol, args.batch_size, workers,
                              args.allow_missing, not args.no_per_image, not args.quiet)
         scores = score(jobs, options, device)

@@ -34,9 +34,9 @@ import torch
 from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps, check_number
-from nobg_metrics._matting_inputs import MatteBatch
+from nobg_metrics._matting_inputs import MatteBatch, _matte_values
 from nobg_metrics.functional.matting import _matting_update, _region_sum
-from nobg_metrics.ops.arith import divide
+from nobg_metrics.ops.histogram import NUM_LEVELS
 from nobg_metrics.ops.level_components import connected_level_count
 
 DIM_THETA = 0.15
@@ -75,7 +75,8 @@ def _connected_level(batch: MatteBatch, steps: list[float]) -> Tensor:
     # level map n = #{m >= 1 : min(pred, gt) >= t_m}: the joint masks of all thresholds are {n >= m}
     if batch.levels is not None:  # uint8: x -> single(x)/255 is monotone, so min commutes with it; 256-entry table
         pred_levels, gt_levels = batch.levels
-        table = torch.bucketize(divide(torch.arange(256, device=device).to(dtype), 255), thresholds[1:], right=True)
+        values = _matte_values(torch.arange(NUM_LEVELS, device=device, dtype=torch.uint8), dtype)  # as batch.pred
+        table = torch.bucketize(values, thresholds[1:], right=True)
         joint = torch.minimum(pred_levels, gt_levels)
         level_map = table.index_select(0, joint.view(-1).int()).view(joint.shape)
     else:

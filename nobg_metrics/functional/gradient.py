@@ -41,7 +41,7 @@ from nobg_metrics.ops.filters import (
     gaussian_gradient_padded,
     sobel_magnitude,
 )
-from nobg_metrics.ops.histogram import NUM_LEVELS
+from nobg_metrics.ops.histogram import NUM_LEVELS, lookup_levels
 
 GradientKernel = Literal["gaussian", "sobel"]
 """``gaussian``: DIM's gaussgradient(1.4) error (default); ``sobel``: ZIM's Sobel L1 variant."""
@@ -104,14 +104,6 @@ def _mat2gray_tables(levels: Tensor) -> Tensor:
     return _stretch(values.expand(batch, -1).clone(), low, high)
 
 
-def _lookup(tables: Tensor, levels: Tensor) -> Tensor:
-    """``tables[b, levels[b]]`` for a (B, ...) uint8 map: float64 of the same shape."""
-    index = levels.int()
-    index.add_(torch.arange(0, tables.numel(), NUM_LEVELS, device=levels.device, dtype=torch.int32)
-               .view(-1, *[1] * (levels.ndim - 1)))
-    return tables.view(-1).index_select(0, index.view(-1)).view(levels.shape)
-
-
 def _varying_window(padded: Tensor, half: int) -> tuple[slice, slice]:
     """Rows and columns of the outputs whose ``2 half + 1`` window is not constant (the gradient is 0
     elsewhere): a box in output coordinates of a (B, R + 2 half, C + 2 half) padded map. Only where host
@@ -148,7 +140,7 @@ def _gradient_magnitude(padded: Tensor, tables: Tensor | None) -> Tensor:
     if out_rows.start == out_rows.stop:
         return magnitude
     window = padded[:, out_rows.start:out_rows.stop + 2 * half, out_cols.start:out_cols.stop + 2 * half]
-    values = _lookup(tables, window) if tables is not None else window.contiguous()
+    values = lookup_levels(tables, window) if tables is not None else window.contiguous()
     gx, gy = gaussian_gradient_padded(values, DIM_SIGMA)
     magnitude[:, out_rows, out_cols] = gx.square_().add_(gy.square_()).sqrt_()
     return magnitude

@@ -137,6 +137,29 @@ def range_level_values(low: Tensor, high: Tensor, normalize: bool) -> Tensor:
     return torch.where(span == 0, values, stretched)
 
 
+def lookup_levels(tables: Tensor, levels: Tensor) -> Tensor:
+    """``tables[b, levels[b, ...]]``: each image's uint8 levels read through its own 256-entry table.
+
+    One ``index_select`` with int32 indices (~3x cheaper than an int64 gather).
+
+    Args:
+        tables: :math:`(B, 256)` values per level.
+        levels: :math:`(B, ...)` uint8.
+
+    Returns:
+        ``levels``' shape, ``tables``' dtype.
+
+    Example:
+        >>> lookup_levels(torch.tensor([[0.0, 0.5] + [1.0] * 254]), torch.tensor([[1, 0, 9]], dtype=torch.uint8))
+        tensor([[0.5000, 0.0000, 1.0000]])
+    """
+    index = levels.int()
+    if index.shape[0] > 1:
+        index += torch.arange(0, tables.numel(), NUM_LEVELS, device=index.device,
+                              dtype=torch.int32).view(-1, *[1] * (index.ndim - 1))
+    return tables.reshape(-1).index_select(0, index.reshape(-1)).view(levels.shape)
+
+
 def quantize(pred: Tensor) -> Tensor:
     """The reference's 256-level quantisation ``(pred * 255).astype(uint8)``: truncation.
 
