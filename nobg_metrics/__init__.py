@@ -7,6 +7,7 @@ tensor(0., dtype=torch.float64)
 """
 
 from nobg_metrics import functional
+from nobg_metrics.allocator import tune_cpu_allocator
 from nobg_metrics.collection import make_collection
 from nobg_metrics.metrics import *
 from nobg_metrics.metrics import __all__ as _metric_names
@@ -14,4 +15,4 @@ from nobg_metrics.ops import arith as _arith  # noqa: F401  (its import warms to
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "functional", "make_collection", *_metric_names]
+__all__ = ["__version__", "functional", "make_collection", "tune_cpu_allocator", *_metric_names]
