@@ -6,7 +6,8 @@
 Ours: the command in a subprocess (decode in DataLoader workers, all metrics of the tier, every output
 file written), with its defaults (``--procs auto``: one scoring rank per core on CPU for >= 64 images per
 rank) and once more with ``--procs 1``. Reference: one process reading the same files with ``cv2.imread(IMREAD_GRAYSCALE)`` and
-stepping PySODMetrics' MAE, Smeasure, Emeasure, Fmeasure and WeightedFmeasure. Also timed: ours
+stepping PySODMetrics' MAE, Smeasure, Emeasure, Fmeasure and WeightedFmeasure (``--allocator tuned``:
+after ``nobg_metrics.tune_cpu_allocator()``, as the command does for itself). Also timed: ours
 restricted to the reference's metric set (``--metrics`` = the SOD suite). Peak memory: the reference's
 maximum resident set (``resource.getrusage``); ours: the largest sum over the command's processes (ranks
 and decoding workers, sampled from /proc every 0.2 s; shared pages count once per process, so it is
@@ -113,7 +114,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tier", default="expensive")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"])
     parser.add_argument("--workers", type=int, default=None, help="decoding workers per rank (default: the command's)")
+    parser.add_argument("--allocator", default="default", choices=["default", "tuned"],
+                        help="the reference loop's allocator (the command always tunes its own at start)")
     args = parser.parse_args(argv)
+    if args.allocator == "tuned":
+        import nobg_metrics
+
+        nobg_metrics.tune_cpu_allocator()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         make_pairs(root, args.count, args.size)
@@ -123,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         ours_one, peak_one = run_ours(root, args, ["--tier", args.tier, "--procs", "1"])
         ours_suite, peak_suite = run_ours(root, args, ["--metrics", *SOD_SUITE])
     print(f"{args.count} pairs of {args.size}², device {args.device}, workers {args.workers or 'default'}, "
-          f"{os.cpu_count()} cores")
+          f"{os.cpu_count()} cores, reference allocator {args.allocator}")
     print("| run | wall s | images/s | ratio (ref/ours) | peak RSS MiB |")
     print("|---|---:|---:|---:|---:|")
     print(f"| reference: cv2 + psm MAE/S/E/F/wF | {reference:.1f} | {args.count / reference:.1f} | 1.00x | "
