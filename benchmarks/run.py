@@ -4,6 +4,7 @@
     python benchmarks/run.py --sizes 1024 --only mae iou
     python benchmarks/run.py --device cuda --sizes 1024 --batch 16   # images/s on a GPU
     python benchmarks/run.py --allocator tuned     # glibc keeps freed blocks (both sides gain)
+    python benchmarks/run.py --block 3             # steady per-image cost: sides alternate in blocks of 3
 
 Each ``bench_*.py`` module here contributes ``cases(size, device, batch, seed)``. Every case runs on
 ``--images`` generated pairs (seeds 0, 1, ...: objects covering 8 %, 10 %, 31 %, 30 %, 37 %, 20 % ... of
@@ -39,9 +40,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's)")
     parser.add_argument("--no-reference", action="store_true", help="time our side only (images/s)")
     parser.add_argument("--json", type=pathlib.Path, default=None, help="also write the rows as JSON")
+    parser.add_argument("--block", type=int, default=1,
+                        help="alternate the sides in blocks of N calls, timing all but each block's first "
+                             "(steady per-image cost; default 1: call by call)")
     parser.add_argument("--allocator", default="default", choices=["default", "tuned"],
                         help="tuned: nobg_metrics.tune_cpu_allocator() first, for ours and the reference alike")
     args = parser.parse_args(argv)
+    if args.block < 1:
+        parser.error(f"--block must be >= 1, got {args.block}")
     if args.allocator == "tuned" and not nobg_metrics.tune_cpu_allocator():
         print("--allocator tuned: not a glibc system, the allocator is unchanged", file=sys.stderr)
     if args.device == "cuda" and not torch.cuda.is_available():
@@ -61,11 +67,12 @@ def main(argv: list[str] | None = None) -> int:
                 if args.no_reference:
                     for case in variants:
                         case.reference = None
-                rows.append(combine_rows([run_case(case, args.repeat) for case in variants]))
+                rows.append(combine_rows([run_case(case, args.repeat, block=args.block) for case in variants]))
                 print(f"  {variants[0].name} {size}²: {rows[-1]['ours_ms']:.2f} ms", file=sys.stderr, flush=True)
     device_name = torch.cuda.get_device_name() if args.device == "cuda" else platform.processor() or platform.machine()
     print(f"torch {torch.__version__}, {args.device} ({device_name}), {torch.get_num_threads()} threads, "
-          f"batch {args.batch}, mean over {max(args.images, 1)} generated pairs, {args.allocator} allocator")
+          f"batch {args.batch}, mean over {max(args.images, 1)} generated pairs, {args.allocator} allocator, "
+          f"{'call by call' if args.block == 1 else f'blocks of {args.block} (first of each not timed)'}")
     print(format_rows(rows))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
