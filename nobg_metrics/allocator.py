@@ -5,8 +5,8 @@ torch's CPU tensors come from ``malloc``. With glibc's defaults, blocks above a 
 next allocation of the same size then faults its pages back in, each one zeroed by the kernel. A metric
 update makes and frees tens of MB of temporaries per 1024² image, so by default most of its memory is
 fresh pages: the SOD suite update at 1024² (MAE, S, E, F, weighted F; two threads) took ~16 000–27 000
-page faults and 28–49 ms of system time per image, 80–100 ms in all, against 63–64 ms and < 100 faults
-with :func:`tune_cpu_allocator` (measured 2026-11-30, ``benchmarks/run.py --allocator``).
+page faults and 28–49 ms of system time per image, 80–100 ms in all, against 63–69 ms and < 100 faults
+with :func:`tune_cpu_allocator` (measured 2026-11-30 on a loop of updates; docs/performance.md).
 
 :func:`tune_cpu_allocator` sets ``M_MMAP_THRESHOLD`` to 32 MiB (the most glibc accepts; larger blocks are
 still mapped per use) and ``M_TRIM_THRESHOLD`` to 1 GiB, so freed blocks are reused. Resident memory

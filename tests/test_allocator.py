@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import platform
 import subprocess
 import sys
 import textwrap
@@ -10,8 +9,9 @@ import textwrap
 import pytest
 
 import nobg_metrics as nm
+from nobg_metrics import allocator
 
-GLIBC = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
+GLIBC = allocator._glibc() is not None
 
 _FAULTS = textwrap.dedent("""
     import resource, sys, torch
@@ -63,7 +63,5 @@ def test_bad_thresholds_are_rejected_by_name(kwargs, error, match):
 
 
 def test_other_c_libraries_are_left_alone(monkeypatch):
-    from nobg_metrics import allocator
-
     monkeypatch.setattr(allocator, "_glibc", lambda: None)
     assert nm.tune_cpu_allocator() is False
