@@ -34,14 +34,14 @@ from torch import Tensor
 from nobg_metrics._inputs import InputMaps, check_option
 from nobg_metrics._matting_inputs import MatteBatch
 from nobg_metrics.functional.matting import _matting_update, _region_size, _region_sum
-from nobg_metrics.ops import host_reads
+from nobg_metrics.ops import banded, host_reads
 from nobg_metrics.ops.arith import divide
 from nobg_metrics.ops.filters import (
     gaussgradient_kernels,
-    gaussian_gradient_padded,
+    gaussian_gradient_tiled,
     sobel_magnitude,
 )
-from nobg_metrics.ops.histogram import NUM_LEVELS, lookup_levels
+from nobg_metrics.ops.histogram import NUM_LEVELS
 
 GradientKernel = Literal["gaussian", "sobel"]
 """``gaussian``: DIM's gaussgradient(1.4) error (default); ``sobel``: ZIM's Sobel L1 variant."""
@@ -140,10 +140,24 @@ def _gradient_magnitude(padded: Tensor, tables: Tensor | None) -> Tensor:
     if out_rows.start == out_rows.stop:
         return magnitude
     window = padded[:, out_rows.start:out_rows.stop + 2 * half, out_cols.start:out_cols.stop + 2 * half]
-    values = lookup_levels(tables, window) if tables is not None else window.contiguous()
-    gx, gy = gaussian_gradient_padded(values, DIM_SIGMA)
+    values = _tiled_values(tables, window) if tables is not None else banded.tiled(window)
+    gx, gy = gaussian_gradient_tiled(values, DIM_SIGMA)
     magnitude[:, out_rows, out_cols] = gx.square_().add_(gy.square_()).sqrt_()
     return magnitude
+
+
+def _tiled_values(tables: Tensor, levels: Tensor) -> banded.Tiled:
+    """uint8 ``levels`` :math:`(B, R, C)` read through each image's ``tables`` (:math:`(B, 256)`), straight into
+    the tile layout of the filters: the bytes are laid out first (1 byte a pixel), then one lookup fills the
+    float64 buffer (the zero bytes around the map read as level 0: finite, as the layout needs)."""
+    layout = banded.tiled(levels)
+    index = layout.buffer.int()
+    if layout.batch > 1:  # rows of image b read table b (the spare rows at the end: the last image's)
+        row = torch.arange(index.shape[0], device=index.device, dtype=torch.int32)
+        image = torch.div(row, layout.rows, rounding_mode="floor").clamp_(max=layout.batch - 1)
+        index += (image * NUM_LEVELS)[:, None]
+    values = tables.reshape(-1).index_select(0, index.view(-1)).view(index.shape)
+    return banded.Tiled(values, layout.batch, layout.height, layout.width)
 
 
 def _replicate_pad(image: Tensor, rows: slice, cols: slice, half: int) -> Tensor:

@@ -9,8 +9,9 @@
     gx = imfilter(IM, hx, 'replicate', 'conv');  gy = imfilter(IM, hy, 'replicate', 'conv')
 
 ``hx`` is the outer product of two 1-D kernels, so it is applied as two 9-tap passes (row, then
-column) on the replicate-padded image — the same sum, reordered (float64: ~1e-16 relative). ``'conv'``
-flips the kernel: we correlate with the flipped 1-D kernels. Everything is batched over (B, H, W).
+column) on the replicate-padded image — the same sum, reordered (float64: ~1e-16 relative); each pass is
+a banded matrix product (:mod:`nobg_metrics.ops.banded`, ~3x faster than nine shifted multiply-adds).
+``'conv'`` flips the kernel: we correlate with the flipped 1-D kernels. Everything is batched over (B, H, W).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import math
 import torch
 import torch.nn.functional as F
 from torch import Tensor
+
+from nobg_metrics.ops import banded
 
 
 def _gaussgradient_taps(sigma: float) -> tuple[list[float], list[float], float]:
@@ -75,32 +78,39 @@ def gaussian_gradient(image: Tensor, sigma: float = 1.4) -> tuple[Tensor, Tensor
 
 
 def gaussian_gradient_padded(padded: Tensor, sigma: float = 1.4) -> tuple[Tensor, Tensor]:
-    """:func:`gaussian_gradient` of an image already padded by ``halfsize`` on every side (its buffer is reused).
+    """:func:`gaussian_gradient` of an image already padded by ``halfsize`` on every side.
 
     Args:
-        padded: :math:`(B, H + 2h, W + 2h)` float, contiguous; overwritten.
+        padded: :math:`(B, H + 2h, W + 2h)` float.
 
     Returns:
-        ``(gx, gy)``, each :math:`(B, H, W)`.
+        ``(gx, gy)``, each :math:`(B, H, W)` (views into one working buffer).
+    """
+    return gaussian_gradient_tiled(banded.tiled(padded), sigma)
+
+
+def gaussian_gradient_tiled(padded: banded.Tiled, sigma: float = 1.4) -> tuple[Tensor, Tensor]:
+    """:func:`gaussian_gradient_padded` of a map in the tile layout (its buffer is reused).
+
+    The four 9-tap passes run as banded matrix products (:mod:`nobg_metrics.ops.banded`).
+
+    Args:
+        padded: :class:`~nobg_metrics.ops.banded.Tiled` map of valid size :math:`(B, H + 2h, W + 2h)`, float;
+            overwritten.
+
+    Returns:
+        ``(gx, gy)``, each a :math:`(B, H, W)` view.
     """
     gauss, dgauss, norm = _gaussgradient_taps(sigma)  # host constants: no device round trip
-    half = len(gauss) // 2
-    batch, height, width = padded.shape[0], padded.shape[1] - 2 * half, padded.shape[2] - 2 * half
-    shape = torch.Size((batch, height, width))
     # 'conv' flips the kernel: correlate with the reversed taps (gauss is symmetric, dgauss odd); hx / norm
     # is applied to the dgauss factor (the same product, rounded once more or less: ~1e-16 relative)
     derivative = [tap / norm for tap in dgauss[::-1]]
-    smooth_x = _correlate(padded, gauss[::-1], dim=-1)
-    deriv_x = _correlate(padded, derivative, dim=-1)
-    # each full-size buffer is reused once it is dead: fresh memory costs page faults on every call
-    gx = _correlate(deriv_x, gauss[::-1], dim=-2, out=_reuse(padded, shape))
-    gy = _correlate(smooth_x, derivative, dim=-2, out=_reuse(deriv_x, shape))
-    return gx, gy
-
-
-def _reuse(buffer: Tensor, shape: torch.Size) -> Tensor:
-    """The first ``prod(shape)`` elements of a dead contiguous ``buffer``, viewed as ``shape``."""
-    return buffer.view(-1)[: shape.numel()].view(shape)
+    smooth_x = banded.correlate_rows(padded, gauss[::-1])
+    deriv_x = banded.correlate_rows(padded, derivative)
+    # each buffer is reused once it is dead: fresh memory costs page faults on every call
+    gx = banded.correlate_columns(deriv_x, gauss[::-1], out=padded.buffer)
+    gy = banded.correlate_columns(smooth_x, derivative, out=deriv_x.buffer)
+    return gx.valid(), gy.valid()
 
 
 def _correlate(image: Tensor, taps: list[float], dim: int, out: Tensor | None = None) -> Tensor:
