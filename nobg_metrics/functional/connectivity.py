@@ -59,32 +59,33 @@ def threshold_steps(step: float) -> list[float]:
     return [m * step for m in range(count + 1)]
 
 
-def _connected_level(batch: MatteBatch, steps: list[float]) -> Tensor:
-    """DIM's ``l_map``: the last threshold before each pixel left the largest joint component, :math:`(B, H, W)`.
+def _connected_count(batch: MatteBatch, thresholds: Tensor) -> Tensor:
+    """How many leading thresholds' largest joint components hold each pixel: :math:`(B, H, W)` int32 in 0..M.
 
     Args:
         batch: the mattes (``pred``, ``gt``: :math:`(B, H, W)` float32/float64, or their uint8 levels).
-        steps: the thresholds ``t_0 = 0 < t_1 < ... < t_M``.
-
-    Returns:
-        :math:`(B, H, W)` the level ``l`` in the mattes' dtype.
+        thresholds: :math:`(M + 1,)` ``t_0 = 0 < t_1 < ... < t_M`` in the mattes' dtype.
     """
-    dtype, device = batch.dtype, batch.device
-    # rounded as single(m/10) for float32; one fill per step: a tensor from a list would be a host-to-device copy
-    thresholds = torch.stack([torch.full((), step, dtype=dtype, device=device) for step in steps])
     # level map n = #{m >= 1 : min(pred, gt) >= t_m}: the joint masks of all thresholds are {n >= m}
     if batch.levels is not None:  # uint8: x -> single(x)/255 is monotone, so min commutes with it; 256-entry table
         pred_levels, gt_levels = batch.levels
-        values = _matte_values(torch.arange(NUM_LEVELS, device=device, dtype=torch.uint8), dtype)  # as batch.pred
-        table = torch.bucketize(values, thresholds[1:], right=True)
+        table = torch.bucketize(_level_values(batch), thresholds[1:], right=True)
         joint = torch.minimum(pred_levels, gt_levels)
         level_map = table.index_select(0, joint.view(-1).int()).view(joint.shape)
     else:
         level_map = torch.bucketize(torch.minimum(batch.pred, batch.gt), thresholds[1:], right=True)
-    inside = connected_level_count(level_map, len(steps) - 1)
-    # l = t_k for the k leading thresholds whose omega holds the pixel (t_M -> 1)
-    levels = torch.cat([thresholds[:-1], torch.ones_like(thresholds[:1])])
-    return levels.index_select(0, inside.view(-1)).view(inside.shape)
+    return connected_level_count(level_map, thresholds.numel() - 1)
+
+
+def _thresholds(batch: MatteBatch, steps: list[float]) -> Tensor:
+    """``t_0 .. t_M`` in the mattes' dtype, rounded as ``single(m/10)`` for float32: :math:`(M + 1,)`."""
+    # one fill per step: a tensor from a list would be a host-to-device copy
+    return torch.stack([torch.full((), step, dtype=batch.dtype, device=batch.device) for step in steps])
+
+
+def _level_values(batch: MatteBatch) -> Tensor:
+    """The value of every uint8 level, as ``batch.pred`` holds it (``single(k)/255``): :math:`(256,)`."""
+    return _matte_values(torch.arange(NUM_LEVELS, device=batch.device, dtype=torch.uint8), batch.dtype)
 
 
 def _phi(alpha: Tensor, level: Tensor) -> Tensor:
@@ -94,9 +95,26 @@ def _phi(alpha: Tensor, level: Tensor) -> Tensor:
 
 
 def _connectivity_per_image(batch: MatteBatch, steps: list[float]) -> Tensor:
-    """Per-image DIM connectivity error (raw, not /1000): :math:`(B,)` float64."""
-    level = _connected_level(batch, steps)
-    return _region_sum((_phi(batch.pred, level) - _phi(batch.gt, level)).abs(), batch.region)
+    """Per-image DIM connectivity error (raw, not /1000): :math:`(B,)` float64.
+
+    ``l = t_k`` for the k leading thresholds whose largest component holds the pixel (``t_M`` -> 1). uint8
+    mattes take one of 256 values and ``l`` one of M + 1, so ``phi`` is a (M + 1) x 256 table computed with
+    the same float ops, read per pixel at ``k * 256 + level`` (two lookups instead of two float maps and
+    eight passes of arithmetic).
+    """
+    thresholds = _thresholds(batch, steps)
+    count = _connected_count(batch, thresholds)
+    levels = torch.cat([thresholds[:-1], torch.ones_like(thresholds[:1])])
+    if batch.levels is not None:
+        phi = _phi(_level_values(batch)[None, :], levels[:, None]).view(-1)  # (M + 1) * 256
+        base = count.mul_(NUM_LEVELS)
+        pred_phi, gt_phi = (phi.index_select(0, torch.add(base, source).view(-1)).view(base.shape)
+                            for source in batch.levels)
+        difference = pred_phi.sub_(gt_phi)
+    else:
+        level = levels.index_select(0, count.view(-1)).view(count.shape)
+        difference = _phi(batch.pred, level) - _phi(batch.gt, level)
+    return _region_sum(difference.abs_(), batch.region)
 
 
 def _connectivity_update(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None, step: float,
