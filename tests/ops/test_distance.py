@@ -124,3 +124,21 @@ def test_row_pass_on_all_columns_equals_the_feature_columns_only(shape):
     order = torch.sort((~features.any(dim=1)).to(torch.uint8), dim=1, stable=True).indices[:, None, :]
     unsorted = lower_envelope_bisection(cost.gather(2, order.expand(batch, height, width)), order, width, far)
     assert torch.equal(order.expand(batch, height, width).gather(2, unsorted), full)
+
+
+@pytest.mark.parametrize("shape", [(37, 53), (64, 48), (1, 17), (17, 1), (33, 70), (70, 33)])
+def test_int32_and_int64_keys_agree(shape, monkeypatch):
+    """One image at a time the row pass packs its keys in int32 (the real costs are known on CPU); without
+    host reads it keeps int64 keys and every column. Both equal scipy, index for index."""
+    from nobg_metrics.ops import envelope
+
+    rng = np.random.default_rng(sum(shape) + 1)
+    for density in DENSITIES:
+        mask = rng.random(shape) < density
+        mask[0, -1] = True
+        narrow = nearest_feature(torch.from_numpy(mask)[None])
+        with monkeypatch.context() as patch:
+            patch.setattr(envelope.host_reads, "free_on", lambda tensor: False)
+            wide = nearest_feature(torch.from_numpy(mask)[None])
+        for ours in (narrow, wide):
+            _check_image(mask, ours.squared[0].numpy(), ours.rows[0].numpy(), ours.cols[0].numpy())
