@@ -145,7 +145,7 @@ def nearest_feature(features: Tensor, *, max_distance: float | None = None) -> N
     return NearestFeature(
         squared.double().masked_fill_(missing, math.inf),
         rows.long().masked_fill_(missing, -1),
-        cols.masked_fill_(missing, -1),
+        cols.long().masked_fill_(missing, -1),
     )
 
 
@@ -153,8 +153,8 @@ class NearestSite(NamedTuple):
     """The nearest feature of every pixel, its row left to read only where it is needed.
 
     Attributes:
-        squared: :math:`(B, H, W)` int64 squared distance.
-        cols: :math:`(B, H, W)` int64 column of the nearest feature.
+        squared: :math:`(B, H, W)` squared distance, int32 (int64 when ``(H + W + 1)^2 + W^2`` needs it).
+        cols: :math:`(B, H, W)` column of the nearest feature, same dtype.
         site: :math:`(B, H, W)` int64 index of that column among the row pass's sites.
         site_rows: :math:`(B, H, S)` int32 row of the nearest feature in each site's column.
     """
@@ -165,7 +165,7 @@ class NearestSite(NamedTuple):
     site_rows: Tensor
 
     def rows_cols(self, rows: slice = slice(None), cols: slice = slice(None)) -> tuple[Tensor, Tensor]:
-        """Row (int32) and column (int64) of the nearest feature of the pixels in ``[rows, cols]``."""
+        """Row (int32) and column (``squared``'s dtype) of the nearest feature of the pixels in ``[rows, cols]``."""
         return self.site_rows[:, rows].gather(2, self.site[:, rows, cols]), self.cols[:, rows, cols]
 
 
@@ -179,24 +179,27 @@ def _nearest_site(features: Tensor, rounds: int | None = None) -> NearestSite:
         rounds: optional cap; a small one switches the row pass to ``rounds`` cheap rounds.
     """
     batch, height, width = features.shape
+    far = height + width + 1
+    # int32 whenever every value fits (half the memory traffic); never mixed with int64: mixed kernels are slow
+    dtype = torch.int32 if far * far + width * width < 2**31 else torch.int64
     if rounds is not None and 4 * rounds < 10 * max(1.0, math.log2(width)):
         gap, site_rows = _column_pass(features)
         cost = gap.mul_(gap)  # (B, H, W) int32
         site = lower_envelope_rounds(cost.view(batch * height, width), rounds).view(batch, height, width)
-        cols = site
+        cols = site.to(dtype)
     else:
         positions, sites = feature_columns(features)  # only columns holding a feature can be nearest
         gap, site_rows = _column_pass(features, positions)  # (B, H, S)
         cost = gap.mul_(gap)
-        site = lower_envelope_bisection(cost, positions, width, height + width + 1)
-        cols = positions.expand(batch, height, sites).gather(2, site)
-    offset = torch.arange(width, device=features.device, dtype=torch.int64) - cols
-    squared = offset.mul_(offset).add_(cost.long().gather(2, site))  # int64 throughout: mixed dtypes are slow
+        site = lower_envelope_bisection(cost, positions, width, far)
+        cols = positions.to(dtype).expand(batch, height, sites).gather(2, site)
+    offset = torch.arange(width, device=features.device, dtype=dtype) - cols
+    squared = offset.mul_(offset).add_(cost.to(dtype).gather(2, site))
     return NearestSite(squared, cols, site, site_rows)
 
 
 def _nearest_exact(features: Tensor, rounds: int | None = None) -> tuple[Tensor, Tensor, Tensor]:
-    """Squared distance (int64), row (int32) and column (int64) of the nearest feature, each :math:`(B, H, W)`.
+    """Squared distance, row (int32) and column of the nearest feature, each :math:`(B, H, W)`.
 
     See :func:`_nearest_site`.
     """
