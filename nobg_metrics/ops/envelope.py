@@ -36,8 +36,8 @@ def lower_envelope_bisection(cost: Tensor, positions: Tensor, width: int, far: i
 
     Args:
         cost: :math:`(G, R, S)` int32 site costs (``g^2``; ``far^2`` where a site has no feature).
-        positions: :math:`(G, 1, S)` int64 columns of the sites, increasing wherever the cost is finite
-            (sites of cost ``far^2`` may sit anywhere: they never win).
+        positions: :math:`(G, 1, S)` int64 columns of the sites, nondecreasing wherever the cost is finite
+            (a repeated column must repeat its cost; sites of cost ``far^2`` may sit anywhere: they never win).
         width: number of query columns ``W``.
         far: bound of every gap (``H + W + 1``): keys stay below ``2^63``. Keys are int32 where the largest
             real cost is known (CPU) and ``(cost + (W - 1)^2) << bits`` fits: ~25 % faster.
@@ -69,8 +69,7 @@ def lower_envelope_bisection(cost: Tensor, positions: Tensor, width: int, far: i
         block = cost_wide[:, first : first + chunk, None, :] + square
         best[:, first : first + chunk, 0:width:stride] = block.argmin(dim=3)
     # keys in int32 when the largest one fits (on CPU the real costs are known: int32 kernels are ~2x faster)
-    top = int(cost.max()) if host_reads.free_on(cost) else far * far
-    narrow = ((top + (width - 1) ** 2 + 1) << bits) <= 2**31
+    narrow = ((_largest_cost(cost, far) + (width - 1) ** 2 + 1) << bits) <= 2**31
     key_dtype = torch.int32 if narrow else torch.int64
     index = torch.arange(sites, device=device, dtype=key_dtype)
     base = torch.bitwise_left_shift(cost.to(key_dtype), bits).bitwise_or_(index)  # key without (j - x)^2
@@ -103,6 +102,11 @@ def lower_envelope_bisection(cost: Tensor, positions: Tensor, width: int, far: i
     return best
 
 
+def _largest_cost(cost: Tensor, far: int) -> int:
+    """The largest site cost: read where host reads are free (CPU), else the bound ``far^2`` (no sync)."""
+    return int(cost.max()) if host_reads.free_on(cost) else far * far
+
+
 def lower_envelope_rounds(cost: Tensor, rounds: int) -> Tensor:
     """``argmin_k cost[r, k] + (j - k)^2`` over ``|j - k| <= rounds``, sites at every column ``k``.
 
@@ -128,21 +132,26 @@ def lower_envelope_rounds(cost: Tensor, rounds: int) -> Tensor:
 
 
 def feature_columns(features: Tensor) -> tuple[Tensor, int]:
-    """The columns of each image that hold a feature, first and in order: the only possible sites.
+    """The columns of each image that hold a feature, in order: the only possible sites.
 
-    On CPU the sites are cut to the widest image's count ``S`` (one host read, free there); on other
-    devices all ``W`` columns stay (no sync), in the same order.
+    On CPU the sites are cut to the widest image's count ``S`` (one host read, free there), and an image
+    with fewer feature columns repeats its last one: a copy of a site, to the right of it in site order,
+    ties with it everywhere and so never becomes the leftmost argmin (and keeps every cost real, so the
+    row pass's keys stay narrow). On other devices all ``W`` columns stay (no sync), feature columns first,
+    then the others (cost ``far^2``: they never win).
 
     Args:
         features: :math:`(B, H, W)` bool.
 
     Returns:
-        ``(positions, S)``: :math:`(B, 1, S)` int64 columns — each image's feature columns increasing,
-        then its other columns (cost ``far^2``: they never win).
+        ``(positions, S)``: :math:`(B, 1, S)` int64 columns, nondecreasing over each image's feature columns.
     """
     present = features.any(dim=1)  # (B, W)
     order = torch.sort((~present).to(torch.uint8), dim=1, stable=True).indices
-    sites = features.shape[-1]
-    if host_reads.free_on(features):
-        sites = max(1, int(present.sum(dim=1).max()))
-    return order[:, None, :sites], sites
+    if not host_reads.free_on(features):
+        return order[:, None, :], features.shape[-1]
+    counts = present.sum(dim=1)
+    sites = max(1, int(counts.max()))
+    last = (counts - 1).clamp_(min=0)[:, None]  # an image without features keeps column 0 (no finite cost)
+    repeat = torch.minimum(torch.arange(sites, device=features.device)[None, :], last)
+    return order.gather(1, repeat)[:, None, :], sites

@@ -25,7 +25,7 @@ KNOWN_SYNCS = {"connectivity_error"}
 with ``nonzero`` and tests the union-find's convergence on the host, O(log n) times per batch
 (docs/connected_components.md). When that changes, empty this set."""
 
-CPU_ONLY = {"bincount_fixed", "feature_columns", "window"}  # each branches on host_reads.free_on
+CPU_ONLY = {"bincount_fixed", "feature_columns", "window", "_largest_cost"}  # each branches on host_reads.free_on
 """Functions whose host reads sit in a CPU-only branch (they take a sync-free path on CUDA)."""
 
 

@@ -142,3 +142,22 @@ def test_int32_and_int64_keys_agree(shape, monkeypatch):
             wide = nearest_feature(torch.from_numpy(mask)[None])
         for ours in (narrow, wide):
             _check_image(mask, ours.squared[0].numpy(), ours.rows[0].numpy(), ours.cols[0].numpy())
+
+
+def test_images_with_fewer_feature_columns_repeat_their_last_one():
+    """In a batch the sites are cut to the widest image's count; the others repeat their last feature column
+    (a tie that never wins), so every cost stays real and the keys narrow. Indices still equal scipy's."""
+    from nobg_metrics.ops.envelope import feature_columns
+
+    masks = np.zeros((3, 19, 41), bool)
+    masks[0, 4, [2, 9, 30]] = True  # 3 columns
+    masks[1, :, 5:40] = np.random.default_rng(0).random((19, 35)) < 0.3  # most columns
+    masks[2, 18, 40] = True  # the last column only
+    positions, sites = feature_columns(torch.from_numpy(masks))
+    counts = masks.any(axis=1).sum(axis=1)
+    assert sites == counts.max()
+    assert positions[0, 0].tolist() == [2, 9, 30] + [30] * (sites - 3)
+    assert positions[2, 0].tolist() == [40] * sites
+    result = nearest_feature(torch.from_numpy(masks))
+    for b in range(3):
+        _check_image(masks[b], result.squared[b].numpy(), result.rows[b].numpy(), result.cols[b].numpy())
