@@ -69,7 +69,7 @@ def _connected_count(batch: MatteBatch, thresholds: Tensor) -> Tensor:
     # level map n = #{m >= 1 : min(pred, gt) >= t_m}: the joint masks of all thresholds are {n >= m}
     if batch.levels is not None:  # uint8: x -> single(x)/255 is monotone, so min commutes with it; 256-entry table
         pred_levels, gt_levels = batch.levels
-        table = torch.bucketize(_level_values(batch), thresholds[1:], right=True)
+        table = torch.bucketize(_level_values(batch), thresholds[1:], right=True).to(torch.int16)  # as the labelling reads it
         joint = torch.minimum(pred_levels, gt_levels)
         level_map = table.index_select(0, joint.view(-1).int()).view(joint.shape)
     else:
@@ -108,8 +108,8 @@ def _connectivity_per_image(batch: MatteBatch, steps: list[float]) -> Tensor:
     if batch.levels is not None:
         phi = _phi(_level_values(batch)[None, :], levels[:, None]).view(-1)  # (M + 1) * 256
         base = count.mul_(NUM_LEVELS)
-        pred_phi, gt_phi = (phi.index_select(0, torch.add(base, source).view(-1)).view(base.shape)
-                            for source in batch.levels)
+        pred_phi, gt_phi = (phi.index_select(0, source.int().add_(base).view(-1)).view(base.shape)
+                            for source in batch.levels)  # int32 + int32: a mixed uint8 add is ~1.5x slower
         difference = pred_phi.sub_(gt_phi)
     else:
         level = levels.index_select(0, count.view(-1)).view(count.shape)

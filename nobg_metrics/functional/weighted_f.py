@@ -35,6 +35,7 @@ from nobg_metrics._inputs import (
 from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.ops import banded, host_reads
 from nobg_metrics.ops.distance import _nearest_site
+from nobg_metrics.ops.uint8_stats import count
 
 EPS = 2.220446049250313e-16
 """``np.spacing(1)``, the reference's eps."""
@@ -134,7 +135,7 @@ def _weighted_f_per_image(batch: SegBatch, beta2: float, empty_gt: EmptyGt) -> T
     weighted[inner] = torch.where(gt_inner, on_gt, weighted[inner])
     fg_sum = torch.where(gt_inner, on_gt, 0.0).sum(dim=(-2, -1))
     bg_sum = weighted.sum(dim=(-2, -1)) - fg_sum
-    fg_count = gt.sum(dim=(-2, -1))
+    fg_count = count(gt.view(torch.uint8).flatten(1))
     # TPw = sum(dGT(:)) - sum(sum(Ew(GT)));  FPw = sum(sum(Ew(~GT)))
     tpw = fg_count.double() - fg_sum
     fpw = bg_sum

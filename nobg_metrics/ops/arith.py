@@ -13,6 +13,8 @@ of them makes the first real call good for all of them (float32 and float64), so
 runs one: :func:`warm_vector_math`. Without it, the weighted F-measure's ``B`` table (built at its first
 use) and the first gradient error of a process differed run to run (7e-13 relative, caught by a
 bit-identity test of the command).
+
+Also here: :func:`any_along`, because torch's ``bool.any(dim)`` has no vectorised CPU kernel.
 """
 
 from __future__ import annotations
@@ -48,3 +50,18 @@ def warm_vector_math() -> None:
 
 
 warm_vector_math()
+
+
+def any_along(mask: Tensor, dim: int | tuple[int, ...]) -> Tensor:
+    """``mask.any(dim)`` as a ``uint8`` max: the same answer, ~50x faster on CPU (torch's bool ``any`` is
+    not vectorised there: 0.6-2 ms against 0.02-0.03 ms for a 1024² mask).
+
+    Args:
+        mask: bool tensor, any strides.
+        dim: the dimension(s) to reduce.
+
+    Example:
+        >>> any_along(torch.tensor([[False, True], [False, False]]), 1)
+        tensor([ True, False])
+    """
+    return mask.view(torch.uint8).amax(dim=dim) > 0

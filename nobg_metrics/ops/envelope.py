@@ -16,6 +16,7 @@ import torch
 from torch import Tensor
 
 from nobg_metrics.ops import host_reads
+from nobg_metrics.ops.arith import any_along
 
 _BRUTE_ELEMENTS = 1 << 24
 """Elements of one brute-force block: bounds the memory of the first level."""
@@ -146,7 +147,7 @@ def feature_columns(features: Tensor) -> tuple[Tensor, int]:
     Returns:
         ``(positions, S)``: :math:`(B, 1, S)` int64 columns, nondecreasing over each image's feature columns.
     """
-    present = features.any(dim=1)  # (B, W)
+    present = any_along(features, 1)  # (B, W)
     order = torch.sort((~present).to(torch.uint8), dim=1, stable=True).indices
     if not host_reads.free_on(features):
         return order[:, None, :], features.shape[-1]

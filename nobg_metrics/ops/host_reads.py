@@ -14,6 +14,8 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from nobg_metrics.ops.arith import any_along
+
 
 def free_on(tensor: Tensor) -> bool:
     """True when ``tensor`` lives in host memory (data-dependent shapes cost no device sync).
@@ -72,7 +74,7 @@ def window(mask: Tensor, margin: int) -> Window:
     _, height, width = mask.shape
     if not free_on(mask):
         return Window(slice(0, height), slice(0, width), slice(0, height), slice(0, width))
-    any_row, any_col = mask.any(dim=2).any(dim=0), mask.any(dim=1).any(dim=0)
+    any_row, any_col = any_along(mask, (0, 2)), any_along(mask, (0, 1))
     if not bool(any_row.any()):
         return Window(slice(0, 0), slice(0, 0), slice(0, 0), slice(0, 0))
     r0, r1 = _first_last(any_row)
