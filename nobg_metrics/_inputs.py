@@ -56,6 +56,7 @@ class SegBatch:
     normalize: bool
     _pred: Tensor | None = field(default=None, repr=False)
     _gt: Tensor | None = field(default=None, repr=False)
+    _level_values: Tensor | None = field(default=None, repr=False)
 
     @property
     def gt(self) -> Tensor:
@@ -84,12 +85,18 @@ class SegBatch:
         """
         if self._pred is None:
             if self.is_uint8:  # 256 values per image, each computed as the reference computes it; one gather
-                levels = self.pred_raw.flatten(1)
-                table = range_level_values(levels.amin(dim=1), levels.amax(dim=1), self.normalize)  # (B, 256)
-                self._pred = lookup_levels(table, self.pred_raw)
+                self._pred = lookup_levels(self.level_values, self.pred_raw)
             else:
                 self._pred = min_max_stretch(self.pred_raw) if self.normalize else self.pred_raw
         return self._pred
+
+    @property
+    def level_values(self) -> Tensor:
+        """:math:`(B, 256)` float64: the value :attr:`pred` gives each uint8 level (uint8 input only)."""
+        if self._level_values is None:
+            levels = self.pred_raw.flatten(1)
+            self._level_values = range_level_values(levels.amin(dim=1), levels.amax(dim=1), self.normalize)
+        return self._level_values
 
     @property
     def num_pixels(self) -> int:
