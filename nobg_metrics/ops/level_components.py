@@ -65,9 +65,15 @@ def _rises(level_map: Tensor, last: bool = False) -> tuple[Tensor, Tensor]:
     return level_map.sub(neighbour).clamp_min_(0), neighbour
 
 
-def _sorted_keys(position: Tensor, level: Tensor, pixels: int) -> Tensor:
-    """``level · pixels + position``, sorted: (level, raster) order."""
-    return torch.sort(level * pixels + position).values
+def _sorted_keys(position: Tensor, level: Tensor, pixels: int, num_levels: int) -> Tensor:
+    """``level · pixels + position`` in (level, raster) order.
+
+    ``position`` comes in raster order, so a stable sort of the small level values orders the keys: a
+    radix sort of uint8 (int16 beyond 255 levels), ~5x faster on CPU than sorting the int64 keys.
+    """
+    small = torch.uint8 if num_levels < 256 else torch.int16 if num_levels < 2**15 else torch.int32
+    order = torch.sort(level.to(small), stable=True).indices
+    return (level * pixels + position).index_select(0, order)
 
 
 def connected_level_count(level_map: Tensor, num_levels: int) -> Tensor:
@@ -110,8 +116,8 @@ def _level_count(levels: Tensor, num_levels: int) -> Tensor:
     counts = torch.zeros(pixels + 1, dtype=torch.int32, device=device)
     start_rise, left = _rises(levels)
     end_rise, right = _rises(levels, last=True)
-    start_keys = _sorted_keys(*_level_steps(start_rise.view(-1), left.view(-1)), pixels)
-    end_keys = _sorted_keys(*_level_steps(end_rise.view(-1), right.view(-1)), pixels)
+    start_keys = _sorted_keys(*_level_steps(start_rise.view(-1), left.view(-1)), pixels, num_levels)
+    end_keys = _sorted_keys(*_level_steps(end_rise.view(-1), right.view(-1)), pixels, num_levels)
     runs = start_keys.numel()
     if runs == 0:
         return counts[:-1].view(b, h, w)
@@ -125,7 +131,7 @@ def _level_count(levels: Tensor, num_levels: int) -> Tensor:
         where, edge_level = _level_steps(rise.view(-1), below.view(-1))
         rows = torch.div(where, w, rounding_mode="floor")
         upper = where + torch.div(rows, h - 1, rounding_mode="floor") * w  # (b, y, x) of (B, H-1, W) in (B, H, W)
-        keys = torch.sort(edge_level * pixels + upper).values  # sorted queries search ~3x faster (cache)
+        keys = _sorted_keys(upper, edge_level, pixels, num_levels)  # sorted queries search ~3x faster (cache)
         parent = solve_run_graph(parent, torch.searchsorted(start_keys, keys, right=True) - 1,
                                  torch.searchsorted(start_keys, keys + w, right=True) - 1)
     image_pixels = h * w
