@@ -120,7 +120,7 @@ def correlate_rows(source: Tiled, taps: list[float]) -> Tiled:
     windows = buffer.numel() // TILE - 1  # every tile of the buffer but the last (tail) one
     flat = buffer.view(-1)
     main = flat.as_strided((windows, TILE), (TILE, 1))
-    halo = flat.as_strided((windows, len(taps) - 1), (TILE, 1), TILE)
+    halo = flat.as_strided((windows, len(taps) - 1), (TILE, 1), flat.storage_offset() + TILE)  # offsets are absolute
     out = buffer.new_empty(buffer.shape)
     result = out.view(-1)[: windows * TILE].view(windows, TILE)
     torch.mm(main, band[:TILE], out=result)
@@ -146,7 +146,8 @@ def correlate_columns(source: Tiled, taps: list[float], out: Tensor | None = Non
     band_t = _band(taps, buffer).t()  # (TILE, TILE + n - 1): out rows of a tile from its input rows
     tiles = (buffer.shape[0] - TILE) // TILE
     main = buffer.as_strided((tiles, TILE, columns), (TILE * columns, columns, 1))
-    halo = buffer.as_strided((tiles, len(taps) - 1, columns), (TILE * columns, columns, 1), TILE * columns)
+    halo = buffer.as_strided((tiles, len(taps) - 1, columns), (TILE * columns, columns, 1),
+                             buffer.storage_offset() + TILE * columns)
     out = buffer.new_empty(buffer.shape) if out is None else out
     result = out[: tiles * TILE].view(tiles, TILE, columns)
     torch.matmul(band_t[:, :TILE], main, out=result)

@@ -64,3 +64,17 @@ def test_too_many_taps_are_rejected():
     image = torch.rand((1, 40, 40), dtype=torch.float64)
     with pytest.raises(ValueError, match="taps"):
         banded.correlate_rows(banded.tiled(image), [1.0] * (banded.TILE + 2))
+
+
+def test_a_layout_in_a_view_of_a_larger_buffer():
+    """The windows are views with absolute storage offsets: a layout that does not start its storage works."""
+    image = torch.rand((1, 20, 30), dtype=torch.float64)
+    layout = banded.tiled(image)
+    storage = torch.zeros(layout.buffer.numel() + 7, dtype=torch.float64)
+    shifted = storage[7:].view(layout.buffer.shape).copy_(layout.buffer)
+    moved = banded.Tiled(shifted, layout.batch, layout.height, layout.width)
+    taps = [0.25, 0.5, 0.25]
+    out = banded.correlate_columns(banded.correlate_rows(moved, taps), taps).valid()
+    torch.testing.assert_close(out, shifted_sum(shifted_sum(image, taps, -1), taps, -2), rtol=1e-14, atol=1e-14)
+    columns_only = banded.correlate_columns(moved, taps).valid()
+    torch.testing.assert_close(columns_only, shifted_sum(image, taps, -2), rtol=1e-14, atol=1e-14)
