@@ -35,7 +35,7 @@ from nobg_metrics._inputs import (
 from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.ops import banded, host_reads
 from nobg_metrics.ops.distance import _nearest_site
-from nobg_metrics.ops.histogram import NUM_LEVELS
+from nobg_metrics.ops.histogram import NUM_LEVELS, lookup_levels
 from nobg_metrics.ops.uint8_stats import count
 
 EPS = 2.220446049250313e-16
@@ -112,11 +112,7 @@ def _absolute_error(batch: SegBatch) -> Tensor:
     if batch.is_uint8:
         values = batch.level_values  # (B, 256), as batch.pred holds them
         table = torch.cat([values, 1 - values], dim=1)  # (B, 512)
-        index = batch.pred_raw.int().add_(gt, alpha=NUM_LEVELS)
-        if index.shape[0] > 1:
-            index += torch.arange(0, table.numel(), 2 * NUM_LEVELS, device=index.device,
-                                  dtype=torch.int32).view(-1, 1, 1)
-        return table.reshape(-1).index_select(0, index.view(-1)).view(gt.shape)
+        return lookup_levels(table, batch.pred_raw.int().add_(gt, alpha=NUM_LEVELS))
     pred = batch.pred.double()
     error = torch.sub(1, pred)
     return torch.where(gt, error, pred, out=error)  # |pred - gt|, one buffer

@@ -138,13 +138,13 @@ def range_level_values(low: Tensor, high: Tensor, normalize: bool) -> Tensor:
 
 
 def lookup_levels(tables: Tensor, levels: Tensor) -> Tensor:
-    """``tables[b, levels[b, ...]]``: each image's uint8 levels read through its own 256-entry table.
+    """``tables[b, levels[b, ...]]``: each image's levels read through its own table.
 
     One ``index_select`` with int32 indices (~3x cheaper than an int64 gather).
 
     Args:
-        tables: :math:`(B, 256)` values per level.
-        levels: :math:`(B, ...)` uint8.
+        tables: :math:`(B, K)` values per level (``K = 256`` for uint8 levels).
+        levels: :math:`(B, ...)` uint8, or int32 indices below ``K``; never modified.
 
     Returns:
         ``levels``' shape, ``tables``' dtype.
@@ -154,9 +154,9 @@ def lookup_levels(tables: Tensor, levels: Tensor) -> Tensor:
         tensor([[0.5000, 0.0000, 1.0000]])
     """
     index = levels.int()
-    if index.shape[0] > 1:
-        index += torch.arange(0, tables.numel(), NUM_LEVELS, device=index.device,
-                              dtype=torch.int32).view(-1, *[1] * (index.ndim - 1))
+    if index.shape[0] > 1:  # out of place: int32 ``levels`` are ``index`` itself
+        index = index + torch.arange(0, tables.numel(), tables.shape[-1], device=index.device,
+                                     dtype=torch.int32).view(-1, *[1] * (index.ndim - 1))
     return tables.reshape(-1).index_select(0, index.reshape(-1)).view(levels.shape)
 
 
