@@ -3,7 +3,9 @@
 - ``components``: :func:`nobg_metrics.ops.components.connected_components` (4-connectivity) vs
   ``scipy.ndimage.label`` on the joint mask ``(pred >= 128) & (gt >= 128)`` of a realistic matte pair;
 - ``dim sad+mse+grad+conn``: the four matting metrics with a trimap (the published protocol) vs the
-  port in tests/reference/dim_matting.py (``scipy.ndimage.convolve`` with the 9x9 kernel, ``label``).
+  port in tests/reference/dim_matting.py (``scipy.ndimage.convolve`` with the 9x9 kernel, ``label``);
+- off CPU, ``conn ...``: the connectivity error alone, with its fixed-size labelling (the default: no host
+  sync) and with ``allow_host_sync=True`` (lists sized by the data), vs the port's connectivity.
 """
 
 from __future__ import annotations
@@ -60,8 +62,22 @@ def cases(size: int, device: str, batch: int = 1, seed: int = 0) -> list[Case]:
         return [(dim.sad(p, g, t), dim.mse(p, g, t), dim.gradient(p, g, t), dim.connectivity(p, g, t))
                 for p, g, t in zip(preds, gts, trimaps)]
 
-    return [
+    out = [
         Case("components", size, device, lambda: connected_components(mask_t), ref_label, "scipy.ndimage.label",
              batch),
         Case("dim sad+mse+grad+conn", size, device, ours_matting, ref_matting, "numpy/scipy DIM port", batch),
     ]
+    if device != "cpu":  # on CPU both labellings are sized by the data
+        def ref_connectivity():
+            return [dim.connectivity(p, g, t) for p, g, t in zip(preds, gts, trimaps)]
+
+        for label, allow in (("conn, fixed sizes (no sync)", False), ("conn, host syncs allowed", True)):
+            metric = nm.ConnectivityError(allow_host_sync=allow).to(device)
+
+            def ours_connectivity(metric=metric):
+                metric.reset()
+                metric.update(pred_t, gt_t, tri_t)
+                return metric.compute()
+
+            out.append(Case(label, size, device, ours_connectivity, ref_connectivity, "DIM port connectivity", batch))
+    return out

@@ -146,6 +146,19 @@ def check_option(name: str, value: object, allowed: object) -> None:
         raise ValueError(f"`{name}` must be one of {choices}, got {value!r}")
 
 
+def check_flag(name: str, value: object) -> None:
+    """Reject a non-bool flag option (``1`` or ``"yes"`` would silently mean True).
+
+    Example:
+        >>> check_flag("allow_host_sync", 1)
+        Traceback (most recent call last):
+        ...
+        TypeError: `allow_host_sync` must be a bool, got int
+    """
+    if not isinstance(value, bool):
+        raise TypeError(f"`{name}` must be a bool, got {type(value).__name__}")
+
+
 def check_number(name: str, value: object, *, low: float | None = None, high: float | None = None,
                  low_open: bool = False, integer: bool = False) -> None:
     """Reject a numeric option of the wrong type or outside ``[low, high]`` (``(low, high]`` if ``low_open``)."""

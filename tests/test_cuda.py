@@ -9,10 +9,8 @@ import pytest
 import torch
 
 import nobg_metrics as nm
-from tests.helpers.syncs import KNOWN_SYNCS
 
 pytestmark = pytest.mark.cuda
-
 
 
 def _where(error: BaseException) -> str:
@@ -45,8 +43,7 @@ def test_updates_do_not_sync_and_match_cpu():
             else:
                 metric.update(pred, gt)
         except RuntimeError as error:
-            if name not in KNOWN_SYNCS:
-                offenders.append(f"{name}: {error} at {_where(error)}")
+            offenders.append(f"{name}: {error} at {_where(error)}")
             torch.cuda.set_sync_debug_mode("default")
             metric.reset()
             if "trimap" in metric._update_signature.parameters:
@@ -109,8 +106,7 @@ def test_equal_size_batch_on_cuda_is_sync_free_and_exact():
         try:
             _update(metric, pred, gt, trimap)
         except RuntimeError as error:
-            if name not in KNOWN_SYNCS:
-                offenders.append(f"{name}: {error} at {_where(error)}")
+            offenders.append(f"{name}: {error} at {_where(error)}")
             torch.cuda.set_sync_debug_mode("default")
             metric.reset()
             _update(metric, pred, gt, trimap)
@@ -142,3 +138,16 @@ def test_uint8_levels_divide_exactly_on_cuda():
     levels = torch.arange(256, dtype=torch.float32)
     assert torch.equal(divide(levels.cuda(), 255).cpu(), levels / 255)
     assert torch.equal(divide(levels.double().cuda(), 255).cpu(), levels.double() / 255)
+
+
+def test_connectivity_with_host_syncs_allowed_equals_cpu():
+    """``allow_host_sync=True`` (what the command uses) labels by the data on CUDA: the same values."""
+    from tests.helpers.data import SHAPES, as_tensors, sod_pairs
+
+    preds, gts = as_tensors(sod_pairs(seed=12, shapes=SHAPES + [(257, 383)]))
+    trimaps = [torch.where(g > 128, 255, 128).to(torch.uint8) for g in gts]
+    cpu = nm.ConnectivityError()
+    cpu.update(preds, gts, trimaps)
+    gpu = nm.ConnectivityError(allow_host_sync=True).to("cuda")
+    gpu.update([p.cuda() for p in preds], [g.cuda() for g in gts], [t.cuda() for t in trimaps])
+    assert abs(gpu.compute().item() - cpu.compute().item()) <= 1e-9

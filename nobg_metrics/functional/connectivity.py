@@ -33,7 +33,7 @@ from functools import partial
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import InputMaps, check_number
+from nobg_metrics._inputs import InputMaps, check_flag, check_number
 from nobg_metrics._matting_inputs import MatteBatch, _matte_values
 from nobg_metrics.functional.matting import _matting_update, _region_sum
 from nobg_metrics.ops.histogram import NUM_LEVELS
@@ -59,12 +59,13 @@ def threshold_steps(step: float) -> list[float]:
     return [m * step for m in range(count + 1)]
 
 
-def _connected_count(batch: MatteBatch, thresholds: Tensor) -> Tensor:
+def _connected_count(batch: MatteBatch, thresholds: Tensor, allow_host_sync: bool) -> Tensor:
     """How many leading thresholds' largest joint components hold each pixel: :math:`(B, H, W)` int32 in 0..M.
 
     Args:
         batch: the mattes (``pred``, ``gt``: :math:`(B, H, W)` float32/float64, or their uint8 levels).
         thresholds: :math:`(M + 1,)` ``t_0 = 0 < t_1 < ... < t_M`` in the mattes' dtype.
+        allow_host_sync: off CPU, label with lists sized by the data (see :func:`connectivity_error`).
     """
     # level map n = #{m >= 1 : min(pred, gt) >= t_m}: the joint masks of all thresholds are {n >= m}
     if batch.levels is not None:  # uint8: x -> single(x)/255 is monotone, so min commutes with it; 256-entry table
@@ -74,7 +75,7 @@ def _connected_count(batch: MatteBatch, thresholds: Tensor) -> Tensor:
         level_map = table.index_select(0, joint.view(-1).int()).view(joint.shape)
     else:
         level_map = torch.bucketize(torch.minimum(batch.pred, batch.gt), thresholds[1:], right=True)
-    return connected_level_count(level_map, thresholds.numel() - 1)
+    return connected_level_count(level_map, thresholds.numel() - 1, allow_host_sync=allow_host_sync)
 
 
 def _thresholds(batch: MatteBatch, steps: list[float]) -> Tensor:
@@ -94,7 +95,7 @@ def _phi(alpha: Tensor, level: Tensor) -> Tensor:
     return 1 - distance * (distance >= DIM_THETA)
 
 
-def _connectivity_per_image(batch: MatteBatch, steps: list[float]) -> Tensor:
+def _connectivity_per_image(batch: MatteBatch, steps: list[float], allow_host_sync: bool = False) -> Tensor:
     """Per-image DIM connectivity error (raw, not /1000): :math:`(B,)` float64.
 
     ``l = t_k`` for the k leading thresholds whose largest component holds the pixel (``t_M`` -> 1). uint8
@@ -103,7 +104,7 @@ def _connectivity_per_image(batch: MatteBatch, steps: list[float]) -> Tensor:
     eight passes of arithmetic).
     """
     thresholds = _thresholds(batch, steps)
-    count = _connected_count(batch, thresholds)
+    count = _connected_count(batch, thresholds, allow_host_sync)
     levels = torch.cat([thresholds[:-1], torch.ones_like(thresholds[:1])])
     if batch.levels is not None:
         phi = _phi(_level_values(batch)[None, :], levels[:, None]).view(-1)  # (M + 1) * 256
@@ -118,14 +119,16 @@ def _connectivity_per_image(batch: MatteBatch, steps: list[float]) -> Tensor:
 
 
 def _connectivity_update(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None, step: float,
-                         clamp_to_trimap: bool, validate_args: bool) -> tuple[Tensor, Tensor]:
+                         clamp_to_trimap: bool, validate_args: bool,
+                         allow_host_sync: bool = False) -> tuple[Tensor, Tensor]:
     """Sum of per-image connectivity errors and the image count: ``(float64 scalar, int64 scalar)``."""
-    per_image = partial(_connectivity_per_image, steps=threshold_steps(step))
+    per_image = partial(_connectivity_per_image, steps=threshold_steps(step), allow_host_sync=allow_host_sync)
     return _matting_update(per_image, pred, gt, trimap, clamp_to_trimap, validate_args)
 
 
 def connectivity_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, step: float = 0.1, *,
-                       clamp_to_trimap: bool = False, validate_args: bool = True) -> Tensor:
+                       clamp_to_trimap: bool = False, allow_host_sync: bool = False,
+                       validate_args: bool = True) -> Tensor:
     r"""Connectivity error per image (raw: papers print it /1000), averaged over images.
 
     Args:
@@ -134,6 +137,10 @@ def connectivity_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None 
         trimap: optional, same layout; only the unknown region (128 / 0.5) is scored, else the whole image.
         step: the threshold step of the sweep ``0:step:1`` (DIM: 0.1), in (0, 1].
         clamp_to_trimap: set ``pred`` to the trimap's known values (0 / 1) before scoring.
+        allow_host_sync: off CPU, size the labelling's run and edge lists by the data and run its
+            union-find to convergence: far less device work, but the host reads counts back (~10-60 syncs
+            per call). Default False: fixed sizes and round counts, no sync (docs/connected_components.md).
+            On CPU host reads are free and the data-sized labelling always runs. Same values either way.
         validate_args: run the checks that force a device sync.
 
     Returns:
@@ -148,5 +155,6 @@ def connectivity_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None 
         (0.0, 1.0)
     """
     check_number("step", step, low=0.0, low_open=True, high=1.0)
-    total, count = _connectivity_update(pred, gt, trimap, step, clamp_to_trimap, validate_args)
+    check_flag("allow_host_sync", allow_host_sync)
+    total, count = _connectivity_update(pred, gt, trimap, step, clamp_to_trimap, validate_args, allow_host_sync)
     return total / count

@@ -6,7 +6,7 @@ from typing import Any
 
 from torch import Tensor
 
-from nobg_metrics._inputs import InputMaps, check_number
+from nobg_metrics._inputs import InputMaps, check_flag, check_number
 from nobg_metrics.functional.connectivity import _connectivity_update
 from nobg_metrics.metrics.matting import PerImageMattingMetric
 
@@ -18,6 +18,8 @@ class ConnectivityError(PerImageMattingMetric):
     Args:
         step: the threshold step of the sweep ``0:step:1`` (DIM: 0.1).
         clamp_to_trimap: set ``pred`` to the trimap's known values (0 / 1) before scoring.
+        allow_host_sync: off CPU, label with lists sized by the data (faster; the host reads counts back);
+            default: fixed sizes, no sync. See :func:`nobg_metrics.functional.connectivity_error`.
         validate_args: run the checks that force a device sync.
 
     Example:
@@ -32,11 +34,14 @@ class ConnectivityError(PerImageMattingMetric):
 
     _state_prefix = "conn"
 
-    def __init__(self, *, step: float = 0.1, clamp_to_trimap: bool = False, validate_args: bool = True,
-                 **kwargs: Any) -> None:
+    def __init__(self, *, step: float = 0.1, clamp_to_trimap: bool = False, allow_host_sync: bool = False,
+                 validate_args: bool = True, **kwargs: Any) -> None:
         check_number("step", step, low=0.0, low_open=True, high=1.0)
+        check_flag("allow_host_sync", allow_host_sync)
         super().__init__(clamp_to_trimap=clamp_to_trimap, validate_args=validate_args, **kwargs)
         self.step = step
+        self.allow_host_sync = allow_host_sync
 
     def _statistics(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None) -> tuple[Tensor, Tensor]:
-        return _connectivity_update(pred, gt, trimap, self.step, self.clamp_to_trimap, self.validate_args)
+        return _connectivity_update(pred, gt, trimap, self.step, self.clamp_to_trimap, self.validate_args,
+                                    self.allow_host_sync)

@@ -33,26 +33,39 @@ from torch import Tensor
 
 from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.components import solve_run_graph
+from nobg_metrics.ops.static_union_find import solve_planar_graph
 
 
-def _level_steps(count: Tensor, base: Tensor) -> tuple[Tensor, Tensor]:
+def _level_steps(count: Tensor, base: Tensor, capacity: int | None = None,
+                 pad_level: int = 0) -> tuple[Tensor, Tensor]:
     """Expand each nonzero ``count`` into its levels ``base + 1 .. base + count``.
 
     Args:
         count: :math:`(N,)` non-negative ints (how many levels a position emits).
         base: :math:`(N,)` the level below the first one emitted.
+        capacity: ``None``: exactly K = ``count.sum()`` entries (host reads: ``nonzero`` and K). Else a
+            proven bound on K (no host read): the list is padded to ``capacity`` with position N at
+            ``pad_level`` (above every real level, so padding sorts last).
 
     Returns:
-        ``(position, level)``, each :math:`(K,)` int64, K = ``count.sum()``, position-major.
+        ``(position, level)``, each :math:`(K,)` (or :math:`(capacity,)`) int64, position-major.
     """
-    position = torch.nonzero(count).squeeze(1)
-    repeats = count.index_select(0, position).long()
-    total = int(repeats.sum())  # a host read, as nonzero's
-    first = base.index_select(0, position).long() + 1
+    if capacity is None:
+        position = torch.nonzero(count).squeeze(1)
+        repeats = count.index_select(0, position).long()
+        total = int(repeats.sum())  # a host read, as nonzero's
+        first = base.index_select(0, position).long() + 1
+    else:
+        repeats = torch.cat([count.long(), capacity - count.sum(dtype=torch.int64).view(1)])
+        position = torch.arange(count.numel() + 1, device=count.device)
+        first = torch.cat([base.long() + 1, torch.full((1,), pad_level, dtype=torch.int64, device=count.device)])
+        total = capacity
     offset = torch.cumsum(repeats, 0) - repeats  # exclusive: index of each group's first entry
     rank = torch.arange(total, device=count.device) - offset.repeat_interleave(repeats, output_size=total)
-    return (position.repeat_interleave(repeats, output_size=total),
-            first.repeat_interleave(repeats, output_size=total) + rank)
+    level = first.repeat_interleave(repeats, output_size=total) + rank
+    if capacity is not None:
+        level.clamp_(max=pad_level)  # real levels are below pad_level; padding counts up from it
+    return position.repeat_interleave(repeats, output_size=total), level
 
 
 def _rises(level_map: Tensor, last: bool = False) -> tuple[Tensor, Tensor]:
@@ -69,14 +82,15 @@ def _sorted_keys(position: Tensor, level: Tensor, pixels: int, num_levels: int) 
     """``level · pixels + position`` in (level, raster) order.
 
     ``position`` comes in raster order, so a stable sort of the small level values orders the keys: a
-    radix sort of uint8 (int16 beyond 255 levels), ~5x faster on CPU than sorting the int64 keys.
+    radix sort of uint8 (int16 beyond 254 levels), ~5x faster on CPU than sorting the int64 keys. Levels
+    reach M + 1 (the padding of the device path).
     """
-    small = torch.uint8 if num_levels < 256 else torch.int16 if num_levels < 2**15 else torch.int32
+    small = torch.uint8 if num_levels < 255 else torch.int16 if num_levels < 2**15 - 1 else torch.int32
     order = torch.sort(level.to(small), stable=True).indices
     return (level * pixels + position).index_select(0, order)
 
 
-def connected_level_count(level_map: Tensor, num_levels: int) -> Tensor:
+def connected_level_count(level_map: Tensor, num_levels: int, *, allow_host_sync: bool = False) -> Tensor:
     """Per pixel, how many leading levels m = 1, 2, ... have their largest 4-connected component over it.
 
     Level set m of image b is ``{p : level_map[b, p] >= m}``; its largest component follows MATLAB
@@ -86,6 +100,8 @@ def connected_level_count(level_map: Tensor, num_levels: int) -> Tensor:
     Args:
         level_map: :math:`(B, H, W)` integer, values in ``0 .. num_levels``.
         num_levels: M, the number of levels.
+        allow_host_sync: off CPU, list runs and edges by the data and solve to convergence (host reads);
+            default: padded lists and fixed rounds (:func:`_level_count`). On CPU always by the data.
 
     Returns:
         :math:`(B, H, W)` int32 counts in ``0 .. M``: k means the pixel is in the largest component of
@@ -100,40 +116,53 @@ def connected_level_count(level_map: Tensor, num_levels: int) -> Tensor:
     """
     levels = level_map.to(torch.int16 if num_levels < 2**15 else torch.int32, memory_format=torch.contiguous_format)
     box = host_reads.window(levels > 0, 0)  # CPU: only the box of level 1 (counts are 0 outside it)
+    by_data = allow_host_sync or host_reads.free_on(levels)
     if box.rows == slice(0, levels.shape[1]) and box.cols == slice(0, levels.shape[2]):
-        return _level_count(levels, num_levels)
+        return _level_count(levels, num_levels, by_data)
     counts = torch.zeros(levels.shape, dtype=torch.int32, device=levels.device)
     if box.rows.start != box.rows.stop:
-        counts[box.crop] = _level_count(levels[box.crop].contiguous(), num_levels)
+        counts[box.crop] = _level_count(levels[box.crop].contiguous(), num_levels, by_data)
     return counts
 
 
-def _level_count(levels: Tensor, num_levels: int) -> Tensor:
-    """:func:`connected_level_count` on a (B, H, W) int16/int32 level map."""
+def _level_count(levels: Tensor, num_levels: int, by_data: bool) -> Tensor:
+    """:func:`connected_level_count` on a (B, H, W) int16/int32 level map.
+
+    ``by_data`` (CPU, or host syncs allowed): the run and edge lists have their exact lengths and the
+    union-find runs to convergence. Otherwise both lists are padded to proven bounds (a row of W pixels starts at most
+    ``M * ceil(W / 2)`` runs over all levels: two neighbours rise by at most M together) and
+    :func:`~nobg_metrics.ops.static_union_find.solve_planar_graph` runs a fixed number of rounds. Padding
+    sits at level M + 1: its own groups, never counted.
+    """
     b, h, w = levels.shape
     pixels = b * h * w
     device = levels.device
-    counts = torch.zeros(pixels + 1, dtype=torch.int32, device=device)
+    bound = None if by_data else num_levels * ((w + 1) // 2)  # runs per row, all levels
+    pad = {} if bound is None else {"capacity": b * h * bound, "pad_level": num_levels + 1}
+    counts = torch.zeros(pixels + 2, dtype=torch.int32, device=device)
     start_rise, left = _rises(levels)
     end_rise, right = _rises(levels, last=True)
-    start_keys = _sorted_keys(*_level_steps(start_rise.view(-1), left.view(-1)), pixels, num_levels)
-    end_keys = _sorted_keys(*_level_steps(end_rise.view(-1), right.view(-1)), pixels, num_levels)
+    start_keys = _sorted_keys(*_level_steps(start_rise.view(-1), left.view(-1), **pad), pixels, num_levels)
+    end_keys = _sorted_keys(*_level_steps(end_rise.view(-1), right.view(-1), **pad), pixels, num_levels)
     runs = start_keys.numel()
     if runs == 0:
-        return counts[:-1].view(b, h, w)
+        return counts[:pixels].view(b, h, w)
     run_level = torch.div(start_keys, pixels, rounding_mode="floor")
-    start = start_keys - run_level * pixels
+    start = start_keys - run_level * pixels  # padding: position ``pixels``
     end = end_keys - run_level * pixels  # the i-th end of a level closes its i-th run
     parent = torch.arange(runs, device=device)
     if h > 1:
         overlap = torch.minimum(levels[:, :-1], levels[:, 1:])  # (B, H-1, W)
         rise, below = _rises(overlap)
-        where, edge_level = _level_steps(rise.view(-1), below.view(-1))
+        if bound is not None:
+            pad["capacity"] = b * (h - 1) * bound
+        where, edge_level = _level_steps(rise.view(-1), below.view(-1), **pad)
         rows = torch.div(where, w, rounding_mode="floor")
         upper = where + torch.div(rows, h - 1, rounding_mode="floor") * w  # (b, y, x) of (B, H-1, W) in (B, H, W)
         keys = _sorted_keys(upper, edge_level, pixels, num_levels)  # sorted queries search ~3x faster (cache)
-        parent = solve_run_graph(parent, torch.searchsorted(start_keys, keys, right=True) - 1,
-                                 torch.searchsorted(start_keys, keys + w, right=True) - 1)
+        first = torch.searchsorted(start_keys, keys, right=True) - 1  # padding: the last run, twice (a loop)
+        second = torch.searchsorted(start_keys, keys + w, right=True) - 1
+        parent = solve_run_graph(parent, first, second) if bound is None else solve_planar_graph(runs, first, second, h)
     image_pixels = h * w
     within = start % image_pixels
     column_major = (within % w) * h + torch.div(within, w, rounding_mode="floor")
@@ -141,17 +170,20 @@ def _level_count(levels: Tensor, num_levels: int) -> Tensor:
     first = torch.full((runs,), image_pixels, dtype=torch.int64, device=device)
     first = first.scatter_reduce(0, parent, column_major, "amin")
     score = (size * image_pixels + (image_pixels - 1 - first)).index_select(0, parent)
-    group = (run_level - 1) * b + torch.div(start, image_pixels, rounding_mode="floor")
-    best = torch.full((num_levels * b,), -1, dtype=torch.int64, device=device)
+    group = (run_level - 1) * b + torch.div(start, image_pixels, rounding_mode="floor")  # padding: M * b + b
+    best = torch.full(((num_levels + 1) * b + 1,), -1, dtype=torch.int64, device=device)
     best = best.scatter_reduce(0, group, score, "amax")
     bad = score != best.index_select(0, group)
-    # container: the run of the level below holding this run's first pixel (level 1: itself)
+    # container: the run of the level below holding this run's first pixel (level 1 and padding: itself)
     container = torch.searchsorted(start_keys, start_keys - pixels, right=True) - 1
-    container = torch.where(run_level > 1, container, torch.arange(runs, device=device))
+    own = (run_level == 1) | (run_level > num_levels)
+    container = torch.where(own, torch.arange(runs, device=device), container)
     for _ in range(math.ceil(math.log2(num_levels)) if num_levels > 1 else 0):  # fixed: chains are <= M long
         bad = bad | bad.index_select(0, container)
         container = container.index_select(0, container)
     good = (~bad).to(torch.int32)
+    if bound is not None:
+        good.masked_fill_(run_level > num_levels, 0)
     counts.index_add_(0, start, good)
     counts.index_add_(0, end + 1, -good)
-    return counts.cumsum_(0)[:-1].view(b, h, w)
+    return counts.cumsum_(0)[:pixels].view(b, h, w)

@@ -186,6 +186,23 @@ def test_rejects_bad_options():
         F.connectivity_error(torch.rand(4, 4), torch.rand(4, 4), step=0.0)
     with pytest.raises(ValueError, match="step"):
         nm.ConnectivityError(step=1.5)
+    with pytest.raises(TypeError, match="allow_host_sync"):
+        F.connectivity_error(torch.rand(4, 4), torch.rand(4, 4), allow_host_sync=1)
+    with pytest.raises(TypeError, match="allow_host_sync"):
+        nm.ConnectivityError(allow_host_sync="yes")
+
+
+@pytest.mark.parametrize("allow_host_sync", [False, True])
+def test_connectivity_off_cpu_equals_the_dim_port_with_and_without_host_syncs(allow_host_sync, monkeypatch):
+    """Off CPU the labelling is fixed-size (no sync) unless ``allow_host_sync``; forced here on CPU."""
+    from nobg_metrics.ops import host_reads
+
+    triples = cases(5, SHAPES)
+    preds, gts, trimaps = ([torch.from_numpy(a) for a in column] for column in zip(*triples))
+    monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
+    metric = nm.ConnectivityError(allow_host_sync=allow_host_sync)
+    metric.update(preds, gts, trimaps)
+    _assert_close(metric.compute().item(), _port_mean("conn", triples, True), f"allow_host_sync={allow_host_sync}")
 
 
 def _samples(seed: int, shapes) -> list[tuple[torch.Tensor, ...]]:

@@ -6,6 +6,9 @@ value back to the host (``.item()``, ``bool(t)``, ``nonzero``, boolean-mask inde
 ``repeat_interleave`` without ``output_size``, ``bincount``) or copies host data to the device (``torch.tensor(list)``,
 a Python-list index: ``lift_fresh``). It cannot see ``.to("cuda")`` of a CPU tensor (a no-op on CPU):
 tests/test_cuda.py is the real check when a GPU is there.
+
+Ops that size their work by the data read the host only where that is free (``ops.host_reads.free_on``:
+CPU); the tests force the device paths by patching that switch, so what is recorded is what CUDA would run.
 """
 
 from __future__ import annotations
@@ -18,15 +21,6 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 _ALWAYS = {"_local_scalar_dense", "nonzero", "masked_select", "unique", "_unique", "_unique2", "unique_dim",
            "unique_consecutive", "lift_fresh", "is_nonzero", "equal", "masked_scatter_", "nonzero_static"}
-
-
-KNOWN_SYNCS = {"connectivity_error"}
-"""Metrics whose update still syncs: the exact labelling of all thresholds (``ops.level_components``) lists runs
-with ``nonzero`` and tests the union-find's convergence on the host, O(log n) times per batch
-(docs/connected_components.md). When that changes, empty this set."""
-
-CPU_ONLY = {"bincount_fixed", "feature_columns", "window", "_largest_cost"}  # each branches on host_reads.free_on
-"""Functions whose host reads sit in a CPU-only branch (they take a sync-free path on CUDA)."""
 
 
 class HostSyncRecorder(TorchDispatchMode):
@@ -46,7 +40,7 @@ class HostSyncRecorder(TorchDispatchMode):
             syncs = True
         elif name == "repeat_interleave":
             syncs = kwargs.get("output_size") is None
-        if syncs and not any(frame.name in CPU_ONLY for frame in traceback.extract_stack()):
+        if syncs:
             frames = [f for f in traceback.extract_stack() if "nobg_metrics" in f.filename]
             where = " <- ".join(f"{f.filename.split('nobg_metrics/')[-1]}:{f.lineno}" for f in frames[::-1][:3])
             self.hits[(name, where)] += 1

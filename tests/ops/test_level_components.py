@@ -3,6 +3,8 @@ labelling every level set {n >= m} with MATLAB's largest-component rule, one lev
 
 from __future__ import annotations
 
+from unittest import mock
+
 import numpy as np
 import pytest
 import torch
@@ -27,8 +29,13 @@ def level_count_one_level_at_a_time(level_map: np.ndarray, num_levels: int) -> n
 
 
 def check(level_map: np.ndarray, num_levels: int) -> None:
+    """Both paths: exact lists and union-find to convergence (CPU), padded lists and fixed rounds (device)."""
+    expected = level_count_one_level_at_a_time(level_map, num_levels)
     ours = connected_level_count(torch.from_numpy(level_map), num_levels).numpy()
-    np.testing.assert_array_equal(ours, level_count_one_level_at_a_time(level_map, num_levels))
+    np.testing.assert_array_equal(ours, expected)
+    with mock.patch.object(host_reads, "free_on", lambda tensor: False):
+        device_path = connected_level_count(torch.from_numpy(level_map), num_levels).numpy()
+    np.testing.assert_array_equal(device_path, expected)
 
 
 @pytest.mark.parametrize("shape", SHAPES)

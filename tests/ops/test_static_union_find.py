@@ -1,0 +1,100 @@
+"""The fixed-round union-find (no host reads) gives the roots of the one that runs to convergence, on the
+planar graphs it is made for: run graphs of masks, grids, paths and stars with shuffled ids, forests with
+repeated edges and self-loops — the shapes that need the most rounds or the longest chains."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from nobg_metrics.ops.components import (
+    _first_of_segments,
+    _touching_rows,
+    solve_run_graph,
+)
+from nobg_metrics.ops.static_union_find import solve_planar_graph
+from tests.helpers.syncs import HostSyncRecorder
+from tests.ops.test_components import snake, spiral
+
+
+def run_graph(mask: np.ndarray) -> tuple[int, torch.Tensor, torch.Tensor]:
+    """Runs of a (H, W) mask in raster order and one edge per vertical overlap (4-connectivity)."""
+    fg = torch.from_numpy(mask)[None]
+    starts = torch.nonzero(_first_of_segments(fg).view(-1)).squeeze(1)
+    upper = _touching_rows(fg, 0)
+    ids = lambda positions: torch.searchsorted(starts, positions, right=True) - 1
+    return starts.numel(), ids(upper), ids(upper + mask.shape[1])
+
+
+def graph(kind: str, n: int, rng: np.random.Generator) -> tuple[int, torch.Tensor, torch.Tensor]:
+    if kind == "path":
+        return n, torch.arange(n - 1), torch.arange(1, n)
+    if kind == "star":
+        centre = int(rng.integers(n))
+        return n, torch.full((n - 1,), centre), torch.tensor([i for i in range(n) if i != centre], dtype=torch.int64)
+    if kind == "grid":
+        h = int(rng.integers(1, 40))
+        w = max(1, n // h)
+        index = torch.arange(h * w).view(h, w)
+        right = torch.from_numpy(rng.random((h, w - 1)) < 0.6)
+        down = torch.from_numpy(rng.random((h - 1, w)) < 0.6)
+        return (h * w, torch.cat([index[:, :-1][right], index[:-1][down]]),
+                torch.cat([index[:, 1:][right], index[1:][down]]))
+    parents = torch.from_numpy(np.array([rng.integers(0, i) if i else 0 for i in range(n)]))  # a random forest
+    keep = torch.from_numpy(rng.random(n - 1) < 0.8)
+    tails, heads = torch.arange(1, n)[keep], parents[1:][keep]
+    return n, torch.cat([tails, tails[:5], torch.arange(min(3, n))]), torch.cat([heads, heads[:5], torch.arange(min(3, n))])
+
+
+def check(nodes: int, tails: torch.Tensor, heads: torch.Tensor, **hint) -> None:
+    expected = solve_run_graph(torch.arange(nodes), tails, heads)
+    assert torch.equal(solve_planar_graph(nodes, tails, heads, **hint), expected)
+
+
+@pytest.mark.parametrize("kind", ["path", "star", "grid", "forest"])
+def test_shuffled_graphs_equal_the_converging_solver(kind):
+    rng = np.random.default_rng(len(kind))
+    for n in (2, 3, 7, 64, 1000, 2500):
+        nodes, tails, heads = graph(kind, n, rng)
+        shuffle = torch.from_numpy(rng.permutation(nodes))
+        check(nodes, shuffle[tails], shuffle[heads])
+
+
+@pytest.mark.parametrize("density", [0.2, 0.5, 0.8])
+def test_run_graphs_of_random_masks_with_the_row_hint(density):
+    rng = np.random.default_rng(int(density * 10))
+    for h, w in [(1, 1), (1, 30), (30, 1), (37, 53), (64, 48), (90, 17)]:
+        mask = rng.random((h, w)) < density
+        check(*run_graph(mask), first_chains=h)
+
+
+def test_spirals_and_snakes_long_chains_of_runs():
+    for mask in (spiral(61, 57), snake(60, 33), spiral(7, 200), snake(200, 5)):
+        check(*run_graph(mask), first_chains=mask.shape[0])
+
+
+def test_no_edges_and_no_nodes():
+    empty = torch.zeros(0, dtype=torch.int64)
+    assert torch.equal(solve_planar_graph(4, empty, empty), torch.arange(4))
+    assert solve_planar_graph(0, empty, empty).numel() == 0
+    loops = torch.tensor([0, 2, 2])
+    assert torch.equal(solve_planar_graph(3, loops, loops), torch.arange(3))
+
+
+def test_more_distinct_edges_than_planarity_allows_raise_never_mislabel():
+    """The edge lists shrink to 3 per active root (planar graphs). Were that exceeded — 28 distinct edges
+    among 8 roots (K_8) — the compaction indexes past its buffer and raises."""
+    from nobg_metrics.ops.static_union_find import _next_edges
+
+    pairs = torch.combinations(torch.arange(8))
+    is_open = torch.ones(len(pairs), dtype=torch.bool)
+    with pytest.raises(RuntimeError, match="index"):
+        _next_edges(pairs[:, 0], pairs[:, 1], is_open, torch.arange(9), 8)
+
+
+def test_reads_nothing_back_from_the_device():
+    nodes, tails, heads = run_graph(spiral(41, 37))
+    with HostSyncRecorder() as recorder:
+        solve_planar_graph(nodes, tails, heads, first_chains=41)
+    assert not recorder.hits, recorder.hits
