@@ -50,7 +50,8 @@ def solve_planar_graph(nodes: int, first: Tensor, second: Tensor, first_chains: 
         tensor([0, 1, 2, 1, 1])
     """
     device = first.device
-    size, tails, heads = nodes, first, second  # the current space: ids 0 .. size - 1, ``size`` is a sink
+    ids = torch.int32 if nodes < 2**31 - 1 else torch.int64  # int32: half the bytes per gather
+    size, tails, heads = nodes, first.to(ids), second.to(ids)  # the current space: ids 0 .. size - 1, sink size
     phases: list[tuple[Tensor, Tensor, Tensor]] = []
     while size > 1 and tails.numel() > 0:
         parent = _two_rounds(size, tails, heads, first_chains if not phases else None)
@@ -58,16 +59,16 @@ def solve_planar_graph(nodes: int, first: Tensor, second: Tensor, first_chains: 
         is_open = tail_root != head_root
         sink = torch.full_like(tail_root, size)
         active = torch.zeros(size + 1, dtype=torch.bool, device=device)
-        active.index_fill_(0, torch.where(is_open, tail_root, sink), True)
-        active.index_fill_(0, torch.where(is_open, head_root, sink), True)
+        active.index_fill_(0, torch.where(is_open, tail_root, sink).long(), True)
+        active.index_fill_(0, torch.where(is_open, head_root, sink).long(), True)
         active[size:].fill_(False)  # the sink
         next_size = size // 2  # at most half the nodes stay active (module docstring)
-        rank = torch.cumsum(active, 0).sub_(1)  # order-preserving: the smallest id stays the root
+        rank = torch.cumsum(active, 0, dtype=ids).sub_(1)  # order-preserving: the smallest id stays the root
         next_id = torch.where(active, rank, next_size)  # finished or inactive -> the next space's sink
         phases.append((parent, active, next_id))
         tails, heads = _next_edges(tail_root, head_root, is_open, next_id, next_size)
         size = next_size
-    return _resolve(phases, nodes, device)
+    return _resolve(phases, nodes, device).long()
 
 
 def _two_rounds(size: int, tails: Tensor, heads: Tensor, first_chains: int | None) -> Tensor:
@@ -75,11 +76,11 @@ def _two_rounds(size: int, tails: Tensor, heads: Tensor, first_chains: int | Non
 
     A chain of hooks of length L is flattened by ``⌈log2(L + 1)⌉`` jumps; chains are at most ``size`` long.
     """
-    parent = torch.arange(size + 1, device=tails.device)
+    parent = torch.arange(size + 1, dtype=tails.dtype, device=tails.device)
     for chains in (size if first_chains is None else min(first_chains, size), size):
         tail_root, head_root = parent.index_select(0, tails), parent.index_select(0, heads)
-        parent = parent.scatter_reduce(0, torch.maximum(tail_root, head_root), torch.minimum(tail_root, head_root),
-                                       "amin")
+        parent = parent.scatter_reduce(0, torch.maximum(tail_root, head_root).long(),
+                                       torch.minimum(tail_root, head_root), "amin")
         for _ in range(math.ceil(math.log2(chains + 1))):
             parent = parent.index_select(0, parent)
     return parent
@@ -95,7 +96,7 @@ def _next_edges(tail_root: Tensor, head_root: Tensor, is_open: Tensor, next_id: 
         return tails, heads  # fits as it is: no need to drop repeats
     stride = next_size + 1
     closed = stride * stride  # sorts after every open key
-    key = torch.where(is_open, torch.minimum(tails, heads) * stride + torch.maximum(tails, heads), closed)
+    key = torch.where(is_open, torch.minimum(tails, heads).long() * stride + torch.maximum(tails, heads), closed)
     key = torch.sort(key).values
     fresh = key != closed
     fresh[1:] &= key[1:] != key[:-1]
@@ -103,8 +104,8 @@ def _next_edges(tail_root: Tensor, head_root: Tensor, is_open: Tensor, next_id: 
     slot = torch.where(fresh, torch.cumsum(fresh, 0), 0)  # 1-based; 0 collects the rest, then is dropped
     kept = torch.full((capacity + 1,), closed, dtype=key.dtype, device=key.device).scatter_(0, slot, key)[1:]
     is_edge = kept != closed
-    return (torch.where(is_edge, torch.div(kept, stride, rounding_mode="floor"), next_size),
-            torch.where(is_edge, kept % stride, next_size))
+    return (torch.where(is_edge, torch.div(kept, stride, rounding_mode="floor"), next_size).to(tails.dtype),
+            torch.where(is_edge, kept % stride, next_size).to(tails.dtype))
 
 
 def _resolve(phases: list[tuple[Tensor, Tensor, Tensor]], nodes: int, device: torch.device) -> Tensor:
@@ -112,11 +113,12 @@ def _resolve(phases: list[tuple[Tensor, Tensor, Tensor]], nodes: int, device: to
     itself (in input ids) when that root's component finished in the phase."""
     if not phases:
         return torch.arange(nodes, device=device)
-    originals = [torch.arange(nodes + 1, device=device)]  # the input id of every node of each space
+    ids = phases[0][0].dtype
+    originals = [torch.arange(nodes + 1, dtype=ids, device=device)]  # the input id of every node of each space
     for parent, _, next_id in phases[:-1]:
         next_size = (parent.numel() - 1) // 2
-        next_original = torch.empty(next_size + 1, dtype=torch.int64, device=device)
-        originals.append(next_original.index_copy_(0, next_id, originals[-1]))  # the sink keeps any value
+        next_original = torch.empty(next_size + 1, dtype=ids, device=device)
+        originals.append(next_original.index_copy_(0, next_id.long(), originals[-1]))  # the sink keeps any value
     final = None  # the final root (input id) of every node of the next space
     for (parent, active, next_id), original in zip(reversed(phases), reversed(originals)):
         own = original.index_select(0, parent)
