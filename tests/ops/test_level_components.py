@@ -103,3 +103,12 @@ def test_strided_views_are_accepted():
         assert torch.equal(connected_level_count(view, 3), connected_level_count(level_map, 3))
         assert torch.equal(connected_components(view >= 2), connected_components(level_map >= 2))
         assert torch.equal(largest_component(view >= 1), largest_component(level_map >= 1))
+
+
+@pytest.mark.parametrize("num_levels", [254, 255, 300])
+def test_many_levels_cross_the_small_sort_dtypes(num_levels):
+    """Levels are sorted as uint8 up to 254 (the device path pads at M + 1 <= 255), as int16 beyond."""
+    rng = np.random.default_rng(num_levels)
+    level_map = rng.integers(0, num_levels + 1, size=(2, 9, 11))
+    level_map[0, 2:7, 3:9] = num_levels  # a block at the top level, with ragged lower levels around it
+    check(level_map, num_levels)
