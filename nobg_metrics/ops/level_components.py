@@ -90,6 +90,11 @@ def _sorted_keys(position: Tensor, level: Tensor, pixels: int, num_levels: int) 
     return (level * pixels + position).index_select(0, order)
 
 
+FIXED_SLOTS_PER_CALL = 2**24
+"""Run slots the fixed-size (device) path pads per call: ~200 bytes each at peak (~3 GiB). Batches needing
+more (``B · H · ⌈W/2⌉ · M``; 5.2 M per 1024² image at M = 10) are labelled in blocks of images."""
+
+
 def connected_level_count(level_map: Tensor, num_levels: int, *, allow_host_sync: bool = False) -> Tensor:
     """Per pixel, how many leading levels m = 1, 2, ... have their largest 4-connected component over it.
 
@@ -101,7 +106,8 @@ def connected_level_count(level_map: Tensor, num_levels: int, *, allow_host_sync
         level_map: :math:`(B, H, W)` integer, values in ``0 .. num_levels``.
         num_levels: M, the number of levels.
         allow_host_sync: off CPU, list runs and edges by the data and solve to convergence (host reads);
-            default: padded lists and fixed rounds (:func:`_level_count`). On CPU always by the data.
+            default: padded lists and fixed rounds (:func:`_level_count`), in blocks of images of at most
+            :data:`FIXED_SLOTS_PER_CALL` slots. On CPU always by the data.
 
     Returns:
         :math:`(B, H, W)` int32 counts in ``0 .. M``: k means the pixel is in the largest component of
@@ -117,7 +123,11 @@ def connected_level_count(level_map: Tensor, num_levels: int, *, allow_host_sync
     levels = level_map.to(torch.int16 if num_levels < 2**15 else torch.int32, memory_format=torch.contiguous_format)
     box = host_reads.window(levels > 0, 0)  # CPU: only the box of level 1 (counts are 0 outside it)
     by_data = allow_host_sync or host_reads.free_on(levels)
-    if box.rows == slice(0, levels.shape[1]) and box.cols == slice(0, levels.shape[2]):
+    b, h, w = levels.shape
+    block = max(1, FIXED_SLOTS_PER_CALL // max(1, h * ((w + 1) // 2) * num_levels))
+    if not by_data and b > block:  # memory: the padding grows with the batch
+        return torch.cat([_level_count(levels[i:i + block], num_levels, False) for i in range(0, b, block)])
+    if box.rows == slice(0, h) and box.cols == slice(0, w):
         return _level_count(levels, num_levels, by_data)
     counts = torch.zeros(levels.shape, dtype=torch.int32, device=levels.device)
     if box.rows.start != box.rows.stop:

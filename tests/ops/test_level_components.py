@@ -112,3 +112,15 @@ def test_many_levels_cross_the_small_sort_dtypes(num_levels):
     level_map = rng.integers(0, num_levels + 1, size=(2, 9, 11))
     level_map[0, 2:7, 3:9] = num_levels  # a block at the top level, with ragged lower levels around it
     check(level_map, num_levels)
+
+
+def test_the_device_path_labels_large_batches_in_blocks_of_images(monkeypatch):
+    """The padding grows with B · H · W · M: beyond FIXED_SLOTS_PER_CALL slots the batch goes in blocks."""
+    from nobg_metrics.ops import level_components
+
+    rng = np.random.default_rng(5)
+    level_map = torch.from_numpy(rng.integers(0, 4, size=(5, 13, 17)))
+    whole = connected_level_count(level_map, 3)
+    monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
+    monkeypatch.setattr(level_components, "FIXED_SLOTS_PER_CALL", 2 * 13 * 9 * 3)  # two images a block
+    assert torch.equal(connected_level_count(level_map, 3), whole)
