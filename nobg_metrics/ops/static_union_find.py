@@ -123,6 +123,7 @@ def _resolve(phases: list[tuple[Tensor, Tensor, Tensor]], nodes: int, device: to
     for (parent, active, next_id), original in zip(reversed(phases), reversed(originals)):
         own = original.index_select(0, parent)
         if final is not None:
-            own = torch.where(active.index_select(0, parent), final.index_select(0, next_id.index_select(0, parent)), own)
+            onward = final.index_select(0, next_id.index_select(0, parent))  # via the root's next-space id
+            own = torch.where(active.index_select(0, parent), onward, own)
         final = own
     return final[:nodes]

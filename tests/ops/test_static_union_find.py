@@ -23,8 +23,9 @@ def run_graph(mask: np.ndarray) -> tuple[int, torch.Tensor, torch.Tensor]:
     fg = torch.from_numpy(mask)[None]
     starts = torch.nonzero(_first_of_segments(fg).view(-1)).squeeze(1)
     upper = _touching_rows(fg, 0)
-    ids = lambda positions: torch.searchsorted(starts, positions, right=True) - 1
-    return starts.numel(), ids(upper), ids(upper + mask.shape[1])
+    lower = upper + mask.shape[1]
+    return (starts.numel(), torch.searchsorted(starts, upper, right=True) - 1,
+            torch.searchsorted(starts, lower, right=True) - 1)
 
 
 def graph(kind: str, n: int, rng: np.random.Generator) -> tuple[int, torch.Tensor, torch.Tensor]:
@@ -44,7 +45,8 @@ def graph(kind: str, n: int, rng: np.random.Generator) -> tuple[int, torch.Tenso
     parents = torch.from_numpy(np.array([rng.integers(0, i) if i else 0 for i in range(n)]))  # a random forest
     keep = torch.from_numpy(rng.random(n - 1) < 0.8)
     tails, heads = torch.arange(1, n)[keep], parents[1:][keep]
-    return n, torch.cat([tails, tails[:5], torch.arange(min(3, n))]), torch.cat([heads, heads[:5], torch.arange(min(3, n))])
+    loops = torch.arange(min(3, n))  # self-loops, and the first five edges repeated
+    return n, torch.cat([tails, tails[:5], loops]), torch.cat([heads, heads[:5], loops])
 
 
 def check(nodes: int, tails: torch.Tensor, heads: torch.Tensor, **hint) -> None:
