@@ -14,10 +14,11 @@ it), so it is absorbed then; the minima that did absorb a neighbour number at mo
 
 **Sizes.** After each pair of rounds only the *active* roots (those with an edge to another root) go on,
 renumbered in order (so the smallest id stays the root): by the halving above at most ⌊n/2⌋ of n. Their
-edges, deduplicated (a sort of the ``(low, high)`` keys), number at most 3 per active root, because
+edges, once deduplicated (a sort of the ``(low, high)`` keys), number at most 3 per active root, because
 the graphs solved here are planar (run graphs of 2-D masks, and their contractions; a simple planar graph
-with k nodes has at most 3k − 6 edges). So every array halves from one pair of rounds to the next, and the
-whole solve costs about two pairs of rounds on the input, with ⌈log2 n⌉ jumps each.
+with k nodes has at most 3k − 6 edges); the sort runs only once a list exceeds 6 per root, every other
+phase. So the arrays halve from one pair of rounds to the next (the edges every other one), and the whole
+solve costs a few pairs of rounds on the input, with ⌈log2 n⌉ jumps each.
 
 Were a bound ever exceeded (a non-planar graph), the compaction would index past its buffer and raise —
 never return a wrong labelling.
@@ -89,11 +90,12 @@ def _two_rounds(size: int, tails: Tensor, heads: Tensor, first_chains: int | Non
 def _next_edges(tail_root: Tensor, head_root: Tensor, is_open: Tensor, next_id: Tensor,
                 next_size: int) -> tuple[Tensor, Tensor]:
     """The open edges between active roots, renumbered (closed ones become sink self-loops): ``(tails,
-    heads)``, each :math:`(\\min(E, 3 \\cdot next\\_size),)`; deduplicated when E would not fit."""
+    heads)``: as they are while E <= 6 per next-space node, else deduplicated into 3 per node (the planar
+    bound) — one sort every other phase instead of every phase (~10 % of the solve on CPU)."""
     tails = torch.where(is_open, next_id.index_select(0, tail_root), next_size)
     heads = torch.where(is_open, next_id.index_select(0, head_root), next_size)
-    if tails.numel() <= 3 * next_size:
-        return tails, heads  # fits as it is: no need to drop repeats
+    if tails.numel() <= 6 * next_size:
+        return tails, heads  # small enough: sort only when the list exceeds twice the bound (every other phase)
     stride = next_size + 1
     closed = stride * stride  # sorts after every open key
     key = torch.where(is_open, torch.minimum(tails, heads).long() * stride + torch.maximum(tails, heads), closed)

@@ -85,14 +85,14 @@ def test_no_edges_and_no_nodes():
 
 
 def test_more_distinct_edges_than_planarity_allows_raise_never_mislabel():
-    """The edge lists shrink to 3 per active root (planar graphs). Were that exceeded — 28 distinct edges
-    among 8 roots (K_8) — the compaction indexes past its buffer and raises."""
+    """Long edge lists shrink to 3 per active root (planar graphs). Were that exceeded — 91 distinct edges
+    among 14 roots (K_14) — the compaction indexes past its buffer and raises."""
     from nobg_metrics.ops.static_union_find import _next_edges
 
-    pairs = torch.combinations(torch.arange(8))
+    pairs = torch.combinations(torch.arange(14, dtype=torch.int32))
     is_open = torch.ones(len(pairs), dtype=torch.bool)
     with pytest.raises(RuntimeError, match="index"):
-        _next_edges(pairs[:, 0], pairs[:, 1], is_open, torch.arange(9), 8)
+        _next_edges(pairs[:, 0], pairs[:, 1], is_open, torch.arange(15, dtype=torch.int32), 14)
 
 
 def test_reads_nothing_back_from_the_device():
