@@ -170,9 +170,10 @@ def _level_count(levels: Tensor, num_levels: int, by_data: bool) -> Tensor:
         rows = torch.div(where, w, rounding_mode="floor")
         upper = where + torch.div(rows, h - 1, rounding_mode="floor") * w  # (b, y, x) of (B, H-1, W) in (B, H, W)
         keys = _sorted_keys(upper, edge_level, pixels, num_levels)  # sorted queries search ~3x faster (cache)
-        first = torch.searchsorted(start_keys, keys, right=True) - 1  # padding: the last run, twice (a loop)
-        second = torch.searchsorted(start_keys, keys + w, right=True) - 1
-        parent = solve_run_graph(parent, first, second) if bound is None else solve_planar_graph(runs, first, second, h)
+        upper_run = torch.searchsorted(start_keys, keys, right=True) - 1  # padding: the last run, twice (a loop)
+        lower_run = torch.searchsorted(start_keys, keys + w, right=True) - 1
+        parent = (solve_run_graph(parent, upper_run, lower_run) if bound is None
+                  else solve_planar_graph(runs, upper_run, lower_run, h))
     image_pixels = h * w
     within = start % image_pixels
     column_major = (within % w) * h + torch.div(within, w, rounding_mode="floor")

@@ -58,10 +58,9 @@ def solve_planar_graph(nodes: int, first: Tensor, second: Tensor, first_chains: 
         parent = _two_rounds(size, tails, heads, first_chains if not phases else None)
         tail_root, head_root = parent.index_select(0, tails), parent.index_select(0, heads)
         is_open = tail_root != head_root
-        sink = torch.full_like(tail_root, size)
         active = torch.zeros(size + 1, dtype=torch.bool, device=device)
-        active.index_fill_(0, torch.where(is_open, tail_root, sink).long(), True)
-        active.index_fill_(0, torch.where(is_open, head_root, sink).long(), True)
+        active.index_fill_(0, torch.where(is_open, tail_root, size).long(), True)  # closed edges mark the sink
+        active.index_fill_(0, torch.where(is_open, head_root, size).long(), True)
         active[size:].fill_(False)  # the sink
         next_size = size // 2  # at most half the nodes stay active (module docstring)
         rank = torch.cumsum(active, 0, dtype=ids).sub_(1)  # order-preserving: the smallest id stays the root
