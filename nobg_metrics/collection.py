@@ -7,9 +7,15 @@ The tiers follow the seed's cost table and are cumulative (cheap ⊂ medium ⊂ 
   gradient_error — per validation epoch;
 - expensive adds s_measure, weighted_f_measure, connectivity_error — final evaluation.
 
+Beyond the tiers, every member of the confusion family is available by name (:data:`FAMILY`):
+``<measure>_max``, ``_mean``, ``_adaptive``, ``_binary`` and ``_pooled`` (binary, ``sample_based=False``) for
+precision, recall, specificity, fpr, iou, dice, accuracy, ber, kappa, f1 and f_measure (e_measure: the
+threshold modes), plus ``pr_auc`` and ``roc_auc``; e.g. ``make_collection(metrics=FAMILY)``.
+
 Metrics that share statistics are declared as explicit compute groups (never automatic detection,
-which has merged unrelated metrics in torchmetrics): the four overlap metrics share one confusion
-count, SAD and MSE one difference map, the six F/E entries share one histogram per image.
+which has merged unrelated metrics in torchmetrics): every confusion-family member of a collection is in
+one group whose members all compute the union of their statistics (``share_statistics``) in one pass,
+SAD and MSE share one difference map.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ from torchmetrics import Metric, MetricCollection
 
 from nobg_metrics import metrics as _metrics
 from nobg_metrics._inputs import check_option
+from nobg_metrics.functional.family import AUC_CURVES
+from nobg_metrics.metrics.confusion import ConfusionMetric
 
 Tier = Literal["cheap", "medium", "expensive"]
 
@@ -46,6 +54,36 @@ _REGISTRY: dict[str, tuple[str, dict[str, Any]]] = {
     "connectivity_error": ("ConnectivityError", {}),
 }
 
+
+def _family_entries() -> dict[str, tuple[str, dict[str, Any]]]:
+    """``<measure>_<mode>`` entries of every confusion-family class (measure names from the classes themselves),
+    except those an entry above already names (``iou_metric`` is IoU's binary mode, ``f_measure_max`` ...)."""
+
+    def effective(class_name: str, arguments: dict[str, Any]) -> tuple[str, str, str]:
+        default = getattr(_metrics, class_name)._default_mode
+        return class_name, arguments.get("mode", default), arguments.get("reduction", "mean")
+
+    existing = {effective(*entry) for entry in _REGISTRY.values()
+                if issubclass(getattr(_metrics, entry[0]), ConfusionMetric)}
+    entries: dict[str, tuple[str, dict[str, Any]]] = {}
+    for name in _metrics.__all__:
+        cls = getattr(_metrics, name)
+        measure = cls.__dict__.get("_measure")
+        if not (issubclass(cls, ConfusionMetric) and measure):
+            continue
+        if measure in AUC_CURVES:
+            entries[measure] = (name, {})
+            continue
+        modes: dict[str, dict[str, Any]] = {mode: {"mode": mode} for mode in ("max", "mean", "adaptive")}
+        if measure != "e_measure":  # the E-measure's binary mode has no reference
+            modes["binary"] = {"mode": "binary"}
+            modes["pooled"] = {"mode": "binary", "reduction": "pooled"}
+        for mode, arguments in modes.items():
+            if effective(name, arguments) not in existing:
+                entries[f"{measure}_{mode}"] = (name, arguments)
+    return entries
+
+
 TIERS: dict[str, tuple[str, ...]] = {
     "cheap": ("mae", "iou_metric", "dice", "accuracy", "ber", "sad", "mse_metric", "boundary_iou"),
 }
@@ -55,14 +93,15 @@ TIERS["medium"] = TIERS["cheap"] + (
 )
 TIERS["expensive"] = TIERS["medium"] + ("s_measure", "weighted_f_measure", "connectivity_error")
 
-SHARED_GROUPS: tuple[tuple[str, ...], ...] = (
-    ("iou_metric", "dice", "accuracy", "ber"),
-    ("sad", "mse_metric"),
-    ("f_measure_max", "f_measure_mean", "f_measure_adaptive", "e_measure_max", "e_measure_mean", "e_measure_adaptive"),
-)
-"""Metrics whose states are identical by construction (same names, same statistics)."""
+SHARED_GROUPS: tuple[tuple[str, ...], ...] = (("sad", "mse_metric"),)
+"""Metrics whose states are identical by construction (same names, same statistics); the confusion family's
+group is formed in :func:`make_collection`."""
 
-METRIC_NAMES: tuple[str, ...] = TIERS["expensive"]
+_FAMILY_ENTRIES = _family_entries()
+_REGISTRY.update(_FAMILY_ENTRIES)
+FAMILY = tuple(name for name, (class_name, _) in _REGISTRY.items()
+               if issubclass(getattr(_metrics, class_name), ConfusionMetric))
+METRIC_NAMES: tuple[str, ...] = TIERS["expensive"] + tuple(name for name in _FAMILY_ENTRIES if name not in TIERS["expensive"])
 
 
 _BASE_OPTIONS = frozenset(
@@ -85,6 +124,14 @@ def accepted_options(name: str) -> frozenset[str]:
     named = {key for key, parameter in parameters.items() if parameter.kind is parameter.KEYWORD_ONLY
              or parameter.kind is parameter.POSITIONAL_OR_KEYWORD}
     return frozenset(named - {"self"} - set(_REGISTRY[name][1])) | _BASE_OPTIONS
+
+
+def _check_identical_states(group: list[str], built: dict[str, Metric]) -> None:
+    """A compute group shares its first member's states by reference: they must be the same states."""
+    keys = {name: tuple(sorted(built[name]._defaults)) for name in group}
+    if len(set(keys.values())) > 1:
+        raise ValueError(f"the confusion-family members {group} disagree on their statistics' options "
+                         f"(state names {keys}); pass the same options to all of them")
 
 
 def _build(name: str, options: dict[str, Any], used: set[str]) -> Metric:
@@ -134,7 +181,12 @@ def make_collection(
     unused = sorted(set(options) - used)
     if unused:
         raise TypeError(f"options {unused} are taken by no metric of {names}")
-    groups = [[name for name in group if name in built] for group in SHARED_GROUPS]
+    family = [name for name in names if isinstance(built[name], ConfusionMetric)]
+    if len(family) > 1:  # one pass for the whole family: every member computes (and holds) the union
+        union = frozenset().union(*(built[name].requests for name in family))
+        built.update({name: _build(name, {**options, "share_statistics": union}, set()) for name in family})
+        _check_identical_states(family, built)
+    groups = [[name for name in group if name in built] for group in SHARED_GROUPS] + [family]
     groups = [group for group in groups if group]
     grouped = {name for group in groups for name in group}
     groups += [[name] for name in names if name not in grouped]

@@ -1,4 +1,5 @@
-"""Plots of the threshold-swept measures: the PR curve and the F/E-vs-threshold curves (matplotlib, lazy)."""
+"""Plots of the threshold-swept measures: PR and ROC curves, F/E and any family member against the threshold
+(matplotlib, imported lazily)."""
 
 from __future__ import annotations
 
@@ -39,3 +40,41 @@ def plot_threshold_curves(curves: ThresholdCurves, axes: Sequence[Any] | None = 
         ax.grid(True, alpha=0.3)
     axes[1].legend()
     return figure, axes
+
+
+AUC_AXES = {"pr_auc": ("recall", "precision", "PR curve"), "roc_auc": ("fpr", "recall", "ROC curve")}
+"""Each AUC's plotted ``(x, y, title)``."""
+
+
+def plot_curves(curves: dict[str, Any], measure: str, ax: Any = None, label: str | None = None) -> Any:
+    """Draw a family member's mean curve against the threshold, or an AUC's PR / ROC curve.
+
+    Args:
+        curves: mean curves ``{name: (T,)}`` with ``"thresholds"`` (``ConfusionMetric.curves()``,
+            ``functional.confusion_curves``).
+        measure: the member (``"precision"``, ``"iou"``, ...) or ``"pr_auc"`` / ``"roc_auc"``.
+        ax: a matplotlib axis; a new figure when omitted.
+        label: legend label (e.g. the method's name).
+
+    Returns:
+        ``(figure, axis)``.
+    """
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as error:  # pragma: no cover - optional extra
+        raise ImportError("plotting needs matplotlib: pip install 'nobg_metrics[plot]'") from error
+    if ax is None:
+        figure, ax = plt.subplots(figsize=(5, 4))
+    else:
+        figure = ax.figure
+    if measure in AUC_AXES:
+        x_name, y_name, title = AUC_AXES[measure]
+        ax.plot(curves[x_name].cpu().numpy(), curves[y_name].cpu().numpy(), label=label or measure)
+        ax.set(xlabel=x_name, ylabel=y_name, title=f"{title} (mean of per-image curves)", xlim=(0, 1), ylim=(0, 1.05))
+    else:
+        ax.plot(curves["thresholds"].cpu().numpy(), curves[measure].cpu().numpy(), label=label or measure)
+        ax.set(xlabel="threshold", ylabel=measure, title=f"{measure} vs threshold (mean of per-image curves)",
+               xlim=(0, 1))
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    return figure, ax

@@ -2,22 +2,33 @@
 
 from nobg_metrics.functional.boundary import boundary_iou
 from nobg_metrics.functional.connectivity import connectivity_error
-from nobg_metrics.functional.emeasure import (
-    e_measure_adaptive,
-    e_measure_max,
-    e_measure_mean,
-)
-from nobg_metrics.functional.fmeasure import (
-    f_measure_adaptive,
-    f_measure_max,
-    f_measure_mean,
+from nobg_metrics.functional.family import (
+    confusion_curves,
+    fpr,
+    kappa,
+    pr_auc,
+    precision,
+    recall,
+    roc_auc,
+    specificity,
 )
 from nobg_metrics.functional.gradient import gradient_error
 from nobg_metrics.functional.mae import mae
 from nobg_metrics.functional.matting import mse_metric, sad
 from nobg_metrics.functional.overlap import accuracy, ber, dice, iou_metric
 from nobg_metrics.functional.smeasure import s_measure
-from nobg_metrics.functional.threshold_curves import ThresholdCurves, threshold_curves
+from nobg_metrics.functional.threshold_curves import (
+    ThresholdCurves,
+    e_measure,
+    e_measure_adaptive,
+    e_measure_max,
+    e_measure_mean,
+    f_measure,
+    f_measure_adaptive,
+    f_measure_max,
+    f_measure_mean,
+    threshold_curves,
+)
 from nobg_metrics.functional.weighted_f import weighted_f_measure
 
 __all__ = [
@@ -25,20 +36,30 @@ __all__ = [
     "accuracy",
     "ber",
     "boundary_iou",
+    "confusion_curves",
     "connectivity_error",
     "dice",
+    "e_measure",
     "e_measure_adaptive",
     "e_measure_max",
     "e_measure_mean",
+    "f_measure",
     "f_measure_adaptive",
     "f_measure_max",
     "f_measure_mean",
+    "fpr",
     "gradient_error",
     "iou_metric",
+    "kappa",
     "mae",
     "mse_metric",
+    "pr_auc",
+    "precision",
+    "recall",
+    "roc_auc",
     "s_measure",
     "sad",
+    "specificity",
     "threshold_curves",
     "weighted_f_measure",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator
-from typing import TypeVar
+from typing import TypeVar, Union
 
 import torch
 from torch import Tensor
@@ -12,6 +12,8 @@ from torch import Tensor
 from nobg_metrics.ops import host_reads
 
 Batch = TypeVar("Batch")
+Values = Union[Tensor, dict[str, Tensor]]
+"""Per-image values: one tensor, or several named ones from the same pass."""
 
 CPU_BLOCK_PIXELS = 1 << 20
 """On CPU a group is scored in blocks of at most this many pixels (one 1024² image, sixteen 256² ones): the
@@ -20,26 +22,45 @@ sizes its sites per block instead of by the widest object of the batch. A batch 
 distance transform 107 -> 62 ms per image on one thread. On other devices the group stays whole."""
 
 
-def sum_per_image(per_image: Callable[[Batch], Tensor], batches: Iterable[Batch]) -> tuple[Tensor, Tensor]:
-    """Sum of ``per_image(batch)`` over all groups and the number of images.
+def sum_per_image(per_image: Callable[[Batch], Values], batches: Iterable[Batch]) -> tuple[Values, Tensor]:
+    """Sum of ``per_image(batch)`` over all groups and the number of images: the one accumulation every
+    per-image metric uses (on CPU each group is scored in blocks, see :data:`CPU_BLOCK_PIXELS`).
 
     Args:
-        per_image: maps one equal-size group to its :math:`(B,)` (or :math:`(B, K)`: K values per image)
-            per-image values.
+        per_image: maps one equal-size group to its :math:`(B,)` (or :math:`(B, K...)`: K values per image)
+            per-image values, or to a dict of such tensors (several statistics from one pass; integer
+            counts stay integer).
         batches: the groups (from ``prepare_segmentation`` or ``prepare_matting``).
 
     Returns:
-        ``(total, count)``: float64 sum (scalar, or :math:`(K,)`), int64 scalar image count (the state a mean
-        needs).
+        ``(total, count)``: the sum over images (a tensor, or a dict of them, each without the batch
+        dimension), int64 scalar image count (the state a mean needs).
+
+    Example:
+        >>> from nobg_metrics._inputs import prepare_segmentation
+        >>> maps = [torch.ones(2, 3), torch.zeros(1, 4, 4)]
+        >>> groups = prepare_segmentation(maps, maps)
+        >>> sum_per_image(lambda batch: {"pixels": torch.full((batch.shape[0],), batch.num_pixels)}, groups)
+        ({'pixels': tensor(22)}, tensor(2))
     """
-    totals, count = [], 0
+    totals: list[Values] = []
+    count = 0
     for batch in batches:
         for block in _cpu_blocks(batch):
             values = per_image(block)
-            totals.append(values.sum(dim=0))
-            count += values.shape[0]
-    total = torch.stack(totals).sum(dim=0)
-    return total, torch.full((), count, dtype=torch.int64, device=total.device)
+            if isinstance(values, dict):
+                totals.append({name: value.sum(dim=0) for name, value in values.items()})
+                count += next(iter(values.values())).shape[0]
+            else:
+                totals.append(values.sum(dim=0))
+                count += values.shape[0]
+    if isinstance(totals[0], dict):
+        total: Values = {name: torch.stack([t[name] for t in totals]).sum(dim=0) for name in totals[0]}
+        device = next(iter(total.values())).device
+    else:
+        total = torch.stack(totals).sum(dim=0)
+        device = total.device
+    return total, torch.full((), count, dtype=torch.int64, device=device)
 
 
 def _cpu_blocks(batch: Batch) -> Iterator[Batch]:

@@ -1,51 +1,31 @@
-"""Threshold-swept statistics shared by the F-measure and the E-measure: one histogram, all thresholds.
+"""The F-measure (Achanta et al., CVPR 2009) and the E-measure (Fan et al., IJCAI 2018), threshold-swept as
+PySODMetrics 1.6.2 ``Fmeasure`` and ``Emeasure``, and the mean P/R/F/E curves behind their plots.
 
-Reference: PySODMetrics 1.6.2 ``Fmeasure.cal_pr`` / ``Emeasure.cal_em_with_cumsumhistogram``. Per image the
-prediction is quantised ``floor(255 * pred)`` (numpy ``(pred * 255).astype(np.uint8)``) into 256 bins; the
-binarisation at threshold ``t`` (``t = 255 ... 0``, descending) is ``level >= t``. Foreground and background
-histograms, flipped and cumulated, give TP and FP for every threshold at once; TP, FP, |gt| and N fix
-precision, recall, F and E (the enhanced-alignment values are constant on each of the four confusion
-regions, so E needs only the counts). The dataset curve is the MEAN of the per-image curves.
-
-``num_thresholds = T`` other than 256 quantises ``floor((T - 1) * pred)`` into T bins (thresholds
-``k / (T - 1)``, ``k = T-1 ... 0``) from the same single histogram pass; T = 256 is the reference.
-
-Adaptive threshold: ``min(2 * mean(pred), 1)`` on the un-quantised prediction, ``pred >= thr``. For uint8
-input it is decided per level from the level values (no float pass over the pixels).
+Both are members of the confusion family (:mod:`nobg_metrics.functional.family`): per image and threshold
+``t`` (``floor(255 · pred) >= t``, ``t = 255 … 0``), ``P = TP / (TP + FP)``, ``R = TP / |gt|`` (guarded),
+``F = (1 + β²) P R / (β² P + R)`` (0 where ``P R = 0``), β² = 0.3; E from the four confusion regions'
+constant enhanced-alignment values, ``E = Σ enhanced · count / (N - 1 + eps)`` (a perfect prediction of a
+non-degenerate gt scores ``N / (N - 1)``, > 1: that is the reference). The dataset curve is the mean of the
+per-image curves; ``max`` / ``mean`` take its maximum / mean over the T thresholds; ``adaptive`` is the mean
+per-image value at ``pred >= min(2 · mean(pred), 1)``.
 
 Degenerate gt (all background or all foreground): ``empty_gt="reference"`` keeps PySODMetrics' values
 (F = 0, E = #agreeing pixels / (N - 1)); ``"agreement"`` scores the pixel agreement ``(TP + TN) / N`` per
-threshold for both F and E (so a perfect prediction scores 1 and a 1-pixel image does not score 1/eps).
-Precision and recall curves are the reference's under both policies.
+threshold for every curve (so a perfect prediction scores 1 and a 1-pixel image does not score 1 / eps).
 """
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
-import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import (
-    EmptyGt,
-    InputMaps,
-    SegBatch,
-    check_number,
-    check_option,
-    prepare_segmentation,
-)
-from nobg_metrics.ops.histogram import (
-    NUM_LEVELS,
-    joint_histogram,
-    level_values,
-    regroup_levels,
-)
-
-EPS = torch.finfo(torch.float64).eps
-"""``np.spacing(1)``, the reference's epsilon."""
+from nobg_metrics._inputs import EmptyGt, InputMaps
+from nobg_metrics.functional.family import Mode, SampleReduction, _options, confusion_curves, family_value
+from nobg_metrics.ops.histogram import NUM_LEVELS
 
 CURVE_NAMES = ("precision", "recall", "f_measure", "e_measure")
-"""Row order of the (4, T) curve sums."""
+"""The curves of :class:`ThresholdCurves`, in its field order."""
 
 
 class ThresholdCurves(NamedTuple):
@@ -56,160 +36,6 @@ class ThresholdCurves(NamedTuple):
     f_measure: Tensor
     e_measure: Tensor
     thresholds: Tensor
-
-
-def _f_from_counts(tp: Tensor, positives: Tensor, fg: Tensor, beta2: float) -> tuple[Tensor, Tensor, Tensor]:
-    """Precision, recall and F (reference ``cal_pr``): ``P = TP / max(TP+FP, 1)``, ``R = TP / max(|gt|, 1)``.
-
-    Args:
-        tp, positives: :math:`(B, ...)` int64 TP and TP + FP; fg: :math:`(B,)` int64 |gt|.
-
-    Returns:
-        float64 ``(precision, recall, f)`` of ``tp``'s shape; ``F = (1+β²)PR / (β²P + R)``, 0 where PR = 0.
-    """
-    fg = fg.reshape(fg.shape + (1,) * (tp.ndim - 1))
-    precision = tp.double() / positives.clamp(min=1).double()
-    recall = tp.double() / fg.clamp(min=1).double()
-    numerator = (1 + beta2) * precision * recall
-    denominator = torch.where(numerator == 0, torch.ones_like(numerator), beta2 * precision + recall)
-    return precision, recall, numerator / denominator
-
-
-def _e_from_counts(tp: Tensor, positives: Tensor, fg: Tensor, num_pixels: int) -> Tensor:
-    """Enhanced-alignment measure from counts (reference ``cal_em_with_cumsumhistogram``).
-
-    Args:
-        tp, positives: :math:`(B, ...)` int64 TP and TP + FP of the binarised prediction.
-        fg: :math:`(B,)` int64 |gt|; num_pixels: N.
-
-    Returns:
-        float64 E of ``tp``'s shape; the degenerate-gt branches are the reference's
-        (all background: #pred-bg / (N-1+eps); all foreground: #pred-fg / (N-1+eps)).
-    """
-    fg = fg.reshape(fg.shape + (1,) * (tp.ndim - 1))
-    fp = positives - tp
-    negatives = num_pixels - positives
-    fn = fg - tp
-    tn = negatives - fn
-    mean_pred = positives.double() / num_pixels
-    mean_gt = fg.double() / num_pixels
-    pred_values = (1 - mean_pred, 0 - mean_pred)
-    gt_values = (1 - mean_gt, 0 - mean_gt)
-    # parts [fg_fg, fg_bg, bg_fg, bg_bg] with (pred value, gt value) combinations, in the reference's order
-    parts = ((tp, 0, 0), (fp, 0, 1), (fn, 1, 0), (tn, 1, 1))
-    total = torch.zeros_like(mean_pred)
-    for count, pred_index, gt_index in parts:  # four regions: a bounded number of vectorised rounds
-        a, b = pred_values[pred_index], gt_values[gt_index]
-        align = 2 * (a * b) / (a**2 + b**2 + EPS)
-        total = total + (align + 1) ** 2 / 4 * count.double()
-    total = torch.where(fg == 0, negatives.double(), total)
-    total = torch.where(fg == num_pixels, positives.double(), total)
-    return total / (num_pixels - 1 + EPS)
-
-
-def _agreement(tp: Tensor, positives: Tensor, fg: Tensor, num_pixels: int) -> Tensor:
-    """Pixel agreement ``(TP + TN) / N`` of the binarised prediction, float64 of ``tp``'s shape."""
-    fg = fg.reshape(fg.shape + (1,) * (tp.ndim - 1))
-    tn = (num_pixels - fg) - (positives - tp)
-    return (tp + tn).double() / num_pixels
-
-
-def _histograms(batch: SegBatch, num_thresholds: int) -> tuple[Tensor, Tensor, Tensor]:
-    """Quantised per-image histogram and the adaptive binarisation's counts.
-
-    Returns:
-        ``(hist, adaptive_tp, adaptive_positives)``: :math:`(B, 2, T)` int64 counts (``[:, 0]`` gt
-        background, ``[:, 1]`` gt foreground), :math:`(B,)` int64 TP and TP + FP of ``pred >= min(2 mean, 1)``.
-    """
-    if batch.is_uint8:
-        raw = joint_histogram(batch.pred_raw, batch.histogram_gt)
-        values = level_values(raw, batch.normalize)  # bit-identical to the reference's pixel values
-        if num_thresholds == NUM_LEVELS and not batch.normalize:
-            hist = raw  # floor(255 * (v / 255)) == v in float64
-        else:
-            # levels absent from an image may stretch outside [0, 1]; they hold no pixels, so clamp them
-            new_levels = (values * (num_thresholds - 1)).long().clamp(0, num_thresholds - 1)
-            hist = regroup_levels(raw, new_levels, num_thresholds)
-        per_level = raw.sum(dim=1)
-        mean = (per_level.double() * values).sum(dim=1) / batch.num_pixels
-        threshold = torch.clamp(2 * mean, max=1.0)  # get_adaptive_threshold(pred, max_value=1)
-        positive = (values >= threshold[:, None]).long()
-        return hist, (raw[:, 1] * positive).sum(dim=1), (per_level * positive).sum(dim=1)
-    pred = batch.pred
-    levels = (pred * (num_thresholds - 1)).long()  # truncation in pred's dtype, as numpy's astype
-    hist = joint_histogram(levels, batch.histogram_gt, num_thresholds)
-    mean = pred.sum(dim=(-2, -1), dtype=torch.float64) / batch.num_pixels
-    threshold = torch.clamp(2 * mean, max=1.0).to(pred.dtype)
-    binary = pred >= threshold[:, None, None]
-    return hist, (binary & batch.gt).sum(dim=(-2, -1)), binary.sum(dim=(-2, -1))
-
-
-def _per_image_curves(batch: SegBatch, num_thresholds: int, beta2: float, empty_gt: EmptyGt) -> tuple[Tensor, Tensor]:
-    """Per-image curves and adaptive values of one equal-size batch.
-
-    Returns:
-        ``(curves, adaptive)``: :math:`(B, 4, T)` float64 ``[precision, recall, F, E]`` (thresholds
-        descending), :math:`(B, 2)` float64 ``[adaptive F, adaptive E]``.
-    """
-    hist, adaptive_tp, adaptive_positives = _histograms(batch, num_thresholds)
-    tp = hist[:, 1].flip(-1).cumsum(-1)  # TP at t = T-1 ... 0 (">= t")
-    positives = tp + hist[:, 0].flip(-1).cumsum(-1)
-    fg = hist[:, 1].sum(dim=-1)
-    n = batch.num_pixels
-    precision, recall, f_curve = _f_from_counts(tp, positives, fg, beta2)
-    e_curve = _e_from_counts(tp, positives, fg, n)
-    # cal_adaptive_fm: 0 when the intersection is empty, else (1+β²)PR/(β²P+R)
-    f_adaptive = _f_from_counts(adaptive_tp, adaptive_positives, fg, beta2)[2]
-    e_adaptive = _e_from_counts(adaptive_tp, adaptive_positives, fg, n)
-    if empty_gt == "agreement":
-        degenerate = (fg == 0) | (fg == n)
-        agree_curve = _agreement(tp, positives, fg, n)
-        agree_adaptive = _agreement(adaptive_tp, adaptive_positives, fg, n)
-        f_curve = torch.where(degenerate[:, None], agree_curve, f_curve)
-        e_curve = torch.where(degenerate[:, None], agree_curve, e_curve)
-        f_adaptive = torch.where(degenerate, agree_adaptive, f_adaptive)
-        e_adaptive = torch.where(degenerate, agree_adaptive, e_adaptive)
-    curves = torch.stack([precision, recall, f_curve, e_curve], dim=1)
-    return curves, torch.stack([f_adaptive, e_adaptive], dim=1)
-
-
-def _check_curve_args(num_thresholds: int, beta2: float, empty_gt: str) -> None:
-    check_number("num_thresholds", num_thresholds, low=2, integer=True)
-    check_number("beta2", beta2, low=0.0, low_open=True)
-    check_option("empty_gt", empty_gt, EmptyGt)
-
-
-def _curves_update(
-    pred: InputMaps, gt: InputMaps, num_thresholds: int, beta2: float, normalize: bool, empty_gt: EmptyGt,
-    validate_args: bool,
-) -> tuple[Tensor, Tensor, Tensor]:
-    """Sufficient statistics of a batch for every F/E mode.
-
-    Returns:
-        ``(curve_sums, adaptive_sums, count)``: :math:`(4, T)` float64 sums of per-image
-        ``[precision, recall, F, E]`` curves, :math:`(2,)` float64 sums of ``[adaptive F, adaptive E]``,
-        int64 number of images.
-    """
-    curve_sums, adaptive_sums, count = [], [], 0
-    for batch in prepare_segmentation(pred, gt, normalize=normalize, validate_args=validate_args):
-        curves, adaptive = _per_image_curves(batch, num_thresholds, beta2, empty_gt)
-        curve_sums.append(curves.sum(dim=0))
-        adaptive_sums.append(adaptive.sum(dim=0))
-        count += curves.shape[0]
-    device = curve_sums[0].device
-    return (torch.stack(curve_sums).sum(dim=0), torch.stack(adaptive_sums).sum(dim=0),
-            torch.full((), count, dtype=torch.int64, device=device))
-
-
-def thresholds_of(num_thresholds: int, device: torch.device | str | None = None) -> Tensor:
-    """:math:`(T,)` float64 thresholds ``k / (T - 1)`` for ``k = T-1 ... 0``, the curves' order."""
-    return torch.arange(num_thresholds - 1, -1, -1, dtype=torch.float64, device=device) / (num_thresholds - 1)
-
-
-def _curves_compute(curve_sums: Tensor, count: Tensor) -> ThresholdCurves:
-    """Mean curves from accumulated sums (``curve_sums`` :math:`(4, T)`)."""
-    mean = curve_sums / count
-    return ThresholdCurves(*mean.unbind(0), thresholds_of(curve_sums.shape[-1], curve_sums.device))
 
 
 def threshold_curves(
@@ -231,6 +57,7 @@ def threshold_curves(
         :class:`ThresholdCurves` of five :math:`(T,)` float64 tensors; thresholds descending.
 
     Example:
+        >>> import torch
         >>> pred = torch.tensor([[0.9, 0.8], [0.2, 0.6]])
         >>> gt = torch.tensor([[1.0, 1.0], [0.0, 0.0]])
         >>> curves = threshold_curves(pred, gt, num_thresholds=5)
@@ -239,31 +66,150 @@ def threshold_curves(
         >>> curves.precision
         tensor([0.0000, 1.0000, 0.6667, 0.6667, 0.5000], dtype=torch.float64)
     """
-    _check_curve_args(num_thresholds, beta2, empty_gt)
-    curve_sums, _, count = _curves_update(pred, gt, num_thresholds, beta2, normalize, empty_gt, validate_args)
-    return _curves_compute(curve_sums, count)
+    curves = confusion_curves(pred, gt, CURVE_NAMES, num_thresholds=num_thresholds, beta2=beta2, normalize=normalize,
+                              empty_gt=empty_gt, validate_args=validate_args)
+    return ThresholdCurves(*(curves[name] for name in CURVE_NAMES), curves["thresholds"])
 
 
-CurveMode = Literal["max", "mean", "adaptive"]
-"""How a threshold-swept measure becomes one number: max or mean of the mean curve, or the adaptive value."""
+def f_measure(
+    pred: InputMaps, gt: InputMaps, mode: Mode = "max", *, beta2: float = 0.3, threshold: float = 0.5,
+    reduction: SampleReduction = "mean", num_thresholds: int = NUM_LEVELS, normalize: bool = False,
+    empty_gt: EmptyGt = "agreement", validate_args: bool = True,
+) -> Tensor:
+    r"""F-measure ``(1 + β²) P R / (β² P + R)`` in ``mode`` (PySODMetrics ``Fmeasure``, ``FmeasureHandler``).
 
+    Args:
+        pred: :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or a list; float in [0, 1] or uint8.
+        gt: same layout; bool, uint8 (``> 128``) or float (``> 0.5``).
+        mode: ``"max"`` (maxF), ``"mean"`` (meanF), ``"curve"``, ``"adaptive"`` (adpF) or ``"binary"``.
+        beta2: β² (PySODMetrics calls it ``beta``): 0.3 by convention, 1.0 for F1.
+        threshold: the binary mode's strict threshold.
+        reduction: the binary mode's ``"mean"`` over images or ``"pooled"`` counts.
+        num_thresholds: T; 256 reproduces PySODMetrics; other T quantise ``floor((T-1) pred)``.
+        normalize: per-image min-max stretch of ``pred`` first (PySODMetrics' protocol).
+        empty_gt: ``"agreement"`` (pixel agreement for an all-background/all-foreground gt) or
+            ``"reference"`` (PySODMetrics' F = 0).
+        validate_args: run the checks that force a device sync.
 
-def _measure_compute(measure: str, mode: CurveMode, curve_sums: Tensor, adaptive_sums: Tensor,
-                     count: Tensor) -> Tensor:
-    """The dataset value of ``measure`` (``"f_measure"`` or ``"e_measure"``) in ``mode``: scalar float64.
+    Returns:
+        float64: scalar, or :math:`(T,)` for ``mode="curve"``.
 
-    The protocol: the mean of per-image curves, THEN the max/mean over thresholds (not F of the mean P/R,
-    not the mean of per-image maxima).
+    Example:
+        >>> import torch
+        >>> pred, gt = torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]])
+        >>> f_measure(pred, gt), f_measure(pred, gt, "binary", beta2=1.0)
+        (tensor(1., dtype=torch.float64), tensor(0.8000, dtype=torch.float64))
     """
-    if mode == "adaptive":
-        return adaptive_sums[0 if measure == "f_measure" else 1] / count
-    curve = curve_sums[CURVE_NAMES.index(measure)] / count
-    return curve.max() if mode == "max" else curve.mean()
+    return family_value("f_measure", pred, gt, mode, reduction=reduction, validate_args=validate_args,
+                        options=_options(num_thresholds, threshold, normalize, empty_gt, beta2=beta2))
 
 
-def _measure(measure: str, mode: CurveMode, pred: InputMaps, gt: InputMaps, num_thresholds: int, beta2: float,
-             normalize: bool, empty_gt: EmptyGt, validate_args: bool) -> Tensor:
-    """Check the options, update once, compute: the body of every public F/E function."""
-    _check_curve_args(num_thresholds, beta2, empty_gt)
-    stats = _curves_update(pred, gt, num_thresholds, beta2, normalize, empty_gt, validate_args)
-    return _measure_compute(measure, mode, *stats)
+def e_measure(
+    pred: InputMaps, gt: InputMaps, mode: Mode = "max", *, threshold: float = 0.5,
+    reduction: SampleReduction = "mean", num_thresholds: int = NUM_LEVELS, normalize: bool = False,
+    empty_gt: EmptyGt = "agreement", validate_args: bool = True,
+) -> Tensor:
+    r"""E-measure (enhanced alignment) in ``mode`` (PySODMetrics ``Emeasure``; ``"binary"`` has no reference).
+
+    Args and returns as :func:`f_measure` (no ``beta2``); ``empty_gt="reference"`` scores an
+    all-background gt #pred-bg / (N - 1 + eps) and an all-foreground one #pred-fg / (N - 1 + eps).
+
+    Example:
+        >>> import torch
+        >>> e_measure(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
+        tensor(1.3333, dtype=torch.float64)
+    """
+    return family_value("e_measure", pred, gt, mode, reduction=reduction, validate_args=validate_args,
+                        options=_options(num_thresholds, threshold, normalize, empty_gt))
+
+
+def f_measure_max(
+    pred: InputMaps, gt: InputMaps, num_thresholds: int = NUM_LEVELS, *, beta2: float = 0.3,
+    normalize: bool = False, empty_gt: EmptyGt = "agreement", validate_args: bool = True,
+) -> Tensor:
+    """Maximum over thresholds of the mean per-image F-measure curve (maxF): ``f_measure(mode="max")``.
+
+    Example:
+        >>> import torch
+        >>> f_measure_max(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
+        tensor(1., dtype=torch.float64)
+    """
+    return f_measure(pred, gt, "max", beta2=beta2, num_thresholds=num_thresholds, normalize=normalize,
+                     empty_gt=empty_gt, validate_args=validate_args)
+
+
+def f_measure_mean(
+    pred: InputMaps, gt: InputMaps, num_thresholds: int = NUM_LEVELS, *, beta2: float = 0.3,
+    normalize: bool = False, empty_gt: EmptyGt = "agreement", validate_args: bool = True,
+) -> Tensor:
+    """Mean over thresholds of the mean per-image F-measure curve (meanF): ``f_measure(mode="mean")``.
+
+    Example:
+        >>> import torch
+        >>> f_measure_mean(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
+        tensor(0.6811, dtype=torch.float64)
+    """
+    return f_measure(pred, gt, "mean", beta2=beta2, num_thresholds=num_thresholds, normalize=normalize,
+                     empty_gt=empty_gt, validate_args=validate_args)
+
+
+def f_measure_adaptive(
+    pred: InputMaps, gt: InputMaps, num_thresholds: int = NUM_LEVELS, *, beta2: float = 0.3,
+    normalize: bool = False, empty_gt: EmptyGt = "agreement", validate_args: bool = True,
+) -> Tensor:
+    """Mean per-image F-measure at the adaptive threshold ``min(2 mean(pred), 1)`` (adpF): ``f_measure(mode="adaptive")``.
+
+    Example:
+        >>> import torch
+        >>> f_measure_adaptive(torch.tensor([[0.9, 0.3], [0.1, 0.0]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
+        tensor(0.8125, dtype=torch.float64)
+    """
+    return f_measure(pred, gt, "adaptive", beta2=beta2, num_thresholds=num_thresholds, normalize=normalize,
+                     empty_gt=empty_gt, validate_args=validate_args)
+
+
+def e_measure_max(
+    pred: InputMaps, gt: InputMaps, num_thresholds: int = NUM_LEVELS, *, beta2: float = 0.3,
+    normalize: bool = False, empty_gt: EmptyGt = "agreement", validate_args: bool = True,
+) -> Tensor:
+    """Maximum over thresholds of the mean per-image E-measure curve (maxE): ``e_measure(mode="max")``.
+
+    ``beta2`` is accepted for compatibility and has no effect on E.
+
+    Example:
+        >>> import torch
+        >>> e_measure_max(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
+        tensor(1.3333, dtype=torch.float64)
+    """
+    return e_measure(pred, gt, "max", num_thresholds=num_thresholds, normalize=normalize, empty_gt=empty_gt,
+                     validate_args=validate_args)
+
+
+def e_measure_mean(
+    pred: InputMaps, gt: InputMaps, num_thresholds: int = NUM_LEVELS, *, beta2: float = 0.3,
+    normalize: bool = False, empty_gt: EmptyGt = "agreement", validate_args: bool = True,
+) -> Tensor:
+    """Mean over thresholds of the mean per-image E-measure curve (meanE): ``e_measure(mode="mean")``.
+
+    Example:
+        >>> import torch
+        >>> e_measure_mean(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
+        tensor(0.7896, dtype=torch.float64)
+    """
+    return e_measure(pred, gt, "mean", num_thresholds=num_thresholds, normalize=normalize, empty_gt=empty_gt,
+                     validate_args=validate_args)
+
+
+def e_measure_adaptive(
+    pred: InputMaps, gt: InputMaps, num_thresholds: int = NUM_LEVELS, *, beta2: float = 0.3,
+    normalize: bool = False, empty_gt: EmptyGt = "agreement", validate_args: bool = True,
+) -> Tensor:
+    """Mean per-image E-measure at the adaptive threshold ``min(2 mean(pred), 1)`` (adpE): ``e_measure(mode="adaptive")``.
+
+    Example:
+        >>> import torch
+        >>> e_measure_adaptive(torch.tensor([[0.9, 0.3], [0.1, 0.0]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
+        tensor(0.8515, dtype=torch.float64)
+    """
+    return e_measure(pred, gt, "adaptive", num_thresholds=num_thresholds, normalize=normalize, empty_gt=empty_gt,
+                     validate_args=validate_args)

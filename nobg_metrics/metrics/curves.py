@@ -1,10 +1,10 @@
-"""``FMeasure`` and ``EMeasure``: threshold-swept measures sharing one state (mean per-image curves).
+"""``FMeasure`` and ``EMeasure``: the threshold-swept members of the confusion family.
 
-Both classes, in every mode, hold the same states under the same names — ``sod_curve_sum`` :math:`(4, T)`
-(sums of per-image precision, recall, F and E curves), ``sod_adaptive_sum`` :math:`(2,)` (adaptive F, E)
-and ``sod_count`` — and compute all of them in ``update``, so a ``MetricCollection`` compute group of all
-six (F and E x max/mean/adaptive) runs one histogram per batch. Members of one compute group must agree
-on ``num_thresholds``, ``beta2``, ``normalize`` and ``empty_gt`` (that is why ``EMeasure`` takes ``beta2``).
+Both default to ``mode="max"``; ``"mean"``, ``"curve"``, ``"adaptive"`` (and ``"binary"``) as every member.
+In the threshold modes both hold the mean per-image precision, recall, F and E curves (``curves()``, the PR
+and F/E plots) and the adaptive F and E, so the six F/E entries (F and E x max/mean/adaptive) hold identical
+states and share one histogram per batch in any compute group, declared or automatic. State and options:
+:mod:`nobg_metrics.metrics.confusion` (``EMeasure`` takes ``beta2`` for the F curve it holds).
 """
 
 from __future__ import annotations
@@ -13,61 +13,27 @@ from typing import Any
 
 from torch import Tensor
 
-from nobg_metrics._inputs import EmptyGt, InputMaps, check_option
-from nobg_metrics.functional.threshold_curves import (
-    CurveMode,
-    ThresholdCurves,
-    _check_curve_args,
-    _curves_compute,
-    _curves_update,
-    _measure_compute,
-)
-from nobg_metrics.metrics.base import NobgMetric
-from nobg_metrics.ops.histogram import NUM_LEVELS
+from nobg_metrics.functional.confusion import Request, check_requests
+from nobg_metrics.functional.threshold_curves import CURVE_NAMES, ThresholdCurves
+from nobg_metrics.metrics.confusion import ConfusionMetric
 
 
-class _CurveMetric(NobgMetric):
-    """Shared state and update of the threshold-swept measures; subclasses name the measure.
+class _CurveMetric(ConfusionMetric):
+    """A member whose threshold modes also hold the P/R/F/E curves of :class:`ThresholdCurves`."""
 
-    Args:
-        mode: ``"max"`` or ``"mean"`` over thresholds of the mean curve, or ``"adaptive"``.
-        beta2: β² of the F-measure (0.3); shared by the F curve every member of a compute group holds.
-        num_thresholds: T; 256 reproduces PySODMetrics.
-        normalize: per-image min-max stretch of ``pred`` first.
-        empty_gt: ``"agreement"`` or ``"reference"`` for all-background/all-foreground gts.
-        validate_args: run the checks that force a device sync.
-    """
+    _default_mode = "max"
 
-    _measure: str
-    higher_is_better = True
+    def _extra_requests(self) -> frozenset[Request]:
+        """The four curves and the adaptive F and E: all six F/E entries hold the same states, as they always have."""
+        if self.mode == "binary":
+            return frozenset()
+        adaptive = [("f_measure", "adaptive"), ("e_measure", "adaptive")]
+        return check_requests([(name, "curve") for name in CURVE_NAMES] + adaptive)
 
-    def __init__(self, mode: CurveMode = "max", *, beta2: float = 0.3, num_thresholds: int = NUM_LEVELS,
-                 normalize: bool = False, empty_gt: EmptyGt = "agreement", validate_args: bool = True,
-                 **kwargs: Any) -> None:
-        super().__init__(validate_args=validate_args, **kwargs)
-        check_option("mode", mode, CurveMode)
-        _check_curve_args(num_thresholds, beta2, empty_gt)
-        self.mode, self.beta2, self.num_thresholds = mode, beta2, num_thresholds
-        self.normalize, self.empty_gt = normalize, empty_gt
-        self._add_sum("sod_curve_sum", (4, num_thresholds))
-        self._add_sum("sod_adaptive_sum", (2,))
-        self._add_count("sod_count")
-
-    def update(self, pred: InputMaps, gt: InputMaps) -> None:
-        """Add a batch: ``pred``, ``gt`` of shape :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists."""
-        curves, adaptive, count = _curves_update(pred, gt, self.num_thresholds, self.beta2, self.normalize,
-                                                 self.empty_gt, self.validate_args)
-        self.sod_curve_sum += curves
-        self.sod_adaptive_sum += adaptive
-        self.sod_count += count
-
-    def compute(self) -> Tensor:
-        """The dataset value: scalar float64."""
-        return _measure_compute(self._measure, self.mode, self.sod_curve_sum, self.sod_adaptive_sum, self.sod_count)
-
-    def curves(self) -> ThresholdCurves:
+    def curves(self) -> ThresholdCurves:  # type: ignore[override]
         """The mean per-image precision, recall, F and E curves, each :math:`(T,)`, thresholds descending."""
-        return _curves_compute(self.sod_curve_sum, self.sod_count)
+        curves = super().curves()
+        return ThresholdCurves(*(curves[name] for name in CURVE_NAMES), curves["thresholds"])
 
     def plot(self, val: Tensor | None = None, ax: Any = None) -> Any:
         """Draw the PR curve and the F/E-vs-threshold curves (matplotlib, the ``plot`` extra).
@@ -77,15 +43,16 @@ class _CurveMetric(NobgMetric):
         Returns:
             ``(figure, axes)``.
         """
+        if self.mode == "binary":
+            return super().plot(val, ax)
         from nobg_metrics.plotting import plot_threshold_curves
 
         return plot_threshold_curves(self.curves(), axes=ax)
 
 
 class FMeasure(_CurveMetric):
-    """F-measure (β² = 0.3) over thresholds: ``mode="max"`` (maxF), ``"mean"`` (meanF) or ``"adaptive"`` (adpF).
-
-    See :func:`nobg_metrics.functional.f_measure_max` and the module notes on shared state.
+    """F-measure (β² = 0.3; F1 with ``beta2=1.0``): ``mode="max"`` (maxF), ``"mean"`` (meanF), ``"adaptive"`` (adpF),
+    ``"curve"`` or ``"binary"``. See :func:`nobg_metrics.functional.f_measure`.
 
     Example:
         >>> import torch
@@ -99,9 +66,9 @@ class FMeasure(_CurveMetric):
 
 
 class EMeasure(_CurveMetric):
-    """E-measure over thresholds: ``mode="max"`` (maxE), ``"mean"`` (meanE) or ``"adaptive"`` (adpE).
+    """E-measure: ``mode="max"`` (maxE), ``"mean"`` (meanE), ``"adaptive"`` (adpE) or ``"curve"``.
 
-    Takes ``beta2`` only to share state with :class:`FMeasure` (see the module notes).
+    See :func:`nobg_metrics.functional.e_measure`.
 
     Example:
         >>> import torch

@@ -55,10 +55,10 @@ def test_options_reach_the_metrics_that_take_them():
 
 def test_compute_groups_are_explicit():
     groups = [sorted(group) for group in nm.make_collection("expensive").compute_groups.values()]
-    assert sorted(["accuracy", "ber", "dice", "iou_metric"]) in groups
-    assert sorted(MEDIUM[8:14]) in groups
+    # the whole confusion family (overlap + F/E) in one group, one statistics pass per batch
+    assert sorted(["accuracy", "ber", "dice", "iou_metric", *MEDIUM[8:14]]) in groups
     assert sorted(["mse_metric", "sad"]) in groups
-    assert len(groups) == len(EXPENSIVE) - 4 - 2 - 6 + 3
+    assert len(groups) == len(EXPENSIVE) - 10 - 2 + 2
 
 
 @pytest.mark.slow

@@ -85,8 +85,12 @@ def test_curves_and_plot():
 
 def test_state_is_fixed_size_float64_and_survives_half():
     metric = nm.EMeasure("mean", num_thresholds=32).half()
-    assert metric.sod_curve_sum.dtype == torch.float64 and metric.sod_curve_sum.shape == (4, 32)
-    assert metric.sod_count.dtype == torch.int64
+    states = metric.statistics()
+    assert sorted(states) == ["count", "e_measure_adaptive", "e_measure_curve", "f_measure_adaptive",
+                              "f_measure_curve", "precision_curve", "recall_curve"]
+    assert all(states[f"{name}_curve"].dtype == torch.float64 and states[f"{name}_curve"].shape == (32,)
+               for name in ("precision", "recall", "f_measure", "e_measure"))
+    assert states["count"].dtype == torch.int64
     with pytest.raises(ValueError, match="mode"):
         nm.FMeasure("median")
     with pytest.raises(ValueError, match="alpha"):

@@ -1,0 +1,267 @@
+"""The confusion family's statistics: per-image TP/FP/TN/FN of three binarisations from one pass, summed by name.
+
+Reference: PySODMetrics 1.6.2 ``FmeasureV2.step`` (``py_sod_metrics/fmeasurev2.py``). Per image, with
+``FG = |gt|``, ``BG = N - FG``, ``FN = FG - TP``, ``TN = BG - FP``:
+
+- ``curve`` (the reference's ``dynamic``): ``u8 = floor(255 · pred)`` (numpy ``astype(uint8)``), thresholds
+  ``u8 >= t`` for ``t = 255 … 0`` (index 0 is ">= 255"), from the flipped cumulative histograms of ``u8`` on
+  gt foreground and background (``dynamically_binarizing``). ``num_thresholds = T`` other than 256 bins
+  ``floor((T - 1) · pred)`` instead.
+- ``adaptive``: ``pred >= min(2 · mean(pred), 1)`` on the un-quantised prediction (``adaptively_binarizing``).
+- ``binary``: ``pred > threshold`` (0.5: "Simulating the effect of the argmax function").
+
+Aggregation (``get_results``): a curve is the mean over images of the per-image curves (then max / mean over
+thresholds); adaptive and binary values the mean over images (``sample_based=True``); ``pooled`` is the
+measure of the dataset's summed binary counts (``sample_based=False``). uint8 predictions take every count
+from the 256-level joint histogram, whose level values are the reference's pixel values bit for bit.
+
+A *request* ``(measure, reduction)`` names one state: the sum over images of a per-image curve
+(``"curve"``), value (``"adaptive"``, ``"binary"``) or, for ``"pooled"``, the summed binary counts all pooled
+measures share. Measures are added by name; adding one never changes another's state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from torch import Tensor
+
+from nobg_metrics._inputs import EmptyGt, InputMaps, SegBatch, check_number, check_option, prepare_segmentation
+from nobg_metrics.functional._per_image import sum_per_image
+from nobg_metrics.functional.confusion_measures import (
+    MEASURES,
+    Counts,
+    KappaChance,
+    MeasureOptions,
+    measure_values,
+)
+from nobg_metrics.ops import uint8_stats
+from nobg_metrics.ops.histogram import NUM_LEVELS, joint_histogram, level_values, regroup_levels
+
+Reduction = Literal["curve", "adaptive", "binary", "pooled"]
+"""What a request sums: per-image curves, adaptive or binary values, or pooled binary counts."""
+
+Request = tuple[str, Reduction]
+"""``(measure name, reduction)``; the measure of a ``"pooled"`` request is read at compute time."""
+
+POOLED = "pooled"
+COUNT = "count"
+
+
+@dataclass(frozen=True)
+class ConfusionOptions:
+    """Everything that changes the family's statistics.
+
+    Attributes:
+        num_thresholds: T, points of a curve (256: the reference).
+        threshold: the binary mode's strict threshold ``pred > threshold``.
+        beta2: β² of the F-measure (PySODMetrics' ``beta``), 0.3 by convention, 1 for F1.
+        normalize: the per-image min-max stretch of ``pred`` first (PySODMetrics' protocol).
+        empty_gt: ``"agreement"`` or ``"reference"`` for all-background/all-foreground gts.
+        chance: kappa's chance agreement, ``"cohen"`` or ``"reference"`` (PySODMetrics' formula).
+    """
+
+    num_thresholds: int = NUM_LEVELS
+    threshold: float = 0.5
+    beta2: float = 0.3
+    normalize: bool = False
+    empty_gt: EmptyGt = "agreement"
+    chance: KappaChance = "cohen"
+
+    def __post_init__(self) -> None:
+        check_number("num_thresholds", self.num_thresholds, low=2, integer=True)
+        check_number("threshold", self.threshold, low=0.0, high=1.0)
+        check_number("beta2", self.beta2, low=0.0, low_open=True)
+        if not isinstance(self.normalize, bool):
+            raise TypeError(f"`normalize` must be a bool, got {type(self.normalize).__name__}")
+        check_option("empty_gt", self.empty_gt, EmptyGt)
+        check_option("chance", self.chance, KappaChance)
+
+    @property
+    def measure_options(self) -> MeasureOptions:
+        return MeasureOptions(beta2=self.beta2, chance=self.chance)
+
+    def state_prefix(self, requests: Iterable[Request]) -> str:
+        """A name prefix that differs whenever the statistics of ``requests`` differ.
+
+        Only the options the requests read enter it (the curves' T, the binary threshold, β² for the
+        F-measure, the chance formula for kappa; the stretch and the degenerate-gt policy always), so two
+        metrics hold states of the same names exactly when their statistics are equal: torchmetrics'
+        automatic compute groups can then never merge metrics that compute different numbers.
+
+        Example:
+            >>> ConfusionOptions().state_prefix([("iou", "binary")]) == ConfusionOptions(beta2=1.0).state_prefix(
+            ...     [("iou", "binary")])
+            True
+            >>> ConfusionOptions().state_prefix([("iou", "binary")]) == ConfusionOptions(threshold=0.3).state_prefix(
+            ...     [("iou", "binary")])
+            False
+        """
+        requests = set(requests)
+        measures = {measure for measure, _ in requests}
+        reductions = {reduction for _, reduction in requests}
+        read = [("normalize", self.normalize), ("empty_gt", self.empty_gt)]
+        if "curve" in reductions:
+            read.append(("num_thresholds", self.num_thresholds))
+        if reductions & {"binary", POOLED}:
+            read.append(("threshold", float(self.threshold)))
+        if "f_measure" in measures or POOLED in reductions:
+            read.append(("beta2", float(self.beta2)))
+        if "kappa" in measures or POOLED in reductions:
+            read.append(("chance", self.chance))
+        return "confusion_" + hashlib.sha1(repr(read).encode()).hexdigest()[:8]
+
+
+def check_requests(requests: Iterable[Request]) -> frozenset[Request]:
+    """Validate ``(measure, reduction)`` pairs; ``"pooled"`` requests are kept as ``(POOLED, POOLED)``."""
+    checked = set()
+    for measure, reduction in requests:
+        check_option("reduction", reduction, Reduction)
+        if reduction == POOLED:
+            checked.add((POOLED, POOLED))
+            continue
+        check_option("measure", measure, tuple(MEASURES))
+        checked.add((measure, reduction))
+    return frozenset(checked)
+
+
+def state_names(requests: Iterable[Request], prefix: str) -> dict[str, str]:
+    """``{statistic key: state name}`` for the requests, plus the image count (key :data:`COUNT`)."""
+    # sorted: every process must register (and so all-reduce) the states in one order, whatever its hash seed
+    names = {_key(m, r): f"{prefix}_{_key(m, r)}" for m, r in sorted(requests)}
+    names[COUNT] = f"{prefix}_{COUNT}"
+    return names
+
+
+def _key(measure: str, reduction: str) -> str:
+    return POOLED if reduction == POOLED else f"{measure}_{reduction}"
+
+
+def _counts(tp: Tensor, positives: Tensor, foreground: Tensor, num_pixels: int) -> Counts:
+    """:class:`Counts` from TP, TP + FP (any shape :math:`(B, ...)`) and the :math:`(B,)` |gt| of images of N pixels."""
+    foreground = foreground.reshape(foreground.shape + (1,) * (tp.ndim - 1))
+    fp = positives - tp
+    return Counts(tp, fp, (num_pixels - foreground) - fp, foreground - tp)
+
+
+def _uint8_counts(batch: SegBatch, reductions: set[str], options: ConfusionOptions) -> dict[str, Counts]:
+    """Every requested binarisation of uint8 levels from one joint histogram (exact integer counts)."""
+    raw = joint_histogram(batch.pred_raw, batch.histogram_gt)
+    values = level_values(raw, batch.normalize)  # bit-identical to the reference's pixel values
+    per_level, foreground, n = raw.sum(dim=1), raw[:, 1].sum(dim=-1), batch.num_pixels
+    out = {}
+    if "curve" in reductions:
+        hist = raw
+        if options.num_thresholds != NUM_LEVELS or batch.normalize:
+            # levels absent from an image may stretch outside [0, 1]; they hold no pixels, so clamp them
+            new_levels = (values * (options.num_thresholds - 1)).long().clamp(0, options.num_thresholds - 1)
+            hist = regroup_levels(raw, new_levels, options.num_thresholds)
+        tp = hist[:, 1].flip(-1).cumsum(-1)  # ">= t" for t = T-1 ... 0
+        out["curve"] = _counts(tp, tp + hist[:, 0].flip(-1).cumsum(-1), foreground, n)
+    if "adaptive" in reductions:
+        mean = (per_level.double() * values).sum(dim=1) / n
+        positive = (values >= torch.clamp(2 * mean, max=1.0)[:, None]).long()  # get_adaptive_threshold
+        out["adaptive"] = _counts((raw[:, 1] * positive).sum(dim=1), (per_level * positive).sum(dim=1), foreground, n)
+    if "binary" in reductions:
+        positive = (values > options.threshold).long()
+        out["binary"] = _counts((raw[:, 1] * positive).sum(dim=1), (per_level * positive).sum(dim=1), foreground, n)
+    return out
+
+
+def _binary_counts(batch: SegBatch, threshold: float) -> Counts:
+    """``pred > threshold`` alone, without a histogram (the cheap path of IoU, Dice, accuracy, BER)."""
+    if batch.is_uint8:
+        mask = uint8_stats.foreground(batch.histogram_gt)
+        low, high = uint8_stats.level_range(batch.pred_raw)
+        values = uint8_stats.range_level_values(low, high, batch.normalize)
+        tp, positives = uint8_stats.positive_counts(batch.pred_raw, mask, values, threshold)
+        return _counts(tp, positives, uint8_stats.count(mask), batch.num_pixels)
+    binary = batch.pred > threshold
+    tp = torch.count_nonzero(binary & batch.gt, dim=(-2, -1))
+    return _counts(tp, torch.count_nonzero(binary, dim=(-2, -1)), torch.count_nonzero(batch.gt, dim=(-2, -1)),
+                   batch.num_pixels)
+
+
+def _float_counts(batch: SegBatch, reductions: set[str], options: ConfusionOptions) -> dict[str, Counts]:
+    pred, n = batch.pred, batch.num_pixels
+    foreground = torch.count_nonzero(batch.gt, dim=(-2, -1))
+    out = {}
+    if "curve" in reductions:
+        levels = (pred * (options.num_thresholds - 1)).long()  # truncation in pred's dtype, as numpy's astype
+        hist = joint_histogram(levels, batch.histogram_gt, options.num_thresholds)
+        tp = hist[:, 1].flip(-1).cumsum(-1)
+        out["curve"] = _counts(tp, tp + hist[:, 0].flip(-1).cumsum(-1), foreground, n)
+    if "adaptive" in reductions:
+        mean = pred.sum(dim=(-2, -1), dtype=torch.float64) / n
+        positive = pred >= torch.clamp(2 * mean, max=1.0).to(pred.dtype)[:, None, None]
+        out["adaptive"] = _counts((positive & batch.gt).sum(dim=(-2, -1)), positive.sum(dim=(-2, -1)), foreground, n)
+    if "binary" in reductions:
+        out["binary"] = _binary_counts(batch, options.threshold)
+    return out
+
+
+def batch_counts(batch: SegBatch, reductions: set[str], options: ConfusionOptions) -> dict[str, Counts]:
+    """Per-image counts of the binarisations in ``reductions`` (``"curve"``, ``"adaptive"``, ``"binary"``).
+
+    Returns:
+        ``{binarisation: Counts}``; curve counts :math:`(B, T)` (thresholds descending), others :math:`(B,)`.
+    """
+    if reductions == {"binary"}:
+        return {"binary": _binary_counts(batch, options.threshold)}
+    if batch.is_uint8:
+        return _uint8_counts(batch, reductions, options)
+    return _float_counts(batch, reductions, options)
+
+
+def _per_image_values(batch: SegBatch, requests: frozenset[Request], options: ConfusionOptions) -> dict[str, Tensor]:
+    """``{statistic key: (B, ...) per-image values}`` for every request (pooled: :math:`(B, 4)` int64 counts)."""
+    binarisations = {"binary" if reduction == POOLED else reduction for _, reduction in requests}
+    counts = batch_counts(batch, binarisations, options)
+    agreement = options.empty_gt == "agreement"
+    out = {}
+    for measure, reduction in sorted(requests):
+        if reduction == POOLED:
+            out[POOLED] = torch.stack(list(counts["binary"]), dim=1)
+        else:
+            out[_key(measure, reduction)] = measure_values(measure, counts[reduction], options.measure_options,
+                                                           agreement)
+    return out
+
+
+def _confusion_update(pred: InputMaps, gt: InputMaps, requests: frozenset[Request], options: ConfusionOptions,
+                      validate_args: bool) -> dict[str, Tensor]:
+    """Sufficient statistics of a batch: ``{statistic key: sum over images}`` and the image count (:data:`COUNT`).
+
+    Curve sums are :math:`(T,)` float64, value sums scalar float64, pooled counts :math:`(4,)` int64
+    ``[TP, FP, TN, FN]``, the count a scalar int64.
+    """
+    batches = prepare_segmentation(pred, gt, normalize=options.normalize, validate_args=validate_args)
+    sums, count = sum_per_image(lambda batch: _per_image_values(batch, requests, options), batches)
+    return {**sums, COUNT: count}
+
+
+def pooled_value(measure: str, pooled: Tensor, options: ConfusionOptions) -> Tensor:
+    """The measure of summed ``[TP, FP, TN, FN]`` (``sample_based=False``): scalar float64."""
+    counts = Counts(*pooled.unbind(-1))
+    return measure_values(measure, counts, options.measure_options, options.empty_gt == "agreement")
+
+
+def trapezoid_auc(y: Tensor, x: Tensor) -> Tensor:
+    """PySODMetrics' AUC recipe on mean curves stored with thresholds descending.
+
+    Flip to ascending thresholds, sort by ``x`` with a stable sort, then ``np.trapz(y, x)``
+    (``sum(diff(x) · (y[1:] + y[:-1]) / 2)``) with no end points added — not scikit-learn's AUC.
+
+    Example:
+        >>> trapezoid_auc(torch.tensor([0.5, 1.0, 1.0], dtype=torch.float64), torch.tensor([1.0, 0.5, 0.0],
+        ...               dtype=torch.float64))
+        tensor(0.8750, dtype=torch.float64)
+    """
+    y, x = y.flip(-1), x.flip(-1)
+    order = torch.sort(x, stable=True).indices
+    x, y = x[order], y[order]
+    return ((x[1:] - x[:-1]) * (y[1:] + y[:-1]) / 2.0).sum()

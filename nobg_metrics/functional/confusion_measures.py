@@ -1,0 +1,199 @@
+"""The confusion family's measures: one value from TP, FP, TN, FN — every name typed once, here.
+
+Reference: PySODMetrics 1.6.2 ``py_sod_metrics/fmeasurev2.py``, the handlers of ``FmeasureV2`` (each formula
+is quoted beside its line), and ``Emeasure.cal_em_with_cumsumhistogram`` for the E-measure, whose
+enhanced-alignment values are constant on each of the four confusion regions so that it too needs only
+the counts. Every ratio is the reference's safe divide: ``0`` where the denominator is ``0``.
+
+A measure maps :class:`Counts` of any shape (one image, a 256-point curve per image, pooled counts) to
+float64 values of that shape. The degenerate-gt policy is applied by the caller
+(:func:`nobg_metrics.functional.confusion._per_image_values`), not here: these are the reference's values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
+
+import torch
+from torch import Tensor
+
+EPS = torch.finfo(torch.float64).eps
+"""``np.spacing(1)``, the reference's epsilon."""
+
+KappaChance = Literal["cohen", "reference"]
+"""Chance agreement of kappa: Cohen's ``[(tp+fp)(tp+fn) + (tn+fn)(tn+fp)] / N²``, or PySODMetrics' (``KappaHandler``)
+``[(tp+fp)(tp+fn) + (tn+fn)(tn+tp)] / N²`` — a known flaw of the reference, reproduced on request."""
+
+
+class Counts(NamedTuple):
+    """Confusion counts of one binarisation, int64 tensors of one shape (e.g. :math:`(B,)` or :math:`(B, T)`)."""
+
+    tp: Tensor
+    fp: Tensor
+    tn: Tensor
+    fn: Tensor
+
+    @property
+    def num_pixels(self) -> Tensor:
+        """``tp + fp + tn + fn``: int64 of the counts' shape."""
+        return self.tp + self.fp + self.tn + self.fn
+
+    @property
+    def degenerate(self) -> Tensor:
+        """bool: the gt is all background (``tp + fn == 0``) or all foreground (``tn + fp == 0``)."""
+        return ((self.tp + self.fn) == 0) | ((self.tn + self.fp) == 0)
+
+    def agreement(self) -> Tensor:
+        """Pixel agreement ``(tp + tn) / N``: float64 (the ``empty_gt="agreement"`` value)."""
+        return divide(self.tp + self.tn, self.num_pixels)
+
+
+@dataclass(frozen=True)
+class MeasureOptions:
+    """The options a measure reads: ``beta2`` (β² of the F-measure; PySODMetrics' ``beta``) and kappa's chance."""
+
+    beta2: float = 0.3
+    chance: KappaChance = "cohen"
+
+
+def divide(numerator: Tensor, denominator: Tensor) -> Tensor:
+    """The reference's ``_BaseHandler.divide``: ``numerator / denominator`` in float64, 0 where ``denominator == 0``.
+
+    Example:
+        >>> divide(torch.tensor([1, 0]), torch.tensor([4, 0]))
+        tensor([0.2500, 0.0000], dtype=torch.float64)
+    """
+    numerator, denominator = numerator.double(), denominator.double()
+    safe = torch.where(denominator == 0, torch.ones_like(denominator), denominator)
+    return torch.where(denominator == 0, torch.zeros_like(numerator), numerator / safe)
+
+
+def _precision(c: Counts, options: MeasureOptions) -> Tensor:
+    return divide(c.tp, c.tp + c.fp)  # PrecisionHandler: tp / (tp + fp)
+
+
+def _recall(c: Counts, options: MeasureOptions) -> Tensor:
+    return divide(c.tp, c.tp + c.fn)  # RecallHandler (= TPR = sensitivity): tp / (tp + fn)
+
+
+def _specificity(c: Counts, options: MeasureOptions) -> Tensor:
+    return divide(c.tn, c.tn + c.fp)  # SpecificityHandler (= TNR): tn / (tn + fp)
+
+
+def _fpr(c: Counts, options: MeasureOptions) -> Tensor:
+    return divide(c.fp, c.tn + c.fp)  # FPRHandler: fp / (tn + fp)
+
+
+def _iou(c: Counts, options: MeasureOptions) -> Tensor:
+    return divide(c.tp, c.tp + c.fp + c.fn)  # IOUHandler: tp / (tp + fp + fn)
+
+
+def _dice(c: Counts, options: MeasureOptions) -> Tensor:
+    return divide(2 * c.tp, c.tp + c.fn + c.tp + c.fp)  # DICEHandler: 2tp / (tp + fn + tp + fp)
+
+
+def _accuracy(c: Counts, options: MeasureOptions) -> Tensor:
+    return divide(c.tp + c.tn, c.tp + c.fp + c.tn + c.fn)  # OverallAccuracyHandler: (tp + tn) / N
+
+
+def _ber(c: Counts, options: MeasureOptions) -> Tensor:
+    # BERHandler: 1 - 0.5 * (tp / (tp + fn) + tn / (tn + fp)), each ratio guarded
+    return 1 - 0.5 * (divide(c.tp, c.tp + c.fn) + divide(c.tn, c.tn + c.fp))
+
+
+def _f_measure(c: Counts, options: MeasureOptions) -> Tensor:
+    # FmeasureHandler: (beta + 1) * p * r / (beta * p + r), beta = β², p and r guarded
+    p, r = _precision(c, options), _recall(c, options)
+    return divide((options.beta2 + 1) * p * r, options.beta2 * p + r)
+
+
+def _f1(c: Counts, options: MeasureOptions) -> Tensor:
+    # FmeasureHandler(beta=1): F1 as a measure of its own, so that it shares one pass with F(β² = 0.3)
+    return _f_measure(c, MeasureOptions(beta2=1.0, chance=options.chance))
+
+
+def _kappa(c: Counts, options: MeasureOptions) -> Tensor:
+    # KappaHandler: (oa - pe) / (1 - pe); pe = [(tp+fp)(tp+fn) + (tn+fn)(tn+tp)] / N²  (Cohen: (tn+fn)(tn+fp))
+    oa = _accuracy(c, options)
+    # products of counts: exact in float64 below 2^53 (N < 9.4e7 pixels per count), no int64 overflow beyond
+    tp, fp, tn, fn = (value.double() for value in c)
+    second = (tn + fn) * (tn + tp) if options.chance == "reference" else (tn + fn) * (tn + fp)
+    chance = divide((tp + fp) * (tp + fn) + second, (tp + fp + tn + fn) ** 2)
+    return divide(oa - chance, 1 - chance)
+
+
+def _e_measure(c: Counts, options: MeasureOptions) -> Tensor:
+    # Emeasure.cal_em_with_cumsumhistogram: the four regions' enhanced alignment, summed, / (N - 1 + eps)
+    num_pixels = c.num_pixels.double()
+    positives, foreground = (c.tp + c.fp).double(), (c.tp + c.fn).double()
+    mean_pred, mean_gt = positives / num_pixels, foreground / num_pixels
+    pred_values, gt_values = (1 - mean_pred, 0 - mean_pred), (1 - mean_gt, 0 - mean_gt)
+    # regions [fg_fg, fg_bg, bg_fg, bg_bg] = (TP, FP, FN, TN) with their (pred value, gt value), in the reference's order
+    parts = ((c.tp, 0, 0), (c.fp, 0, 1), (c.fn, 1, 0), (c.tn, 1, 1))
+    total = torch.zeros_like(mean_pred)
+    for count, pred_index, gt_index in parts:  # four regions: a bounded number of vectorised rounds
+        a, b = pred_values[pred_index], gt_values[gt_index]
+        align = 2 * (a * b) / (a**2 + b**2 + EPS)
+        total = total + (align + 1) ** 2 / 4 * count.double()
+    total = torch.where(foreground == 0, num_pixels - positives, total)  # all-background gt: #pred-bg
+    total = torch.where(foreground == num_pixels, positives, total)  # all-foreground gt: #pred-fg
+    return total / (num_pixels - 1 + EPS)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One member of the family.
+
+    Attributes:
+        formula: :class:`Counts` x :class:`MeasureOptions` -> float64 values.
+        higher_is_better: orientation; a lower-is-better measure scores ``1 - agreement`` on a degenerate gt.
+        reference: the PySODMetrics handler (or class) that defines it.
+    """
+
+    formula: Callable[[Counts, MeasureOptions], Tensor]
+    higher_is_better: bool
+    reference: str
+
+    def __call__(self, counts: Counts, options: MeasureOptions) -> Tensor:
+        return self.formula(counts, options)
+
+
+MEASURES: dict[str, Measure] = {
+    "precision": Measure(_precision, True, "PrecisionHandler"),
+    "recall": Measure(_recall, True, "RecallHandler (TPRHandler, SensitivityHandler)"),
+    "specificity": Measure(_specificity, True, "SpecificityHandler (TNRHandler)"),
+    "fpr": Measure(_fpr, False, "FPRHandler"),
+    "iou": Measure(_iou, True, "IOUHandler"),
+    "dice": Measure(_dice, True, "DICEHandler"),
+    "accuracy": Measure(_accuracy, True, "OverallAccuracyHandler"),
+    "ber": Measure(_ber, False, "BERHandler"),
+    "kappa": Measure(_kappa, True, "KappaHandler"),
+    "f_measure": Measure(_f_measure, True, "FmeasureHandler (Fmeasure)"),
+    "f1": Measure(_f1, True, "FmeasureHandler(beta=1)"),
+    "e_measure": Measure(_e_measure, True, "Emeasure"),
+}
+"""Every measure of the family by name; the names are the state names' and the collection's."""
+
+
+def measure_values(name: str, counts: Counts, options: MeasureOptions, agreement: bool) -> Tensor:
+    """The values of measure ``name``, with the ``empty_gt="agreement"`` policy when ``agreement``.
+
+    Under the policy an image whose gt is all background or all foreground scores the pixel agreement
+    ``(tp + tn) / N`` (``1 -`` it for a lower-is-better measure: FPR, BER) instead of the reference's guarded
+    ratio, so a perfect prediction scores perfectly and nothing divides 0 by 0.
+
+    Example:
+        >>> empty_gt = Counts(*[torch.tensor([v]) for v in (0, 0, 9, 0)])  # a perfect prediction of an empty gt
+        >>> measure_values("iou", empty_gt, MeasureOptions(), agreement=False).item()
+        0.0
+        >>> measure_values("iou", empty_gt, MeasureOptions(), agreement=True).item()
+        1.0
+    """
+    measure = MEASURES[name]
+    values = measure(counts, options)
+    if not agreement:
+        return values
+    fallback = counts.agreement() if measure.higher_is_better else 1 - counts.agreement()
+    return torch.where(counts.degenerate, fallback, values)

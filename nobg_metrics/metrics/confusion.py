@@ -1,0 +1,156 @@
+"""The confusion family as ``Metric`` classes: one class per measure, ``mode=`` picks the reduction.
+
+State (fixed size, float64 sums / int64 counts, summed over batches and DDP ranks): one state per statistic
+the metric reads — ``<prefix>_<measure>_curve`` :math:`(T,)` (sum of per-image curves),
+``<prefix>_<measure>_adaptive`` / ``_binary`` (sums of per-image values), ``<prefix>_pooled`` :math:`(4,)`
+int64 summed ``[TP, FP, TN, FN]`` and ``<prefix>_count``. The prefix is a digest of the options that change
+those statistics (:meth:`~nobg_metrics.functional.confusion.ConfusionOptions.state_prefix`): two metrics
+hold equal state names exactly when they compute equal statistics, so a user's ``MetricCollection`` with
+torchmetrics' automatic compute groups merges ``IoU(threshold=0.3)`` and ``IoU(threshold=0.7)`` never, and
+``Precision("max")`` with ``Precision("mean")`` always. Measures are added by name: a new member adds its own
+states and changes no other's. ``share_statistics=`` makes a metric compute (and hold) other members'
+statistics too, which is how ``make_collection`` gives a whole family one histogram pass per batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from torch import Tensor
+
+from nobg_metrics._inputs import EmptyGt, InputMaps
+from nobg_metrics.functional.confusion import (
+    COUNT,
+    POOLED,
+    ConfusionOptions,
+    Request,
+    _confusion_update,
+    check_requests,
+    state_names,
+)
+from nobg_metrics.functional.confusion_measures import MEASURES, KappaChance
+from nobg_metrics.functional.family import (
+    AUC_CURVES,
+    Mode,
+    SampleReduction,
+    mode_compute,
+    mode_requests,
+    resolve_chance,
+    thresholds_of,
+)
+from nobg_metrics.metrics.base import NobgMetric
+from nobg_metrics.ops.histogram import NUM_LEVELS
+
+
+class ConfusionMetric(NobgMetric):
+    """Shared state, update and compute of every family member; subclasses name the measure.
+
+    Args:
+        mode: ``"max"``, ``"mean"``, ``"curve"``, ``"adaptive"`` or ``"binary"``
+            (see :mod:`nobg_metrics.functional.family`); ``None`` takes the class's default.
+        threshold: the binary mode's strict threshold ``pred > threshold``.
+        reduction: the binary mode's ``"mean"`` over images (``sample_based=True``) or ``"pooled"`` counts.
+        num_thresholds: T points of a curve; 256 reproduces PySODMetrics.
+        beta2: β² of the F-measure (0.3; 1.0 for F1). Read only where an F-measure is computed.
+        chance: kappa's chance agreement, ``"cohen"`` / ``"reference"``; ``None``: ``"reference"`` exactly
+            under ``empty_gt="reference"``. Read only where kappa is computed.
+        normalize: per-image min-max stretch of ``pred`` first (PySODMetrics' protocol).
+        empty_gt: ``"agreement"`` or ``"reference"`` for all-background/all-foreground gts.
+        share_statistics: further ``(measure, reduction)`` statistics to compute in the same pass (the
+            union of a compute group's needs, so that all its members hold identical states).
+        validate_args: run the checks that force a device sync.
+    """
+
+    _measure: str
+    _default_mode: Mode = "binary"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A member's orientation comes from the measure registry (names and orientations typed once)."""
+        super().__init_subclass__(**kwargs)
+        measure = cls.__dict__.get("_measure")
+        if measure in MEASURES:
+            cls.higher_is_better = MEASURES[measure].higher_is_better
+        elif measure in AUC_CURVES:
+            cls.higher_is_better = True
+
+    def __init__(self, mode: Mode | None = None, *, threshold: float = 0.5, reduction: SampleReduction = "mean",
+                 num_thresholds: int = NUM_LEVELS, beta2: float = 0.3, chance: KappaChance | None = None,
+                 normalize: bool = False, empty_gt: EmptyGt = "agreement",
+                 share_statistics: Iterable[Request] = (), validate_args: bool = True, **kwargs: Any) -> None:
+        super().__init__(validate_args=validate_args, **kwargs)
+        self.mode = self._default_mode if mode is None else mode
+        self.reduction = reduction
+        self.options = ConfusionOptions(num_thresholds=num_thresholds, threshold=threshold, beta2=beta2,
+                                        normalize=normalize, empty_gt=empty_gt,
+                                        chance=resolve_chance(chance, empty_gt))
+        self.threshold, self.num_thresholds, self.beta2 = threshold, num_thresholds, beta2
+        self.normalize, self.empty_gt, self.chance = normalize, empty_gt, self.options.chance
+        self._requests = (mode_requests(self._measure, self.mode, reduction) | self._extra_requests()
+                          | check_requests(share_statistics))
+        self._state_names = state_names(self._requests, self.options.state_prefix(self._requests))
+        for key, name in self._state_names.items():
+            if key == COUNT:
+                self._add_count(name)
+            elif key == POOLED:
+                self._add_count(name, (4,))
+            else:
+                self._add_sum(name, (num_thresholds,) if key.endswith("_curve") else ())
+
+    def _extra_requests(self) -> frozenset[Request]:
+        """Statistics a subclass holds beyond its mode's (e.g. the curves its ``curves()`` returns)."""
+        return frozenset()
+
+    @property
+    def requests(self) -> frozenset[Request]:
+        """The ``(measure, reduction)`` statistics this metric accumulates."""
+        return self._requests
+
+    def update(self, pred: InputMaps, gt: InputMaps) -> None:
+        """Add a batch: ``pred``, ``gt`` of shape :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists."""
+        stats = _confusion_update(pred, gt, self._requests, self.options, self.validate_args)
+        for key, name in self._state_names.items():
+            setattr(self, name, getattr(self, name) + stats[key])
+
+    def statistics(self) -> dict[str, Tensor]:
+        """The accumulated sums by statistic key (``"iou_binary"``, ``"precision_curve"``, ``"count"``, ...)."""
+        return {key: getattr(self, name) for key, name in self._state_names.items()}
+
+    def compute(self) -> Tensor:
+        """The dataset value: float64, scalar or :math:`(T,)` for ``mode="curve"``."""
+        return mode_compute(self._measure, self.mode, self.reduction, self.statistics(), self.options)
+
+    def curves(self) -> dict[str, Tensor]:
+        """The mean per-image curves this metric holds, ``{measure: (T,)}``, and ``"thresholds"`` (descending)."""
+        stats = self.statistics()
+        out = {key[: -len("_curve")]: value / stats[COUNT] for key, value in stats.items() if key.endswith("_curve")}
+        out["thresholds"] = thresholds_of(self.num_thresholds, stats[COUNT].device)
+        return out
+
+    def plot(self, val: Tensor | None = None, ax: Any = None) -> Any:
+        """Plot: the curve against the threshold (curve modes; PR / ROC for the AUCs), else the scalar value.
+
+        Returns:
+            ``(figure, axis)`` (matplotlib, the ``plot`` extra).
+        """
+        if self.mode not in ("max", "mean", "curve") and self._measure not in AUC_CURVES:
+            return super().plot(val, ax)
+        from nobg_metrics.plotting import plot_curves
+
+        return plot_curves(self.curves(), self._measure, ax=ax)
+
+
+class _ModeFirst(ConfusionMetric):
+    """A family member whose first positional argument is the mode (as ``FMeasure("max")``)."""
+
+
+class _ThresholdFirst(ConfusionMetric):
+    """A family member whose first positional argument is the binary threshold (as ``IoU(0.5)``)."""
+
+    def __init__(self, threshold: float = 0.5, *, mode: Mode | None = None, reduction: SampleReduction = "mean",
+                 num_thresholds: int = NUM_LEVELS, beta2: float = 0.3, chance: KappaChance | None = None,
+                 normalize: bool = False, empty_gt: EmptyGt = "agreement",
+                 share_statistics: Iterable[Request] = (), validate_args: bool = True, **kwargs: Any) -> None:
+        super().__init__(mode, threshold=threshold, reduction=reduction, num_thresholds=num_thresholds, beta2=beta2,
+                         chance=chance, normalize=normalize, empty_gt=empty_gt, share_statistics=share_statistics,
+                         validate_args=validate_args, **kwargs)

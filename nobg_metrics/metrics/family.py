@@ -1,0 +1,139 @@
+"""Precision, Recall, Specificity, FPR, Kappa, F1 and PySODMetrics' PR/ROC AUCs as ``Metric`` classes.
+
+Members of the confusion family (state and options: :mod:`nobg_metrics.metrics.confusion`). Like the
+torchmetrics binary classification metrics they default to ``mode="binary"`` (``pred > 0.5``, mean over
+images); ``mode="max" | "mean" | "curve" | "adaptive"`` give PySODMetrics' dynamic and adaptive values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from nobg_metrics._inputs import EmptyGt
+from nobg_metrics.functional.confusion import Request
+from nobg_metrics.functional.confusion_measures import KappaChance
+from nobg_metrics.metrics.confusion import ConfusionMetric
+from nobg_metrics.ops.histogram import NUM_LEVELS
+
+
+class Precision(ConfusionMetric):
+    """Precision ``TP / (TP + FP)`` (PySODMetrics ``PrecisionHandler``); see :func:`nobg_metrics.functional.precision`.
+
+    Example:
+        >>> import torch
+        >>> pred, gt = torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]])
+        >>> metric = Precision(mode="mean")
+        >>> metric.update(pred, gt)
+        >>> metric.compute()
+        tensor(0.6641, dtype=torch.float64)
+    """
+
+    _measure = "precision"
+
+
+class Recall(ConfusionMetric):
+    """Recall = TPR = sensitivity ``TP / (TP + FN)`` (``RecallHandler``); see :func:`nobg_metrics.functional.recall`.
+
+    Example:
+        >>> import torch
+        >>> Recall()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
+        tensor(1., dtype=torch.float64)
+    """
+
+    _measure = "recall"
+
+
+class Specificity(ConfusionMetric):
+    """Specificity = TNR ``TN / (TN + FP)`` (``SpecificityHandler``); see :func:`nobg_metrics.functional.specificity`.
+
+    Example:
+        >>> import torch
+        >>> Specificity()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
+        tensor(0.5000, dtype=torch.float64)
+    """
+
+    _measure = "specificity"
+
+
+class FPR(ConfusionMetric):
+    """False positive rate ``FP / (TN + FP)`` (``FPRHandler``, lower is better); see :func:`nobg_metrics.functional.fpr`.
+
+    Example:
+        >>> import torch
+        >>> FPR()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
+        tensor(0.5000, dtype=torch.float64)
+    """
+
+    _measure = "fpr"
+    plot_upper_bound = 1.0
+
+
+class Kappa(ConfusionMetric):
+    """Kappa ``(OA - p_e) / (1 - p_e)``, Cohen's by default; ``chance="reference"`` (implied by
+    ``empty_gt="reference"``) is PySODMetrics' ``KappaHandler``. See :func:`nobg_metrics.functional.kappa`.
+
+    Example:
+        >>> import torch
+        >>> pred, gt = torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]])
+        >>> Kappa()(pred, gt), Kappa(chance="reference")(pred, gt)
+        (tensor(0.5000, dtype=torch.float64), tensor(0.4286, dtype=torch.float64))
+    """
+
+    _measure = "kappa"
+    plot_lower_bound = -1.0
+
+
+class F1(ConfusionMetric):
+    """F1 = Dice of the binarised prediction, ``(2 P R) / (P + R)``: the F-measure with β² = 1 as a measure of its own
+    (``FmeasureHandler(beta=1)``), so that one compute group holds it next to ``FMeasure`` (β² = 0.3).
+    ``FMeasure(beta2=1.0)`` gives the same values. Defaults to ``mode="binary"``.
+
+    Example:
+        >>> import torch
+        >>> F1()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
+        tensor(0.8000, dtype=torch.float64)
+    """
+
+    _measure = "f1"
+
+
+class _AreaUnderCurve(ConfusionMetric):
+    """An AUC of PySODMetrics' recipe over the family's mean curves (no mode, no threshold of its own)."""
+
+    def __init__(self, *, num_thresholds: int = NUM_LEVELS, normalize: bool = False, empty_gt: EmptyGt = "agreement",
+                 threshold: float = 0.5, beta2: float = 0.3, chance: KappaChance | None = None,
+                 share_statistics: Iterable[Request] = (), validate_args: bool = True, **kwargs: Any) -> None:
+        super().__init__("curve", threshold=threshold, num_thresholds=num_thresholds, beta2=beta2, chance=chance,
+                         normalize=normalize, empty_gt=empty_gt, share_statistics=share_statistics,
+                         validate_args=validate_args, **kwargs)
+
+
+class PRAUC(_AreaUnderCurve):
+    """Area under the mean PR curve, PySODMetrics' recipe; see :func:`nobg_metrics.functional.pr_auc`.
+
+    Args:
+        num_thresholds, normalize, empty_gt, validate_args: as :class:`Precision`; ``threshold``, ``beta2``,
+            ``chance`` and ``share_statistics`` only matter for the statistics of a shared compute group.
+
+    Example:
+        >>> import torch
+        >>> PRAUC()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
+        tensor(0.6250, dtype=torch.float64)
+    """
+
+    _measure = "pr_auc"
+
+
+class ROCAUC(_AreaUnderCurve):
+    """Area under the mean ROC curve (recall over FPR), PySODMetrics' recipe; see :func:`nobg_metrics.functional.roc_auc`.
+
+    Args as :class:`PRAUC`.
+
+    Example:
+        >>> import torch
+        >>> ROCAUC()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
+        tensor(0.7500, dtype=torch.float64)
+    """
+
+    _measure = "roc_auc"
