@@ -29,7 +29,7 @@ from typing import Literal, Union, get_args
 import torch
 from torch import Tensor
 
-from nobg_metrics.ops.histogram import lookup_levels, range_level_values
+from nobg_metrics.ops.levels import binarize_gt, lookup_levels, range_level_values
 
 EmptyGt = Literal["agreement", "reference"]
 """Policy for images whose gt is all background or all foreground (see docs/inputs.md)."""
@@ -326,20 +326,6 @@ def prepare_segmentation(
     for group in _group_by_size(items):
         batches.append(SegBatch(_pred_dtype(group["pred"]), group["gt"], normalize))
     return batches
-
-
-def binarize_gt(gt: Tensor) -> Tensor:
-    """Foreground mask by the reference rules: bool as is, uint8 ``> 128``, float ``> 0.5``.
-
-    Example:
-        >>> binarize_gt(torch.tensor([127, 128, 129], dtype=torch.uint8))
-        tensor([False, False,  True])
-    """
-    if gt.dtype == torch.bool:
-        return gt
-    if gt.dtype == torch.uint8:
-        return gt > 128
-    return gt > 0.5
 
 
 def _check_trimap_values(trimap: Tensor) -> None:

@@ -76,3 +76,13 @@ def _cpu_blocks(batch: Batch) -> Iterator[Batch]:
     for start in range(0, size, per_block):
         yield dataclasses.replace(batch, **{name: value[start : start + per_block]
                                             for name, value in tensors.items() if isinstance(value, Tensor)})
+
+
+def mean_over_images(total: Tensor, count: Tensor) -> Tensor:
+    """The dataset value of a "mean of per-image values" metric: ``total / count`` (float64; NaN with no image).
+
+    Example:
+        >>> mean_over_images(torch.tensor(3.0, dtype=torch.float64), torch.tensor(4))
+        tensor(0.7500, dtype=torch.float64)
+    """
+    return total / count

@@ -38,6 +38,7 @@ from nobg_metrics._inputs import (
     check_option,
     prepare_segmentation,
 )
+from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.ops.morphology import (
     count_bits,
     pack_bits,
@@ -160,20 +161,15 @@ def _boundary_update(
         ``(value_sum, counts, count)``: float64 sum of per-image values, :math:`(4,)` int64 summed
         counts in :data:`BOUNDARY_COUNT_NAMES` order, int64 number of images.
     """
-    value_sums, count_sums, count = [], [], 0
-    for batch in prepare_segmentation(pred, gt, normalize=normalize, validate_args=validate_args):
+    def per_image(batch: SegBatch) -> dict[str, Tensor]:
         height, width = batch.shape[-2:]
         radius = dilation_radius(height, width, dilation_ratio, dilation_pixels)
         stats = _boundary_stats(batch, threshold, radius, combine, empty_gt)
-        value_sums.append(_boundary_values(stats, batch.num_pixels, combine, empty_gt).sum())
-        count_sums.append(stats[:, :4].sum(dim=0))
-        count += stats.shape[0]
-    device = count_sums[0].device
-    return (
-        torch.stack(value_sums).sum(),
-        torch.stack(count_sums).sum(dim=0),
-        torch.full((), count, dtype=torch.int64, device=device),
-    )
+        return {"value": _boundary_values(stats, batch.num_pixels, combine, empty_gt), "counts": stats[:, :4]}
+
+    batches = prepare_segmentation(pred, gt, normalize=normalize, validate_args=validate_args)
+    sums, count = sum_per_image(per_image, batches)
+    return sums["value"], sums["counts"], count
 
 
 def _boundary_compute(

@@ -22,7 +22,6 @@ measures share. Measures are added by name; adding one never changes another's s
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -85,35 +84,31 @@ class ConfusionOptions:
     def measure_options(self) -> MeasureOptions:
         return MeasureOptions(beta2=self.beta2, chance=self.chance)
 
-    def state_prefix(self, requests: Iterable[Request]) -> str:
-        """A name prefix that differs whenever the statistics of ``requests`` differ.
+    def fingerprint(self, requests: Iterable[Request]) -> dict[str, object]:
+        """The options the statistics of ``requests`` read (the metric's ``options_<digest>`` state name).
 
-        Only the options the requests read enter it (the curves' T, the binary threshold, β² for the
-        F-measure, the chance formula for kappa; the stretch and the degenerate-gt policy always), so two
-        metrics hold states of the same names exactly when their statistics are equal: torchmetrics'
-        automatic compute groups can then never merge metrics that compute different numbers.
+        The curves' T, the binary threshold, β² for an F-measure, the chance formula for kappa; the stretch and
+        the degenerate-gt policy always. Two metrics hold states of the same names exactly when their
+        statistics are equal: torchmetrics' automatic compute groups then never merge metrics that compute
+        different numbers.
 
         Example:
-            >>> ConfusionOptions().state_prefix([("iou", "binary")]) == ConfusionOptions(beta2=1.0).state_prefix(
-            ...     [("iou", "binary")])
-            True
-            >>> ConfusionOptions().state_prefix([("iou", "binary")]) == ConfusionOptions(threshold=0.3).state_prefix(
-            ...     [("iou", "binary")])
-            False
+            >>> ConfusionOptions(beta2=1.0).fingerprint([("iou", "binary")])
+            {'normalize': False, 'empty_gt': 'agreement', 'threshold': 0.5}
         """
         requests = set(requests)
         measures = {measure for measure, _ in requests}
         reductions = {reduction for _, reduction in requests}
-        read = [("normalize", self.normalize), ("empty_gt", self.empty_gt)]
+        read: dict[str, object] = {"normalize": self.normalize, "empty_gt": self.empty_gt}
         if "curve" in reductions:
-            read.append(("num_thresholds", self.num_thresholds))
+            read["num_thresholds"] = self.num_thresholds
         if reductions & {"binary", POOLED}:
-            read.append(("threshold", float(self.threshold)))
+            read["threshold"] = float(self.threshold)
         if "f_measure" in measures or POOLED in reductions:
-            read.append(("beta2", float(self.beta2)))
+            read["beta2"] = float(self.beta2)
         if "kappa" in measures or POOLED in reductions:
-            read.append(("chance", self.chance))
-        return "confusion_" + hashlib.sha1(repr(read).encode()).hexdigest()[:8]
+            read["chance"] = self.chance
+        return read
 
 
 def check_requests(requests: Iterable[Request]) -> frozenset[Request]:

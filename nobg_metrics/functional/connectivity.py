@@ -36,6 +36,7 @@ from torch import Tensor
 from nobg_metrics._inputs import InputMaps, check_flag, check_number
 from nobg_metrics._matting_inputs import MatteBatch, _matte_values
 from nobg_metrics.functional.matting import _matting_update, _region_sum
+from nobg_metrics.functional._per_image import mean_over_images
 from nobg_metrics.ops.histogram import NUM_LEVELS
 from nobg_metrics.ops.level_components import connected_level_count
 
@@ -156,5 +157,5 @@ def connectivity_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None 
     """
     check_number("step", step, low=0.0, low_open=True, high=1.0)
     check_flag("allow_host_sync", allow_host_sync)
-    total, count = _connectivity_update(pred, gt, trimap, step, clamp_to_trimap, validate_args, allow_host_sync)
-    return total / count
+    return mean_over_images(*_connectivity_update(pred, gt, trimap, step, clamp_to_trimap, validate_args,
+                                                  allow_host_sync))

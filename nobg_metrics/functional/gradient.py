@@ -41,6 +41,7 @@ from nobg_metrics.ops.filters import (
     gaussian_gradient_tiled,
     sobel_magnitude,
 )
+from nobg_metrics.functional._per_image import mean_over_images
 from nobg_metrics.ops.histogram import NUM_LEVELS
 
 GradientKernel = Literal["gaussian", "sobel"]
@@ -246,6 +247,5 @@ def gradient_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = No
         20.2133
     """
     check_option("kernel", kernel, GradientKernel)
-    total, count = _gradient_update(pred, gt, trimap, kernel, clamp_to_trimap, validate_args)
-    return total / count
+    return mean_over_images(*_gradient_update(pred, gt, trimap, kernel, clamp_to_trimap, validate_args))
 

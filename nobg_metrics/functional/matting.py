@@ -100,6 +100,16 @@ def _matting_update(per_image, pred: InputMaps, gt: InputMaps, trimap: InputMaps
                                                     validate_args=validate_args))
 
 
+def _sad_compute(totals: Tensor, count: Tensor) -> Tensor:
+    """Dataset SAD from the summed per-image ``[SAD, MSE]`` and the image count: the mean per-image SAD."""
+    return totals[..., 0] / count
+
+
+def _mse_compute(totals: Tensor, count: Tensor) -> Tensor:
+    """Dataset MSE from the summed per-image ``[SAD, MSE]`` and the image count: the mean per-image MSE."""
+    return totals[..., 1] / count
+
+
 def sad(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, *, clamp_to_trimap: bool = False,
         validate_args: bool = True) -> Tensor:
     r"""Sum of absolute differences per image (raw, not /1000), averaged over images.
@@ -118,8 +128,7 @@ def sad(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, *, clam
         >>> sad(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(1.1000, dtype=torch.float64)
     """
-    total, count = _matting_update(_sad_mse_per_image, pred, gt, trimap, clamp_to_trimap, validate_args)
-    return total[0] / count
+    return _sad_compute(*_matting_update(_sad_mse_per_image, pred, gt, trimap, clamp_to_trimap, validate_args))
 
 
 def mse_metric(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, *, clamp_to_trimap: bool = False,
@@ -132,5 +141,4 @@ def mse_metric(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, 
         >>> mse_metric(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.1125, dtype=torch.float64)
     """
-    total, count = _matting_update(_sad_mse_per_image, pred, gt, trimap, clamp_to_trimap, validate_args)
-    return total[1] / count
+    return _mse_compute(*_matting_update(_sad_mse_per_image, pred, gt, trimap, clamp_to_trimap, validate_args))

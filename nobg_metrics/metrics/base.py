@@ -5,12 +5,19 @@ States are sufficient statistics only (DESIGN.md "State"): float64 sums and int6
 checkpoint taken mid-epoch resumes exactly. ``.half()``, ``.to(dtype)`` and ``set_dtype`` move the
 metric between devices but never change a state's dtype: a float16 sum of a million pixels would lose
 the 1e-5 parity, and an int64 count cast to float stops being exact.
+
+Options that change a metric's statistics are fingerprinted into the name of one zero-valued int64 state,
+``options_<digest>``: torchmetrics' automatic compute groups merge two metrics only when their state names
+agree, so ``IoU(threshold=0.3)`` and ``IoU(threshold=0.7)`` (or ``SMeasure(alpha=0.4)`` and the default) are
+never merged into one wrong number, while metrics with equal statistics still share an update; and a
+``state_dict`` saved under other options does not load (missing/unexpected key) instead of mixing statistics.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -47,6 +54,19 @@ class NobgMetric(Metric):
                 return wrapped(*args, **kwargs)
 
         return full_precision_update
+
+    def _add_fingerprint(self, options: Mapping[str, object]) -> None:
+        """The ``options_<digest>`` state naming the options that change the statistics (module notes).
+
+        Example:
+            >>> from nobg_metrics import MAE
+            >>> def fingerprint(metric):
+            ...     return [name for name in metric._defaults if name.startswith("options_")]
+            >>> fingerprint(MAE()) == fingerprint(MAE(normalize=True)), fingerprint(MAE()) == fingerprint(MAE())
+            (False, True)
+        """
+        digest = hashlib.sha1(repr(sorted(options.items())).encode()).hexdigest()[:8]
+        self._add_count(f"options_{digest}")
 
     def _add_sum(self, name: str, shape: Sequence[int] = ()) -> None:
         """A float64 sum state of fixed ``shape``."""

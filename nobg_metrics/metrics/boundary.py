@@ -3,8 +3,8 @@
 States (fixed size, summed over batches and DDP ranks): ``boundary_value_sum`` (float64 sum of
 per-image values), ``boundary_counts`` (int64 pooled ``[band ∩, band ∪, mask ∩, mask ∪]``; the mask counts are
 accumulated only with ``combine="min"``, which alone reads them) and
-``boundary_count`` (images). Instances with different options hold different statistics under the same
-names: never put two of them in one ``MetricCollection`` compute group.
+``boundary_count`` (images), and the fingerprint of the options (a ``MetricCollection``'s automatic compute
+groups never merge two instances with different options).
 """
 
 from __future__ import annotations
@@ -64,6 +64,9 @@ class BoundaryIoU(NobgMetric):
         _check_boundary_args(threshold, dilation_ratio, dilation_pixels, reduction, combine, empty_gt)
         self.threshold, self.dilation_ratio, self.dilation_pixels = threshold, dilation_ratio, dilation_pixels
         self.reduction, self.combine, self.normalize, self.empty_gt = reduction, combine, normalize, empty_gt
+        self._add_fingerprint({"threshold": float(threshold), "dilation_ratio": float(dilation_ratio),
+                               "dilation_pixels": dilation_pixels, "combine": combine, "normalize": normalize,
+                               "empty_gt": empty_gt})
         self._add_sum("boundary_value_sum")
         self._add_count("boundary_counts", (4,))
         self._add_count("boundary_count")

@@ -1,12 +1,13 @@
 """The confusion family as ``Metric`` classes: one class per measure, ``mode=`` picks the reduction.
 
 State (fixed size, float64 sums / int64 counts, summed over batches and DDP ranks): one state per statistic
-the metric reads — ``<prefix>_<measure>_curve`` :math:`(T,)` (sum of per-image curves),
-``<prefix>_<measure>_adaptive`` / ``_binary`` (sums of per-image values), ``<prefix>_pooled`` :math:`(4,)`
-int64 summed ``[TP, FP, TN, FN]`` and ``<prefix>_count``. The prefix is a digest of the options that change
-those statistics (:meth:`~nobg_metrics.functional.confusion.ConfusionOptions.state_prefix`): two metrics
-hold equal state names exactly when they compute equal statistics, so a user's ``MetricCollection`` with
-torchmetrics' automatic compute groups merges ``IoU(threshold=0.3)`` and ``IoU(threshold=0.7)`` never, and
+the metric reads — ``confusion_<measure>_curve`` :math:`(T,)` (sum of per-image curves),
+``confusion_<measure>_adaptive`` / ``_binary`` (sums of per-image values), ``confusion_pooled`` :math:`(4,)`
+int64 summed ``[TP, FP, TN, FN]`` and ``confusion_count`` — and the zero ``options_<digest>`` state naming the
+options that change those statistics
+(:meth:`~nobg_metrics.functional.confusion.ConfusionOptions.fingerprint`): two metrics hold equal state
+names exactly when they compute equal statistics, so a user's ``MetricCollection`` with torchmetrics'
+automatic compute groups merges ``IoU(threshold=0.3)`` and ``IoU(threshold=0.7)`` never, and
 ``Precision("max")`` with ``Precision("mean")`` always. Measures are added by name: a new member adds its own
 states and changes no other's. ``share_statistics=`` makes a metric compute (and hold) other members'
 statistics too, which is how ``make_collection`` gives a whole family one histogram pass per batch.
@@ -88,7 +89,8 @@ class ConfusionMetric(NobgMetric):
         self.normalize, self.empty_gt, self.chance = normalize, empty_gt, self.options.chance
         self._requests = (mode_requests(self._measure, self.mode, reduction) | self._extra_requests()
                           | check_requests(share_statistics))
-        self._state_names = state_names(self._requests, self.options.state_prefix(self._requests))
+        self._state_names = state_names(self._requests, "confusion")
+        self._add_fingerprint(self.options.fingerprint(self._requests))
         for key, name in self._state_names.items():
             if key == COUNT:
                 self._add_count(name)

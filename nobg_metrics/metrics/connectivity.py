@@ -8,10 +8,10 @@ from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps, check_flag, check_number
 from nobg_metrics.functional.connectivity import _connectivity_update
-from nobg_metrics.metrics.matting import PerImageMattingMetric
+from nobg_metrics.metrics.per_image import PerImageMattingMean
 
 
-class ConnectivityError(PerImageMattingMetric):
+class ConnectivityError(PerImageMattingMean):
     """Connectivity error per image, raw (papers print /1000), averaged; see
     :func:`nobg_metrics.functional.connectivity_error`.
 
@@ -38,7 +38,8 @@ class ConnectivityError(PerImageMattingMetric):
                  validate_args: bool = True, **kwargs: Any) -> None:
         check_number("step", step, low=0.0, low_open=True, high=1.0)
         check_flag("allow_host_sync", allow_host_sync)
-        super().__init__(clamp_to_trimap=clamp_to_trimap, validate_args=validate_args, **kwargs)
+        super().__init__(clamp_to_trimap=clamp_to_trimap, options={"step": float(step)}, validate_args=validate_args,
+                         **kwargs)
         self.step = step
         self.allow_host_sync = allow_host_sync
 

@@ -8,10 +8,10 @@ from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps, check_option
 from nobg_metrics.functional.gradient import GradientKernel, _gradient_update
-from nobg_metrics.metrics.matting import PerImageMattingMetric
+from nobg_metrics.metrics.per_image import PerImageMattingMean
 
 
-class GradientError(PerImageMattingMetric):
+class GradientError(PerImageMattingMean):
     """Gradient error per image, raw (papers print /1000), averaged; see :func:`nobg_metrics.functional.gradient_error`.
 
     Args:
@@ -33,7 +33,8 @@ class GradientError(PerImageMattingMetric):
     def __init__(self, *, kernel: GradientKernel = "gaussian", clamp_to_trimap: bool = False,
                  validate_args: bool = True, **kwargs: Any) -> None:
         check_option("kernel", kernel, GradientKernel)
-        super().__init__(clamp_to_trimap=clamp_to_trimap, validate_args=validate_args, **kwargs)
+        super().__init__(clamp_to_trimap=clamp_to_trimap, options={"kernel": kernel}, validate_args=validate_args,
+                         **kwargs)
         self.kernel = kernel
 
     def _statistics(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None) -> tuple[Tensor, Tensor]:

@@ -7,11 +7,11 @@ from typing import Any
 from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps
-from nobg_metrics.functional.mae import _mae_compute, _mae_update
-from nobg_metrics.metrics.base import NobgMetric
+from nobg_metrics.functional.mae import _mae_update
+from nobg_metrics.metrics.per_image import PerImageMean
 
 
-class MAE(NobgMetric):
+class MAE(PerImageMean):
     """Mean absolute error, the mean of per-image MAE (see :func:`nobg_metrics.functional.mae`).
 
     Args:
@@ -27,19 +27,11 @@ class MAE(NobgMetric):
     """
 
     higher_is_better = False
+    _state_prefix = "mae"
 
     def __init__(self, *, normalize: bool = False, validate_args: bool = True, **kwargs: Any) -> None:
-        super().__init__(validate_args=validate_args, **kwargs)
+        super().__init__(options={"normalize": normalize}, validate_args=validate_args, **kwargs)
         self.normalize = normalize
-        self._add_sum("mae_sum")
-        self._add_count("mae_count")
 
-    def update(self, pred: InputMaps, gt: InputMaps) -> None:
-        """Add a batch: ``pred``, ``gt`` of shape :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists."""
-        total, count = _mae_update(pred, gt, self.normalize, self.validate_args)
-        self.mae_sum += total
-        self.mae_count += count
-
-    def compute(self) -> Tensor:
-        """The dataset MAE: scalar float64."""
-        return _mae_compute(self.mae_sum, self.mae_count)
+    def _statistics(self, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
+        return _mae_update(pred, gt, self.normalize, self.validate_args)

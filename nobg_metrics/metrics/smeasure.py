@@ -7,15 +7,11 @@ from typing import Any
 from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps
-from nobg_metrics.functional.smeasure import (
-    _check_s_args,
-    _s_measure_compute,
-    _s_measure_update,
-)
-from nobg_metrics.metrics.base import NobgMetric
+from nobg_metrics.functional.smeasure import _check_s_args, _s_measure_update
+from nobg_metrics.metrics.per_image import PerImageMean
 
 
-class SMeasure(NobgMetric):
+class SMeasure(PerImageMean):
     """S-measure, the mean of per-image values (see :func:`nobg_metrics.functional.s_measure`).
 
     Args:
@@ -34,21 +30,14 @@ class SMeasure(NobgMetric):
     """
 
     higher_is_better = True
+    _state_prefix = "smeasure"
 
     def __init__(self, alpha: float = 0.5, *, normalize: bool = False, empty_gt: EmptyGt = "agreement",
                  validate_args: bool = True, **kwargs: Any) -> None:
-        super().__init__(validate_args=validate_args, **kwargs)
         _check_s_args(alpha, empty_gt)
+        super().__init__(options={"alpha": float(alpha), "normalize": normalize}, validate_args=validate_args,
+                         **kwargs)
         self.alpha, self.normalize, self.empty_gt = alpha, normalize, empty_gt
-        self._add_sum("smeasure_sum")
-        self._add_count("smeasure_count")
 
-    def update(self, pred: InputMaps, gt: InputMaps) -> None:
-        """Add a batch: ``pred``, ``gt`` of shape :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists."""
-        total, count = _s_measure_update(pred, gt, self.alpha, self.normalize, self.validate_args)
-        self.smeasure_sum += total
-        self.smeasure_count += count
-
-    def compute(self) -> Tensor:
-        """The dataset S-measure: scalar float64."""
-        return _s_measure_compute(self.smeasure_sum, self.smeasure_count)
+    def _statistics(self, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
+        return _s_measure_update(pred, gt, self.alpha, self.normalize, self.validate_args)

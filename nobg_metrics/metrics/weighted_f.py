@@ -7,15 +7,11 @@ from typing import Any
 from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps
-from nobg_metrics.functional.weighted_f import (
-    _check_weighted_f_args,
-    _weighted_f_compute,
-    _weighted_f_update,
-)
-from nobg_metrics.metrics.base import NobgMetric
+from nobg_metrics.functional.weighted_f import _check_weighted_f_args, _weighted_f_update
+from nobg_metrics.metrics.per_image import PerImageMean
 
 
-class WeightedFMeasure(NobgMetric):
+class WeightedFMeasure(PerImageMean):
     """Weighted F-measure, the mean of per-image values (see :func:`nobg_metrics.functional.weighted_f_measure`).
 
     Args:
@@ -35,21 +31,14 @@ class WeightedFMeasure(NobgMetric):
     """
 
     higher_is_better = True
+    _state_prefix = "weighted_f"
 
     def __init__(self, beta2: float = 1.0, *, normalize: bool = False, empty_gt: EmptyGt = "agreement",
                  validate_args: bool = True, **kwargs: Any) -> None:
-        super().__init__(validate_args=validate_args, **kwargs)
         _check_weighted_f_args(beta2, empty_gt)
+        super().__init__(options={"beta2": float(beta2), "normalize": normalize, "empty_gt": empty_gt},
+                         validate_args=validate_args, **kwargs)
         self.beta2, self.normalize, self.empty_gt = beta2, normalize, empty_gt
-        self._add_sum("weighted_f_sum")
-        self._add_count("weighted_f_count")
 
-    def update(self, pred: InputMaps, gt: InputMaps) -> None:
-        """Add a batch: ``pred``, ``gt`` of shape :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists."""
-        total, count = _weighted_f_update(pred, gt, self.beta2, self.normalize, self.empty_gt, self.validate_args)
-        self.weighted_f_sum += total
-        self.weighted_f_count += count
-
-    def compute(self) -> Tensor:
-        """The dataset weighted F: scalar float64."""
-        return _weighted_f_compute(self.weighted_f_sum, self.weighted_f_count)
+    def _statistics(self, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
+        return _weighted_f_update(pred, gt, self.beta2, self.normalize, self.empty_gt, self.validate_args)

@@ -5,7 +5,7 @@ numbers per image: the lowest and highest prediction level (the min-max stretch)
 the level sums over all pixels and over the foreground, and the counts above one threshold level.
 Masks are built as 0/1 bytes with saturating byte arithmetic (``clamp``/``maximum``/``minimum``, then a
 subtraction), which the CPU vectorises, rather than with comparisons, which it does not: ten times
-cheaper per pixel. Level values come from :func:`~nobg_metrics.ops.histogram.range_level_values`, the
+cheaper per pixel. Level values and the gt rule come from :mod:`nobg_metrics.ops.levels`, the
 reference's own float64 arithmetic, and all sums are exact integers.
 """
 
@@ -14,20 +14,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from nobg_metrics.ops.histogram import range_level_values
-
-
-def foreground(gt: Tensor) -> Tensor:
-    """:math:`(B, N)` uint8 0/1 gt indicator from :math:`(B, H, W)` bool or raw uint8 (``> 128``).
-
-    Example:
-        >>> foreground(torch.tensor([[0, 128, 129, 255]], dtype=torch.uint8)).tolist()
-        [[0, 0, 1, 1]]
-    """
-    flat = gt.reshape(gt.shape[0], -1)
-    if flat.dtype == torch.bool:
-        return flat.view(torch.uint8)
-    return flat.clamp(128, 129).sub_(128)  # 0 for g <= 128, 1 for g >= 129
+from nobg_metrics.ops.levels import foreground_indicator as foreground
+from nobg_metrics.ops.levels import range_level_values
 
 
 def above(levels: Tensor, cut: Tensor) -> Tensor:

@@ -1,0 +1,78 @@
+"""The one pattern of every "mean of per-image values" metric: a float64 sum, an int64 image count.
+
+A subclass names its states (``_state_prefix``: ``<prefix>_sum``, ``<prefix>_count``), fingerprints the
+options that change its values (:meth:`NobgMetric._add_fingerprint`), and says how a batch becomes
+``(sum of per-image values, image count)`` in ``_statistics`` — a call of its functional module's ``_x_update``,
+so the maths lives once, in ``nobg_metrics.functional``. ``compute()`` is the functional module's
+``mean_over_images``. MAE, S-measure, weighted F, gradient and connectivity error follow it; SAD and MSE share one
+statistic (:mod:`nobg_metrics.metrics.matting`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from torch import Tensor
+
+from nobg_metrics._inputs import InputMaps
+from nobg_metrics.functional._per_image import mean_over_images
+from nobg_metrics.metrics.base import NobgMetric
+
+
+class PerImageMean(NobgMetric):
+    """Base of the per-image-mean segmentation metrics: ``update(pred, gt)``.
+
+    Args:
+        options: the options that change the per-image values (fingerprinted into a state name).
+        validate_args: run the checks that force a device sync.
+        kwargs: passed to :class:`torchmetrics.Metric`.
+    """
+
+    _state_prefix: str
+
+    def __init__(self, *, options: Mapping[str, object], validate_args: bool = True, **kwargs: Any) -> None:
+        super().__init__(validate_args=validate_args, **kwargs)
+        self._add_fingerprint(options)
+        self._add_sum(f"{self._state_prefix}_sum")
+        self._add_count(f"{self._state_prefix}_count")
+
+    def _statistics(self, *maps: InputMaps | None) -> tuple[Tensor, Tensor]:  # pragma: no cover - abstract
+        """``(float64 sum of per-image values, int64 image count)`` of a batch."""
+        raise NotImplementedError
+
+    def _accumulate(self, total: Tensor, count: Tensor) -> None:
+        name = self._state_prefix
+        setattr(self, f"{name}_sum", getattr(self, f"{name}_sum") + total)
+        setattr(self, f"{name}_count", getattr(self, f"{name}_count") + count)
+
+    def update(self, pred: InputMaps, gt: InputMaps) -> None:
+        """Add a batch: ``pred``, ``gt`` of shape :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists."""
+        self._accumulate(*self._statistics(pred, gt))
+
+    def compute(self) -> Tensor:
+        """The dataset value: the mean of per-image values, scalar float64."""
+        return mean_over_images(getattr(self, f"{self._state_prefix}_sum"),
+                                getattr(self, f"{self._state_prefix}_count"))
+
+
+class PerImageMattingMean(PerImageMean):
+    """Base of the per-image-mean matting metrics: ``update(pred, gt, trimap=None)`` over a trimap region.
+
+    Args:
+        clamp_to_trimap: set ``pred`` to the trimap's known values (0 / 1) before scoring.
+        options: further options that change the values; validate_args, kwargs: as :class:`PerImageMean`.
+    """
+
+    higher_is_better = False
+    plot_upper_bound = None
+
+    def __init__(self, *, clamp_to_trimap: bool = False, options: Mapping[str, object] | None = None,
+                 validate_args: bool = True, **kwargs: Any) -> None:
+        super().__init__(options={"clamp_to_trimap": clamp_to_trimap, **(options or {})},
+                         validate_args=validate_args, **kwargs)
+        self.clamp_to_trimap = clamp_to_trimap
+
+    def update(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> None:  # type: ignore[override]
+        """Add a batch of mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists, with an optional trimap."""
+        self._accumulate(*self._statistics(pred, gt, trimap))
