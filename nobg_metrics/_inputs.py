@@ -201,6 +201,8 @@ def _to_bhw(name: str, tensor: Tensor) -> Tensor:
             f"`{name}` must have shape (B, 1, H, W), (B, H, W) or (H, W); got {tensor.ndim} dims, "
             f"shape {tuple(tensor.shape)}"
         )
+    if tensor.device.type == "meta":
+        raise ValueError(f"`{name}` must hold data (a CPU or CUDA tensor); got a tensor on the meta device")
     if tensor.shape[0] == 0:
         raise ValueError(f"`{name}` must hold at least one image, got an empty batch of shape {tuple(tensor.shape)}")
     if tensor.shape[1] == 0 or tensor.shape[2] == 0:
@@ -230,7 +232,7 @@ def _check_values(name: str, tensor: Tensor) -> None:
         raise ValueError(f"`{name}` must be finite; got {bad} values")
     low, high = float(tensor.min()), float(tensor.max())
     if low < 0.0 or high > 1.0:
-        hint = " (logits? apply torch.sigmoid first)" if name == "pred" else ""
+        hint = " (logits? apply torch.sigmoid first)" if name.startswith("pred") else ""
         raise ValueError(f"`{name}` float values must lie in [0, 1]; got range [{low:.6g}, {high:.6g}]{hint}")
 
 
@@ -249,8 +251,11 @@ def _check_pair(names: tuple[str, str], first: Tensor, second: Tensor, where: st
 
 def _paired_images(
     maps: dict[str, InputMaps],
-) -> list[dict[str, Tensor]]:
-    """Normalise tensors or lists of tensors into a list of equal-size (B, H, W) groups per argument."""
+) -> list[tuple[str, dict[str, Tensor]]]:
+    """Normalise tensors or lists of tensors into ``(where, {argument: (B, H, W)})`` items.
+
+    ``where`` is ``""`` for tensor inputs and ``"[i]"`` for the i-th element of list inputs, so every later
+    error names the element (``pred[3]``)."""
     names = list(maps)
     lists = {name: _as_list(name, value) for name, value in maps.items()}
     kinds = {name: lst is None for name, lst in lists.items()}
@@ -258,11 +263,10 @@ def _paired_images(
         got = ", ".join(f"`{n}` {'tensor' if kinds[n] else 'list'}" for n in names)
         raise TypeError(f"{' and '.join(f'`{n}`' for n in names)} must all be tensors or all be lists; got {got}")
     if kinds[names[0]]:
-        items = [{name: _to_bhw(name, value) for name, value in maps.items()}]  # type: ignore[arg-type]
-        first = items[0][names[0]]
+        item = {name: _to_bhw(name, value) for name, value in maps.items()}  # type: ignore[arg-type]
         for other in names[1:]:
-            _check_pair((names[0], other), first, items[0][other])
-        return items
+            _check_pair((names[0], other), item[names[0]], item[other])
+        return [("", item)]
     lengths = {name: len(lst) for name, lst in lists.items()}  # type: ignore[arg-type]
     if len(set(lengths.values())) > 1:
         raise ValueError(f"the lists must have the same length; got {lengths}")
@@ -271,7 +275,7 @@ def _paired_images(
         item = {name: _to_bhw(f"{name}[{index}]", lists[name][index]) for name in names}  # type: ignore[index]
         for other in names[1:]:
             _check_pair((names[0], other), item[names[0]], item[other], where=f"[{index}]")
-        items.append(item)
+        items.append((f"[{index}]", item))
     return items
 
 
@@ -316,21 +320,21 @@ def prepare_segmentation(
         (1, (2, 4, 6))
     """
     items = _paired_images({"pred": pred, "gt": gt})
-    for item in items:
-        _check_dtype("pred", item["pred"])
-        _check_dtype("gt", item["gt"])
+    for where, item in items:
+        for name in ("pred", "gt"):
+            _check_dtype(name + where, item[name])
         if validate_args:
-            _check_values("pred", item["pred"])
-            _check_values("gt", item["gt"])
+            for name in ("pred", "gt"):
+                _check_values(name + where, item[name])
     batches = []
-    for group in _group_by_size(items):
+    for group in _group_by_size([item for _, item in items]):
         batches.append(SegBatch(_pred_dtype(group["pred"]), group["gt"], normalize))
     return batches
 
 
-def _check_trimap_values(trimap: Tensor) -> None:
+def _check_trimap_values(trimap: Tensor, name: str = "trimap") -> None:
     allowed = (0, 128, 255) if trimap.dtype == torch.uint8 else (0.0, 0.5, 1.0)
     ok = (trimap == allowed[0]) | (trimap == allowed[1]) | (trimap == allowed[2])
     if not bool(ok.all()):
         bad = trimap[~ok][0].item()
-        raise ValueError(f"`trimap` values must be {allowed} for {trimap.dtype}; got {bad}")
+        raise ValueError(f"`{name}` values must be {allowed} for {trimap.dtype}; got {bad}")

@@ -112,15 +112,15 @@ def prepare_matting(
     if trimap is not None:
         maps["trimap"] = trimap
     items = _paired_images(maps)
-    for item in items:
+    for where, item in items:
         for name, tensor in item.items():
-            _check_dtype(name, tensor, allow_bool=name != "trimap")
+            _check_dtype(name + where, tensor, allow_bool=name != "trimap")
             if validate_args:
-                _check_values(name, tensor)
+                _check_values(name + where, tensor)
                 if name == "trimap":
-                    _check_trimap_values(tensor)
+                    _check_trimap_values(tensor, name + where)
     batches = []
-    for group in _group_by_size(items):
+    for group in _group_by_size([item for _, item in items]):
         both64 = group["pred"].dtype == torch.float64 and group["gt"].dtype == torch.float64
         pred_source, region = group["pred"], None
         if "trimap" in group:

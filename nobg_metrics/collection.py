@@ -21,6 +21,7 @@ SAD and MSE share one difference map.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import Any, Literal
 
 from torchmetrics import Metric, MetricCollection
@@ -28,6 +29,7 @@ from torchmetrics import Metric, MetricCollection
 from nobg_metrics import metrics as _metrics
 from nobg_metrics._inputs import check_option
 from nobg_metrics.functional.family import AUC_CURVES
+from nobg_metrics.metrics.base import restore_snapshot, take_snapshot
 from nobg_metrics.metrics.confusion import ConfusionMetric
 
 Tier = Literal["cheap", "medium", "expensive"]
@@ -126,6 +128,39 @@ def accepted_options(name: str) -> frozenset[str]:
     return frozenset(named - {"self"} - set(_REGISTRY[name][1])) | _BASE_OPTIONS
 
 
+class NobgCollection(MetricCollection):
+    """A ``MetricCollection`` whose ``update`` and ``forward`` are all-or-nothing.
+
+    torchmetrics updates the members (or each compute group's first member) one after the other, so a batch
+    that one member rejects (say, a trimap value only the matting metrics read) would already be counted by
+    the members before it. Here every member's states and update counter are restored when any member raises,
+    and the compute groups' shared references are re-made: a rejected batch changes nothing.
+    """
+
+    def _transaction(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        members = [getattr(self, str(key)) for key in self.keys(keep_base=True)]
+        snapshots = [take_snapshot(member) for member in members]
+        groups_checked = self._groups_checked
+        try:
+            return method(*args, **kwargs)
+        except BaseException:
+            for member, snapshot in zip(members, snapshots):
+                restore_snapshot(member, snapshot)
+            self._groups_checked = groups_checked
+            if groups_checked:
+                self._state_is_copy = False
+                self._compute_groups_create_state_ref()
+            raise
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        """Update every member with the batch, or (on any error) none of them."""
+        self._transaction(super().update, *args, **kwargs)
+
+    def forward(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """Every member's ``forward`` on the batch, or (on any error) no change to any member."""
+        return self._transaction(super().forward, *args, **kwargs)
+
+
 def _check_identical_states(group: list[str], built: dict[str, Metric]) -> None:
     """A compute group shares its first member's states by reference: they must be the same states."""
     keys = {name: tuple(sorted(built[name]._defaults)) for name in group}
@@ -161,8 +196,8 @@ def make_collection(
             the collection takes is an error.
 
     Returns:
-        a ``torchmetrics.MetricCollection`` with explicit compute groups; ``update(pred, gt)`` or
-        ``update(pred, gt, trimap=trimap)``.
+        a :class:`NobgCollection` (a ``torchmetrics.MetricCollection`` whose update and forward are
+        all-or-nothing) with explicit compute groups; ``update(pred, gt)`` or ``update(pred, gt, trimap=trimap)``.
 
     Example:
         >>> import torch
@@ -190,4 +225,4 @@ def make_collection(
     groups = [group for group in groups if group]
     grouped = {name for group in groups for name in group}
     groups += [[name] for name in names if name not in grouped]
-    return MetricCollection(built, prefix=prefix, postfix=postfix, compute_groups=groups)
+    return NobgCollection(built, prefix=prefix, postfix=postfix, compute_groups=groups)

@@ -240,14 +240,26 @@ def square_window_packed(packed: Tensor, width: int, radius: int, use_and: bool)
         ``(result, packed_masks)``: both :math:`(N, H, \\lceil (W + r) / 64 \\rceil)` int64 with pixel
         ``(y, x)`` at row ``y``, bit ``x`` (the input widened alike, for band arithmetic).
     """
-    extra_words = -(-(width + radius) // _WORD_BITS) - packed.shape[-1]
+    height = packed.shape[-2]
+    if use_and and (height <= 2 * radius or width <= 2 * radius):
+        # every window reaches the zero padding: the erosion is empty (no (2r+1)² work, no padded copy)
+        return torch.zeros_like(packed), packed
+    # A dilation's window never needs more rows or columns than the image has: OR with zero rows is a no-op.
+    row_radius, col_radius = (radius, radius) if use_and else (min(radius, height - 1), min(radius, width - 1))
+    extra_words = -(-(width + col_radius) // _WORD_BITS) - packed.shape[-1]
     if extra_words:
         packed = torch.nn.functional.pad(packed, (0, extra_words))
-    # Zero padding: r bits on the left (the packed row already has >= r zero bits on the right), r rows.
-    padded = torch.nn.functional.pad(shift_bits(packed, -radius), (0, 0, radius, radius))
-    # Column pass on rows y-r .. y+r (padded rows y .. y+2r), then the row pass on bits x-r .. x+r.
-    columns = window_rows(padded, 2 * radius + 1, use_and)
-    return window_cols(columns, 2 * radius + 1, use_and), packed
+    # Zero padding: r bits on the left (the packed row already has >= r zero bits on the right). Rows: an
+    # erosion's first and last r output rows reach the padding and are 0, so only the H - 2r inner rows are
+    # computed (then zero rows put back); a dilation pads r rows. Memory stays O(H * W) on any aspect ratio.
+    shifted = shift_bits(packed, -col_radius)
+    if use_and:
+        inner = window_rows(shifted, 2 * row_radius + 1, use_and)
+        columns = torch.nn.functional.pad(inner, (0, 0, row_radius, row_radius))
+    else:
+        columns = window_rows(torch.nn.functional.pad(shifted, (0, 0, row_radius, row_radius)),
+                              2 * row_radius + 1, use_and)
+    return window_cols(columns, 2 * col_radius + 1, use_and), packed
 
 
 def _check(mask: Tensor, radius: int) -> None:

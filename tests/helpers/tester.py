@@ -3,7 +3,8 @@
 ``check_metric`` proves, for one metric factory and one list of samples, that the value does not
 depend on how the data arrives: all at once or batch by batch, lists or stacked tensors, after
 ``reset``, pickling, ``clone``, a ``state_dict`` round trip taken mid-way, ``merge_state``, and through
-``forward``; and that the functional form on a batch equals the class after one update.
+``forward``; that a rejected batch (update or forward) changes no state; and that the functional form on a
+batch equals the class after one update.
 ``check_ddp`` (tests/helpers/ddp.py) adds the multi-process case.
 """
 
@@ -52,6 +53,25 @@ def _updated(make_metric: Callable[[], Metric], chunks: Sequence[Sequence[Sample
     return metric
 
 
+def _check_rejected_batch_changes_nothing(metric: Metric, samples: Sequence[Sample]) -> None:
+    """A batch the metric rejects (``pred`` one column wider than the rest) through ``update`` and ``forward``
+    leaves every state and the update counter as they were."""
+    before = {name: value.clone() for name, value in metric.metric_state.items()}
+    count = metric._update_count
+    first = samples[0]
+    bad = (torch.cat([first[0], first[0][..., :1]], dim=-1)[None], *(t[None] for t in first[1:]))
+    for call in (metric.update, metric.forward):
+        try:
+            call(*bad)
+        except ValueError:
+            pass
+        else:  # pragma: no cover - the contract
+            raise AssertionError(f"{call.__name__} accepted mismatched shapes")
+        assert metric._update_count == count, f"a rejected {call.__name__} counted an update"
+        for name, value in metric.metric_state.items():
+            assert torch.equal(value, before[name]), f"a rejected {call.__name__} changed state {name}"
+
+
 def check_metric(
     make_metric: Callable[[], Metric],
     samples: Sequence[Sample],
@@ -94,6 +114,7 @@ def check_metric(
     same(metric, "after reset")
 
     first = _updated(make_metric, [samples[:half]])
+    _check_rejected_batch_changes_nothing(first, samples)
     for name, restore in [
         ("pickle", lambda m: pickle.loads(pickle.dumps(m))),
         ("clone", lambda m: m.clone()),

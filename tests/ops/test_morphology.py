@@ -49,6 +49,17 @@ def test_erode_and_dilate_equal_cv2_for_many_radii(shape):
         assert np.array_equal(dilate(tensor, radius).numpy(), _cv2(masks, radius, True)), radius
 
 
+@pytest.mark.parametrize("shape", [(1, 300), (300, 1), (2, 500), (500, 3), (9, 200)])
+def test_elongated_masks_with_radii_beyond_one_side(shape):
+    # the erosion of a side shorter than 2r + 1 is empty; the dilation's window is clamped to the image
+    rng = np.random.default_rng(sum(shape))
+    masks = _masks(rng, *shape)
+    for radius in [1, 4, 5, 100, 149, 150, 400]:
+        tensor = torch.from_numpy(masks)
+        assert np.array_equal(erode(tensor, radius).numpy(), _cv2(masks, radius, False)), radius
+        assert np.array_equal(dilate(tensor, radius).numpy(), _cv2(masks, radius, True)), radius
+
+
 def test_erode_equals_the_boundary_iou_api_padded_iterated_erosion():
     rng = np.random.default_rng(1)
     for h, w in [(37, 53), (1, 40), (40, 1), (20, 90)]:
