@@ -22,7 +22,7 @@ measures share. Measures are added by name; adding one never changes another's s
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -38,8 +38,9 @@ from nobg_metrics.functional.confusion_measures import (
     MeasureOptions,
     measure_values,
 )
-from nobg_metrics.ops import uint8_stats
-from nobg_metrics.ops.histogram import NUM_LEVELS, joint_histogram, level_values, regroup_levels
+from nobg_metrics.ops import host_reads, uint8_stats
+from nobg_metrics.ops.histogram import NUM_LEVELS, joint_histogram, level_values, lookup_levels, regroup_levels
+from nobg_metrics.ops.numpy_sum import numpy_mean
 
 Reduction = Literal["curve", "adaptive", "binary", "pooled"]
 """What a request sums: per-image curves, adaptive or binary values, or pooled binary counts."""
@@ -143,6 +144,30 @@ def _counts(tp: Tensor, positives: Tensor, foreground: Tensor, num_pixels: int) 
     return Counts(tp, fp, (num_pixels - foreground) - fp, foreground - tp)
 
 
+_TIE = 1e-12
+"""A value this close to ``2 · mean`` may sit on the adaptive threshold in exact arithmetic (then numpy's rounding
+of the mean decides); genuine gaps are >= 1 / (255 N), far larger for any image below 1e9 pixels."""
+
+
+def _reference_mean(fast: Tensor, near: Tensor, pixels: Callable[[Tensor | None], Tensor]) -> Tensor:
+    """Per-image means as ``np.mean`` rounds them where a pixel value is near the adaptive threshold.
+
+    Args:
+        fast: :math:`(B,)` float64 means in any summation order (exact up to a few ulps).
+        near: :math:`(B,)` bool, images with a value within :data:`_TIE` of ``2 · fast``.
+        pixels: the float64 pixel values of the images ``rows`` (all with ``None``), :math:`(b, H, W)`.
+
+    On CPU only the near images are summed again (numpy's pairwise order, :mod:`nobg_metrics.ops.numpy_sum`);
+    off CPU every image is (no host read decides).
+    """
+    if not host_reads.free_on(fast):
+        return numpy_mean(pixels(None))
+    if not bool(near.any()):
+        return fast
+    rows = near.nonzero()[:, 0]
+    return fast.index_put((rows,), numpy_mean(pixels(rows)))
+
+
 def _uint8_counts(batch: SegBatch, reductions: set[str], options: ConfusionOptions) -> dict[str, Counts]:
     """Every requested binarisation of uint8 levels from one joint histogram (exact integer counts)."""
     raw = joint_histogram(batch.pred_raw, batch.histogram_gt)
@@ -158,7 +183,15 @@ def _uint8_counts(batch: SegBatch, reductions: set[str], options: ConfusionOptio
         tp = hist[:, 1].flip(-1).cumsum(-1)  # ">= t" for t = T-1 ... 0
         out["curve"] = _counts(tp, tp + hist[:, 0].flip(-1).cumsum(-1), foreground, n)
     if "adaptive" in reductions:
-        mean = (per_level.double() * values).sum(dim=1) / n
+        fast = (per_level.double() * values).sum(dim=1) / n
+        present = per_level > 0
+        near = ((values - torch.clamp(2 * fast, max=1.0)[:, None]).abs() <= _TIE) & present
+
+        def pixels(rows: Tensor | None) -> Tensor:
+            return lookup_levels(values if rows is None else values[rows],
+                                 batch.pred_raw if rows is None else batch.pred_raw[rows])
+
+        mean = _reference_mean(fast, near.any(dim=1), pixels)
         positive = (values >= torch.clamp(2 * mean, max=1.0)[:, None]).long()  # get_adaptive_threshold
         out["adaptive"] = _counts((raw[:, 1] * positive).sum(dim=1), (per_level * positive).sum(dim=1), foreground, n)
     if "binary" in reductions:
@@ -192,6 +225,9 @@ def _float_counts(batch: SegBatch, reductions: set[str], options: ConfusionOptio
         out["curve"] = _counts(tp, tp + hist[:, 0].flip(-1).cumsum(-1), foreground, n)
     if "adaptive" in reductions:
         mean = pred.sum(dim=(-2, -1), dtype=torch.float64) / n
+        if pred.dtype == torch.float64:  # float32 keeps its documented tolerance (the reference sums in float32)
+            near = ((pred - torch.clamp(2 * mean, max=1.0)[:, None, None]).abs() <= _TIE).flatten(1).amax(dim=1)
+            mean = _reference_mean(mean, near, lambda rows: pred if rows is None else pred[rows])
         positive = pred >= torch.clamp(2 * mean, max=1.0).to(pred.dtype)[:, None, None]
         out["adaptive"] = _counts((positive & batch.gt).sum(dim=(-2, -1)), positive.sum(dim=(-2, -1)), foreground, n)
     if "binary" in reductions:

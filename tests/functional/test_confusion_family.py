@@ -346,7 +346,7 @@ def test_adaptive_threshold_at_a_pixel_value_rounds_as_the_reference(values, as_
         pair = (levels / 255, gt)
     expected = _expected([pair], normalize)
     pred = torch.from_numpy(levels if as_type == "uint8" else levels / 255)
-    for member in ("recall", "precision", "iou"):
+    for member in ("recall", "precision", "iou", "fm"):  # fm: PySODMetrics' adpF goes through the same rule
         value = ours(member, [pred], [torch.from_numpy(gt)], "adaptive", normalize)
         diff = abs(value.item() - float(expected[member]["adaptive"]))
         assert diff <= ATOL, f"{member} adaptive on {values} ({as_type}, normalize={normalize}): " \
@@ -371,7 +371,7 @@ def _reference_counts(pair, normalize: bool) -> dict[str, np.ndarray]:
 
 
 def _degenerate_images():
-    for name in ("uint8", "stress_uint8", "float64", "stress_float64"):
+    for name in ("uint8", "stress_uint8", "stress_float64"):  # both count paths (uint8 levels, float values)
         data = dataset(name)
         for index, (pred, gt) in enumerate(data.pairs):
             mask = gt > 128 if gt.dtype == np.uint8 else gt
@@ -588,7 +588,7 @@ OPTION_SETS = [{"normalize": True, "empty_gt": "reference"}, {}]
 def test_functional_equals_class_after_one_update(cls, function, extra):
     for name in ("uint8", "float64"):
         data = dataset(name)
-        preds, gts = data.preds[:15], data.gts[:15]
+        preds, gts = data.preds[:10], data.gts[:10]  # blob, empty, full, thin gts; a 2-D and a 1xN shape
         for options in OPTION_SETS:
             for mode in CLASS_MODES:
                 kwargs = {**extra, **mode, **options}
