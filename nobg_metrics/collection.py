@@ -152,6 +152,22 @@ class NobgCollection(MetricCollection):
                 self._compute_groups_create_state_ref()
             raise
 
+    def _compute_groups_create_state_ref(self, copy: bool = False) -> None:
+        """torchmetrics' state sharing within compute groups, by direct dict writes (same result): its
+        ``setattr`` per member and state cost ~18 ms per update for the 60 entries of the confusion family."""
+        if copy:
+            super()._compute_groups_create_state_ref(copy=True)
+            return
+        if not self._state_is_copy:
+            for group in self._groups.values():
+                first = getattr(self, group[0])
+                shared = {name: first.__dict__[name] for name in first._defaults}
+                for name in group[1:]:
+                    member = getattr(self, name)
+                    member.__dict__.update(shared)
+                    member._update_count = first._update_count
+        self._state_is_copy = copy
+
     def update(self, *args: Any, **kwargs: Any) -> None:
         """Update every member with the batch, or (on any error) none of them."""
         self._transaction(super().update, *args, **kwargs)

@@ -165,17 +165,18 @@ _SNAPSHOT_ATTRIBUTES = ("_update_count", "_computed", "_forward_cache", "_to_syn
 
 
 def take_snapshot(metric: Metric) -> dict[str, Any]:
-    """A copy of a metric's states (cloned: they are small and fixed-size) and of its update bookkeeping."""
-    states = {name: getattr(metric, name) for name in metric._defaults}
-    snapshot: dict[str, Any] = {name: value.clone() if isinstance(value, Tensor) else list(value)
-                                for name, value in states.items()}
+    """The states and update bookkeeping of a metric, by reference.
+
+    References suffice: every update of the library assigns new state tensors (``state = state + batch``), as
+    torchmetrics' ``reset``, ``forward`` and ``merge_state`` do, and never writes into one.
+    """
+    snapshot = {name: metric.__dict__[name] for name in metric._defaults}
     for name in _SNAPSHOT_ATTRIBUTES:
-        if hasattr(metric, name):
-            snapshot[name] = getattr(metric, name)
+        if name in metric.__dict__:
+            snapshot[name] = metric.__dict__[name]
     return snapshot
 
 
 def restore_snapshot(metric: Metric, snapshot: dict[str, Any]) -> None:
     """Put a :func:`take_snapshot` back: every state and the update counter as they were."""
-    for name, value in snapshot.items():
-        object.__setattr__(metric, name, value) if name in _SNAPSHOT_ATTRIBUTES else setattr(metric, name, value)
+    metric.__dict__.update(snapshot)

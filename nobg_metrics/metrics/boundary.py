@@ -77,9 +77,9 @@ class BoundaryIoU(NobgMetric):
             pred, gt, self.threshold, self.dilation_ratio, self.dilation_pixels, self.combine, self.normalize,
             self.empty_gt, self.validate_args,
         )
-        self.boundary_value_sum += value_sum
-        self.boundary_counts += counts
-        self.boundary_count += count
+        self.boundary_value_sum = self.boundary_value_sum + value_sum  # new tensors: a snapshot holds references
+        self.boundary_counts = self.boundary_counts + counts
+        self.boundary_count = self.boundary_count + count
 
     def compute(self) -> Tensor:
         """The dataset value: scalar float64."""
