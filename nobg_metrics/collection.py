@@ -28,6 +28,7 @@ from torchmetrics import Metric, MetricCollection
 
 from nobg_metrics import metrics as _metrics
 from nobg_metrics._inputs import check_option
+from nobg_metrics.functional.confusion_measures import MEASURES
 from nobg_metrics.functional.family import AUC_CURVES
 from nobg_metrics.metrics.base import restore_snapshot, take_snapshot
 from nobg_metrics.metrics.confusion import ConfusionMetric
@@ -77,7 +78,7 @@ def _family_entries() -> dict[str, tuple[str, dict[str, Any]]]:
             entries[measure] = (name, {})
             continue
         modes: dict[str, dict[str, Any]] = {mode: {"mode": mode} for mode in ("max", "mean", "adaptive")}
-        if measure != "e_measure":  # the E-measure's binary mode has no reference
+        if MEASURES[measure].binary_reference:  # the E-measure's binary mode has no reference
             modes["binary"] = {"mode": "binary"}
             modes["pooled"] = {"mode": "binary", "reduction": "pooled"}
         for mode, arguments in modes.items():

@@ -105,9 +105,11 @@ class ConfusionOptions:
             read["num_thresholds"] = self.num_thresholds
         if reductions & {"binary", POOLED}:
             read["threshold"] = float(self.threshold)
-        if "f_measure" in measures or POOLED in reductions:
+        # pooled counts serve every measure at compute time, so they read every option
+        reads = {field for name in measures if name in MEASURES for field in MEASURES[name].reads}
+        if POOLED in reductions or "beta2" in reads:
             read["beta2"] = float(self.beta2)
-        if "kappa" in measures or POOLED in reductions:
+        if POOLED in reductions or "chance" in reads:
             read["chance"] = self.chance
         return read
 

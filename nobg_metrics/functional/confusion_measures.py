@@ -150,11 +150,15 @@ class Measure:
         formula: :class:`Counts` x :class:`MeasureOptions` -> float64 values.
         higher_is_better: orientation; a lower-is-better measure scores ``1 - agreement`` on a degenerate gt.
         reference: the PySODMetrics handler (or class) that defines it.
+        reads: the :class:`MeasureOptions` fields the formula reads (they enter the state fingerprint).
+        binary_reference: whether the reference has a binary (``pred > 0.5``) value of it.
     """
 
     formula: Callable[[Counts, MeasureOptions], Tensor]
     higher_is_better: bool
     reference: str
+    reads: tuple[str, ...] = ()
+    binary_reference: bool = True
 
     def __call__(self, counts: Counts, options: MeasureOptions) -> Tensor:
         return self.formula(counts, options)
@@ -169,10 +173,10 @@ MEASURES: dict[str, Measure] = {
     "dice": Measure(_dice, True, "DICEHandler"),
     "accuracy": Measure(_accuracy, True, "OverallAccuracyHandler"),
     "ber": Measure(_ber, False, "BERHandler"),
-    "kappa": Measure(_kappa, True, "KappaHandler"),
-    "f_measure": Measure(_f_measure, True, "FmeasureHandler (Fmeasure)"),
+    "kappa": Measure(_kappa, True, "KappaHandler", reads=("chance",)),
+    "f_measure": Measure(_f_measure, True, "FmeasureHandler (Fmeasure)", reads=("beta2",)),
     "f1": Measure(_f1, True, "FmeasureHandler(beta=1)"),
-    "e_measure": Measure(_e_measure, True, "Emeasure"),
+    "e_measure": Measure(_e_measure, True, "Emeasure", binary_reference=False),
 }
 """Every measure of the family by name; the names are the state names' and the collection's."""
 
