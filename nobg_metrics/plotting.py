@@ -9,6 +9,15 @@ from typing import Any
 from nobg_metrics.functional.threshold_curves import ThresholdCurves
 
 
+def _pyplot() -> Any:
+    """``matplotlib.pyplot``, or an ImportError naming the extra to install."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as error:  # pragma: no cover - optional extra
+        raise ImportError("plotting needs matplotlib: pip install 'nobg_metrics[plot]'") from error
+    return plt
+
+
 def plot_threshold_curves(curves: ThresholdCurves, axes: Sequence[Any] | None = None, label: str | None = None) -> Any:
     """Draw precision vs recall, and F and E vs threshold.
 
@@ -20,10 +29,7 @@ def plot_threshold_curves(curves: ThresholdCurves, axes: Sequence[Any] | None = 
     Returns:
         ``(figure, axes)``.
     """
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as error:  # pragma: no cover - optional extra
-        raise ImportError("plotting needs matplotlib: pip install 'nobg_metrics[plot]'") from error
+    plt = _pyplot()
     if axes is None:
         figure, axes = plt.subplots(1, 2, figsize=(10, 4))
     else:
@@ -59,10 +65,7 @@ def plot_curves(curves: dict[str, Any], measure: str, ax: Any = None, label: str
     Returns:
         ``(figure, axis)``.
     """
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as error:  # pragma: no cover - optional extra
-        raise ImportError("plotting needs matplotlib: pip install 'nobg_metrics[plot]'") from error
+    plt = _pyplot()
     if ax is None:
         figure, ax = plt.subplots(figsize=(5, 4))
     else:
