@@ -71,8 +71,8 @@ def _family_entries() -> dict[str, tuple[str, dict[str, Any]]]:
     entries: dict[str, tuple[str, dict[str, Any]]] = {}
     for name in _metrics.__all__:
         cls = getattr(_metrics, name)
-        measure = cls.__dict__.get("_measure")
-        if not (issubclass(cls, ConfusionMetric) and measure):
+        measure = getattr(cls, "__dict__", {}).get("_measure")
+        if not (isinstance(cls, type) and issubclass(cls, ConfusionMetric) and measure):
             continue
         if measure in AUC_CURVES:
             entries[measure] = (name, {})
@@ -104,7 +104,8 @@ _FAMILY_ENTRIES = _family_entries()
 _REGISTRY.update(_FAMILY_ENTRIES)
 FAMILY = tuple(name for name, (class_name, _) in _REGISTRY.items()
                if issubclass(getattr(_metrics, class_name), ConfusionMetric))
-METRIC_NAMES: tuple[str, ...] = TIERS["expensive"] + tuple(name for name in _FAMILY_ENTRIES if name not in TIERS["expensive"])
+METRIC_NAMES: tuple[str, ...] = TIERS["expensive"] + tuple(name for name in _REGISTRY if name not in TIERS["expensive"])
+"""Every registered name: the tiers' first, then the rest (the family's modes, ...)."""
 
 
 _BASE_OPTIONS = frozenset(
