@@ -2,8 +2,9 @@
 
 Modules: ``main`` (arguments, the run's steps), ``config`` (datasets x methods from flags or config
 files), ``files`` (reading and matching image files), ``jobs`` (matching into per-method jobs),
-``runner`` (streaming scoring, DDP), ``dist`` (torchrun helpers), ``outputs`` (json/csv/md/tex),
-``plots`` (curves), ``progress`` (console bars).
+``runner`` (streaming scoring, DDP), ``dist`` (torchrun helpers), ``launch`` (``--procs`` ranks),
+``outputs`` (json/csv/md/tex, atomic writes, the ``--out`` lock), ``signals`` (interruption, no
+orphans), ``plots`` (curves), ``progress`` (console bars).
 """
 
 from __future__ import annotations

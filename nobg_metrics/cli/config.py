@@ -10,7 +10,8 @@ Sources of a plan, all ending in the same :class:`Plan`:
       methods:
         MINet: {DUTS-TE: preds/MINet/DUTS-TE}                      # or {path:, prefix:, suffix:}
 
-  relative paths are resolved against the config file's folder;
+  relative paths are resolved against the config file's folder; every key is checked (a misspelt key
+  is an error naming it) and every value's type (paths, prefixes and suffixes are strings);
 - PySODEvalToolkit's pair of JSON files (``--config datasets.json methods.json``): a dataset file
   ``{"NAME": {"image": {...}, "mask": {"path", "prefix", "suffix"}}}`` and a method file
   ``{"METHOD": {"DATASET": {"path", "prefix", "suffix"}}}``; relative paths are resolved against the
@@ -19,7 +20,10 @@ Sources of a plan, all ending in the same :class:`Plan`:
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +34,15 @@ _GENERIC_GT_NAMES = {"gt", "gts", "mask", "masks", "groundtruth", "ground_truth"
 
 
 class ConfigError(Exception):
-    """A config or command line that cannot describe a run (message is shown without a traceback)."""
+    """A config or command line that cannot describe a run (exit status 2, shown without a traceback)."""
+
+
+class InputError(Exception):
+    """Inputs that are missing or cannot be read (exit status 1, shown without a traceback)."""
+
+
+_SOURCE_KEYS = ("path", "prefix", "suffix")
+_DATASET_KEYS = ("gt", "trimap", "prefix", "suffix")
 
 
 @dataclass
@@ -68,10 +80,38 @@ def split_named(value: str) -> tuple[str | None, str]:
     return None, value
 
 
+def resolved(path: Path) -> Path:
+    """``path.resolve()``, or the absolute path where it cannot be resolved (a symlink loop)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: "Symlink loop" (Python < 3.13)
+        return Path(os.path.abspath(path))
+
+
+def folder_problem(path: Path) -> str | None:
+    """Why ``path`` is not a folder that can be listed (``None`` when it is one).
+
+    Example:
+        >>> folder_problem(Path("/")) is None, folder_problem(Path("/no/such/dir"))
+        (True, 'does not exist')
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "is a symlink loop"
+        if os.path.islink(path):
+            return f"is a broken symlink (to {os.readlink(path)!r})"
+        if error.errno in (errno.ENOENT, errno.ENOTDIR):
+            return "does not exist"
+        return f"cannot be read ({error.strerror or error})"
+    return None if stat.S_ISDIR(mode) else "is a file, not a folder"
+
+
 def default_dataset_name(gt_dir: Path) -> str:
     """The gt folder's name, or its parent's when the folder has a generic name (``gt``, ``masks``...)."""
-    resolved = gt_dir.resolve()
-    return resolved.parent.name if resolved.name.lower() in _GENERIC_GT_NAMES else resolved.name
+    path = resolved(gt_dir)
+    return path.parent.name if path.name.lower() in _GENERIC_GT_NAMES else path.name
 
 
 def plan_from_args(gt: str, preds: list[str], trimap: str | None) -> Plan:
@@ -82,7 +122,7 @@ def plan_from_args(gt: str, preds: list[str], trimap: str | None) -> Plan:
     plan = Plan([dataset])
     for value in preds:
         method, path = split_named(value)
-        method = method or Path(path).resolve().name
+        method = method or resolved(Path(path)).name
         if method in plan.methods:
             raise ConfigError(f"two --pred folders share the method name {method!r}; name them with NAME=DIR")
         plan.methods[method] = {dataset.name: Source(Path(path))}
@@ -90,25 +130,84 @@ def plan_from_args(gt: str, preds: list[str], trimap: str | None) -> Plan:
 
 
 def _load(path: Path) -> Any:
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {error.start}: {error.reason}); save it as UTF-8") from None
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot be read ({error.strerror or error})") from None
     if path.suffix.lower() in (".yaml", ".yml"):
         try:
             import yaml
         except ImportError:
             raise ConfigError(f"{path}: YAML configs need PyYAML (pip install 'nobg_metrics[yaml]')") from None
-        return yaml.safe_load(text)
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            raise ConfigError(f"{path}: not valid YAML ({' '.join(str(error).split())})") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
         raise ConfigError(f"{path}: not valid JSON ({error})") from None
 
 
+def _type_name(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _name(key: Any, where: str) -> str:
+    """A dataset or method name: a string (or an integer, e.g. a year, taken as its digits)."""
+    if isinstance(key, bool) or not isinstance(key, (str, int)):
+        raise ConfigError(f"{where}: names must be strings; got {key!r} ({_type_name(key)})")
+    if not str(key):
+        raise ConfigError(f"{where}: empty name")
+    return str(key)
+
+
+def _text(value: Any, where: str) -> str:
+    """A prefix or suffix: a string (``null`` = empty)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}: expected a string; got {value!r} ({_type_name(value)})")
+    return value
+
+
+def _path(value: Any, base: Path, where: str) -> Path:
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}: expected a folder path (a string); got {value!r} ({_type_name(value)})")
+    if not value.strip():
+        raise ConfigError(f"{where}: empty folder path")
+    return base / value
+
+
+def _check_keys(value: dict, allowed: tuple[str, ...], where: str) -> None:
+    unknown = [key for key in value if key not in allowed]
+    if unknown:
+        raise ConfigError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
+                          f"{', '.join(repr(k) for k in unknown)} (expected {', '.join(allowed)})")
+
+
+def _mapping(value: Any, where: str, what: str) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a mapping of {what}; got {_type_name(value)}")
+    return value
+
+
 def _source(value: Any, base: Path, where: str, *, path_key: str = "path") -> Source:
+    """A folder: ``"DIR"`` or ``{path: DIR, prefix: ..., suffix: ...}`` (no other key)."""
     if isinstance(value, str):
-        return Source(base / value)
-    if not isinstance(value, dict) or not isinstance(value.get(path_key), str):
-        raise ConfigError(f"{where}: expected a folder path or {{{path_key!r}: ..., 'prefix': ..., 'suffix': ...}}")
-    return Source(base / value[path_key], str(value.get("prefix") or ""), str(value.get("suffix") or ""))
+        return Source(_path(value, base, where))
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a folder path or {{{path_key!r}: ..., 'prefix': ..., 'suffix': ...}}; "
+                          f"got {value!r} ({_type_name(value)})")
+    _check_keys(value, (path_key, "prefix", "suffix"), where)
+    if path_key not in value:
+        raise ConfigError(f"{where}: {path_key!r} is missing")
+    return Source(_path(value[path_key], base, f"{where}.{path_key}"), _text(value.get("prefix"), f"{where}.prefix"),
+                  _text(value.get("suffix"), f"{where}.suffix"))
 
 
 def _is_pysod_datasets(data: dict) -> bool:
@@ -122,46 +221,66 @@ def _is_pysod_methods(data: dict) -> bool:
     )
 
 
+def _dataset(entry: Any, base: Path, where: str) -> tuple[Source, Source | None]:
+    """``DIR``, ``{path, prefix, suffix}`` or ``{gt: DIR or {path, prefix, suffix}, trimap: ..., prefix, suffix}``."""
+    if not isinstance(entry, dict) or "gt" not in entry:
+        return _source(entry, base, where), None
+    _check_keys(entry, _DATASET_KEYS, where)
+    gt_value = entry["gt"]
+    if isinstance(gt_value, dict):
+        both = [key for key in ("prefix", "suffix") if key in entry]
+        if both:
+            raise ConfigError(f"{where}: {', '.join(both)} given both in 'gt' and beside it; give them in one place")
+        gt = _source(gt_value, base, f"{where}.gt")
+    else:
+        gt = Source(_path(gt_value, base, f"{where}.gt"), _text(entry.get("prefix"), f"{where}.prefix"),
+                    _text(entry.get("suffix"), f"{where}.suffix"))
+    trimap = entry.get("trimap")
+    return gt, None if trimap is None else _source(trimap, base, f"{where}.trimap")
+
+
 def _merge_ours(plan: Plan, data: dict, base: Path, where: str) -> None:
     unknown = set(data) - {"datasets", "methods"}
     if unknown:
-        raise ConfigError(f"{where}: unknown top-level keys {sorted(unknown)} (expected 'datasets', 'methods')")
-    for name, entry in (data.get("datasets") or {}).items():
-        if isinstance(entry, dict) and "gt" in entry:
-            gt_value = entry["gt"]
-            gt = _source(gt_value, base, f"{where} datasets.{name}.gt") if isinstance(gt_value, dict) else \
-                Source(base / gt_value, str(entry.get("prefix") or ""), str(entry.get("suffix") or ""))
-            trimap = _source(entry["trimap"], base, f"{where} datasets.{name}.trimap") if entry.get("trimap") else None
-        else:
-            gt, trimap = _source(entry, base, f"{where} datasets.{name}"), None
-        plan.datasets.append(DatasetSpec(str(name), gt, trimap))
-    for method, per_dataset in (data.get("methods") or {}).items():
+        raise ConfigError(f"{where}: unknown top-level keys {sorted(map(str, unknown))} "
+                          f"(expected 'datasets', 'methods')")
+    for name, entry in _mapping(data.get("datasets"), f"{where} datasets", "dataset names to folders").items():
+        label = f"{where} datasets.{name}"
+        gt, trimap = _dataset(entry, base, label)
+        plan.datasets.append(DatasetSpec(_name(name, label), gt, trimap))
+    for method, per_dataset in _mapping(data.get("methods"), f"{where} methods", "method names").items():
+        label = f"{where} methods.{method}"
         if not isinstance(per_dataset, dict):
-            raise ConfigError(f"{where}: methods.{method} must map dataset names to folders")
-        sources = plan.methods.setdefault(str(method), {})
+            raise ConfigError(f"{label}: must map dataset names to folders; got {_type_name(per_dataset)}")
+        sources = plan.methods.setdefault(_name(method, label), {})
         for dataset, value in per_dataset.items():
-            sources[str(dataset)] = _source(value, base, f"{where} methods.{method}.{dataset}")
+            sources[_name(dataset, f"{label}.{dataset}")] = _source(value, base, f"{label}.{dataset}")
 
 
 def plan_from_configs(paths: list[Path]) -> Plan:
     """Merge one or more config files (ours, or PySODEvalToolkit's dataset + method JSON) into a plan."""
     plan = Plan()
     for path in paths:
-        if not path.is_file():
-            raise ConfigError(f"config file not found: {path}")
+        problem = folder_problem(path)
+        if problem is None:
+            raise ConfigError(f"config file {path} is a folder")
+        if problem != "is a file, not a folder":
+            raise ConfigError(f"config file not found: {path} ({problem})")
         data = _load(path)
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a mapping at the top level")
         if "datasets" in data or "methods" in data:
             _merge_ours(plan, data, path.parent, str(path))
         elif _is_pysod_datasets(data):
-            for name, entry in data.items():
-                plan.datasets.append(DatasetSpec(str(name), _source(entry["mask"], Path(), f"{path} {name}.mask")))
+            for name, entry in data.items():  # other keys ("image", "depth", ...) name inputs we do not read
+                plan.datasets.append(DatasetSpec(_name(name, f"{path} {name}"),
+                                                 _source(entry["mask"], Path(), f"{path} {name}.mask")))
         elif _is_pysod_methods(data):
             for method, per_dataset in data.items():
                 for dataset, value in per_dataset.items():
-                    plan.methods.setdefault(str(method), {})[str(dataset)] = \
-                        _source(value, Path(), f"{path} {method}.{dataset}")
+                    where = f"{path} {method}.{dataset}"
+                    plan.methods.setdefault(_name(method, where), {})[_name(dataset, where)] = \
+                        _source(value, Path(), where)
         else:
             raise ConfigError(f"{path}: neither a nobg-metrics config ('datasets'/'methods') nor a "
                               f"PySODEvalToolkit dataset or method JSON")
@@ -169,7 +288,8 @@ def plan_from_configs(paths: list[Path]) -> Plan:
 
 
 def check_plan(plan: Plan) -> None:
-    """Reject plans with nothing to score, unknown dataset names or absent folders."""
+    """Reject plans with nothing to score, unknown dataset names or absent folders (ConfigError), and
+    folders that exist but cannot be read (InputError)."""
     if not plan.datasets:
         raise ConfigError("no dataset given (use --gt DIR or a config with datasets)")
     if not plan.methods:
@@ -182,5 +302,8 @@ def check_plan(plan: Plan) -> None:
         if unknown:
             raise ConfigError(f"method {method!r} names unknown datasets {unknown}; datasets are {names}")
     for folder in plan.folders():
-        if not folder.is_dir():
-            raise ConfigError(f"folder not found: {folder}")
+        problem = folder_problem(folder)
+        if problem is not None and problem.startswith("cannot be read"):
+            raise InputError(f"input folder {folder} {problem}")
+        if problem is not None:
+            raise ConfigError(f"folder not found: {folder} ({problem})")

@@ -2,7 +2,9 @@
 
 Every gt stem of a dataset is expected in each method's folder. Problems are recorded, never silently
 skipped: ``missing`` (a gt without prediction, or without trimap), ``extra`` (a prediction without gt,
-or a file dropped as a duplicate stem). Missing files fail the run unless ``--allow-missing``.
+or a file dropped as a duplicate stem), ``not_scored`` (every other entry of an input folder, with its
+reason: hidden, unsupported extension, subfolder, name not matching the prefix/suffix, ...). Missing
+files fail the run unless ``--allow-missing``; a gt folder without any image always fails it.
 """
 
 from __future__ import annotations
@@ -10,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nobg_metrics.cli.config import Plan
-from nobg_metrics.cli.files import list_stems
+from nobg_metrics.cli.config import InputError, Plan
+from nobg_metrics.cli.files import IMAGE_EXTENSIONS, Listing, ReadError, Source, scan_folder
 
 
 @dataclass(frozen=True)
@@ -36,12 +38,39 @@ class Job:
     missing: list[str] = field(default_factory=list)
     extra: list[str] = field(default_factory=list)
     has_trimap: bool = False
+    not_scored: list[tuple[str, str]] = field(default_factory=list)
+    """``(file, reason)`` of the input entries that are neither scored nor missing/extra."""
 
 
 def problems(jobs: list[Job], kind: str) -> list[dict[str, str]]:
-    """``[{"dataset", "method", "file", "reason"}]`` for ``kind`` in ``("missing", "extra")``."""
+    """``[{"dataset", "method", "file", "reason"}]`` for ``kind`` in ``("missing", "extra", "not_scored")``."""
+    if kind == "not_scored":
+        return [{"dataset": job.dataset, "method": job.method, "file": name, "reason": reason}
+                for job in jobs for name, reason in job.not_scored]
     return [{"dataset": job.dataset, "method": job.method, "file": name, "reason": kind}
             for job in jobs for name in getattr(job, kind)]
+
+
+def _scan(source: Source, cache: dict[Source, Listing]) -> Listing:
+    if source not in cache:
+        try:
+            cache[source] = scan_folder(source)
+        except ReadError as error:
+            raise InputError(str(error)) from None
+    return cache[source]
+
+
+def _empty_gt_message(source: Source, listing: Listing) -> str:
+    text = f"no gt image in {source.path}"
+    if source.prefix or source.suffix:
+        text += f" matching {source.prefix!r} + stem + {source.suffix!r}"
+    if listing.not_scored:
+        shown = "; ".join(f"{name}: {reason}" for name, reason in listing.not_scored[:5])
+        more = len(listing.not_scored) - 5
+        text += f" (not scored: {shown}{f'; and {more} more' if more > 0 else ''})"
+    else:
+        text += " (the folder is empty)"
+    return text + f"; images must be one of {' '.join(IMAGE_EXTENSIONS)}"
 
 
 def build_jobs(plan: Plan) -> list[Job]:
@@ -49,19 +78,34 @@ def build_jobs(plan: Plan) -> list[Job]:
 
     Jobs come in plan order: datasets outer, methods inner (methods that do not cover a dataset are
     skipped for it). Items keep the sorted order of the gt stems, so every rank sees the same list.
+
+    Raises:
+        InputError: a gt folder holds no image, or a folder cannot be listed.
     """
     jobs: list[Job] = []
+    cache: dict[Source, Listing] = {}
     for dataset in plan.datasets:
-        gts, gt_duplicates = list_stems(dataset.gt)
-        trimaps = {} if dataset.trimap is None else list_stems(dataset.trimap)[0]
+        gt_listing = _scan(dataset.gt, cache)
+        if not gt_listing.found:
+            raise InputError(_empty_gt_message(dataset.gt, gt_listing))
+        gts = gt_listing.found
+        trimap_listing = None if dataset.trimap is None else _scan(dataset.trimap, cache)
+        trimaps = {} if trimap_listing is None else trimap_listing.found
         for method, per_dataset in plan.methods.items():
             source = per_dataset.get(dataset.name)
             if source is None:
                 continue
-            preds, duplicates = list_stems(source)
+            listing = _scan(source, cache)
+            preds = listing.found
             job = Job(len(jobs), dataset.name, method, has_trimap=dataset.trimap is not None)
-            job.extra = [f"gt/{name}" for name in gt_duplicates] + duplicates
+            job.extra = [f"gt/{name}" for name in gt_listing.duplicates] + list(listing.duplicates)
             job.extra += sorted(preds[stem].name for stem in set(preds) - set(gts))
+            job.not_scored = [(f"gt/{name}", reason) for name, reason in gt_listing.not_scored]
+            if trimap_listing is not None:
+                job.extra += [f"trimap/{name}" for name in trimap_listing.duplicates]
+                job.extra += sorted(f"trimap/{trimaps[stem].name}" for stem in set(trimaps) - set(gts))
+                job.not_scored += [(f"trimap/{name}", reason) for name, reason in trimap_listing.not_scored]
+            job.not_scored += list(listing.not_scored)
             for stem in sorted(gts):
                 if stem not in preds:
                     job.missing.append(f"{source.prefix}{stem}{source.suffix or '.*'}")

@@ -5,31 +5,42 @@
     nobg-metrics eval --config datasets.json methods.json --tier expensive
     torchrun --nproc-per-node 4 -m nobg_metrics eval --config run.yaml --device cuda
 
-Exit status: 0 scored and written; 1 missing or unreadable files (names listed, nothing written);
-2 a bad command line or config.
+Exit status (docs/cli.md): 0 scored and written; 1 missing or unreadable inputs, nothing scored, or
+outputs that could not be written (names listed, nothing written); 2 a bad command line, config or
+``--out``; 3 an internal error (with a traceback: please report it); 4 ``--out`` in use by another run;
+128 + N stopped by signal N (130 SIGINT / Ctrl-C, 143 SIGTERM). Never a traceback for 1, 2, 4 or 128 + N.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 import sys
+import traceback
 from pathlib import Path
 
 import nobg_metrics
 from nobg_metrics.allocator import tune_cpu_allocator
 from nobg_metrics.cli.config import (
     ConfigError,
+    InputError,
     Plan,
     check_plan,
+    folder_problem,
     plan_from_args,
     plan_from_configs,
+    resolved,
     split_named,
 )
 from nobg_metrics.cli.dist import init_from_env, pick_device, world
 from nobg_metrics.cli.files import Source
 from nobg_metrics.cli.jobs import build_jobs, problems
-from nobg_metrics.cli.launch import default_workers, resolve_procs, run_ranks
+from nobg_metrics.cli.launch import LAUNCHED_ENV, default_workers, resolve_procs, run_ranks
 from nobg_metrics.cli.outputs import (
+    OutputBusy,
+    OutputLock,
     json_writer,
     latex_table,
     markdown_table,
@@ -40,7 +51,18 @@ from nobg_metrics.cli.outputs import (
 )
 from nobg_metrics.cli.plots import draw_curves, have_matplotlib
 from nobg_metrics.cli.runner import PROTOCOLS, RunOptions, score
+from nobg_metrics.cli.signals import checkpoint, exit_status, interruptible, signal_name
 from nobg_metrics.collection import METRIC_NAMES, TIERS
+
+EXIT_OK = 0
+EXIT_INPUTS = 1
+"""Missing or unreadable inputs, a gt folder without images, nothing scored, outputs not writable."""
+EXIT_USAGE = 2
+"""A bad command line or config, or an --out that cannot be used (checked before scoring)."""
+EXIT_INTERNAL = 3
+"""An internal error (printed with its traceback), or a process of the run that died unexpectedly."""
+EXIT_BUSY = 4
+"""--out is in use by another run (its lock is held)."""
 
 SAMPLE_DIR = Path(nobg_metrics.__file__).resolve().parent / "data" / "sample"
 DEFAULT_OUT = Path("nobg-metrics-out")
@@ -114,7 +136,7 @@ def _plan(args: argparse.Namespace) -> Plan:
                 raise ConfigError("--pred with a config needs exactly one dataset in it")
             for value in args.pred:
                 method, path = split_named(value)
-                plan.methods[method or Path(path).resolve().name] = {plan.datasets[0].name: Source(Path(path))}
+                plan.methods[method or resolved(Path(path)).name] = {plan.datasets[0].name: Source(Path(path))}
         return plan
     if args.gt is None:
         raise ConfigError("--pred needs --gt (or a config with datasets)")
@@ -122,23 +144,60 @@ def _plan(args: argparse.Namespace) -> Plan:
 
 
 def _check_out(out: Path, plan: Plan) -> None:
-    target = out.resolve()
+    """Refuse an ``--out`` inside an input folder, a file, a broken link, or a place that cannot be written.
+
+    Runs before any scoring; the lock (:class:`OutputLock`) then proves the folder writable for real.
+    """
+    target = resolved(out)
     for folder in plan.folders():
-        folder = folder.resolve()
+        folder = resolved(folder)
         if target == folder or folder in target.parents:
             raise ConfigError(f"--out {out} lies inside the input folder {folder}; outputs never go there")
+    if os.path.lexists(out):
+        problem = folder_problem(out)
+        if problem is not None:
+            raise ConfigError(f"--out {out} {problem}")
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise ConfigError(f"--out {out}: the folder is not writable")
+        return
+    ancestor = target.parent
+    while not os.path.lexists(ancestor) and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    problem = folder_problem(ancestor)
+    if problem is not None:
+        raise ConfigError(f"--out {out} cannot be created: {ancestor} {problem}")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise ConfigError(f"--out {out} cannot be created: {ancestor} is not writable")
 
 
-def _report(title: str, entries: list[dict[str, str]]) -> None:
+def _report(title: str, entries: list[dict[str, str]], limit: int | None = None) -> None:
     stream = sys.stderr
     if entries:
         print(f"{title} ({len(entries)}):", file=stream)
-        for e in entries:
+        for e in entries[:limit]:
             print(f"  {e['dataset']} / {e['method']}: {e['file']}  [{e['reason']}]", file=stream)
+        if limit is not None and len(entries) > limit:
+            print(f"  ... and {len(entries) - limit} more (all in results.json)", file=stream)
+
+
+NOT_SCORED_SHOWN = 20
+"""How many not-scored entries the console lists (results.json has them all)."""
+
+
+def _report_not_scored(jobs) -> None:
+    """The input entries that are neither scored nor missing/extra (each gt/trimap entry once)."""
+    seen, entries = set(), []
+    for entry in problems(jobs, "not_scored"):
+        shared = entry["file"].startswith(("gt/", "trimap/"))
+        key = (entry["dataset"], None if shared else entry["method"], entry["file"])
+        if key not in seen:
+            seen.add(key)
+            entries.append(dict(entry, method="*") if shared else entry)
+    _report("not scored (listed in results.json 'not_scored')", entries, NOT_SCORED_SHOWN)
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    """The ``eval`` command; returns the exit status."""
+    """The ``eval`` command; returns the exit status (errors are raised: see :func:`run_guarded`)."""
     tune_cpu_allocator()  # freed tensor memory is reused, not faulted in again per image (forked ranks inherit)
     plan = _plan(args)
     check_plan(plan)
@@ -149,23 +208,33 @@ def run_eval(args: argparse.Namespace) -> int:
         device = pick_device(args.device)
     except RuntimeError as error:
         raise ConfigError(str(error)) from None
+    # one process per run holds --out: this one, unless it is a rank (--procs: the launcher holds it;
+    # torchrun: rank 0); the lock is taken before any scoring, and proves the folder writable
+    owner = os.environ.get(LAUNCHED_ENV) != "1" and os.environ.get("RANK", "0") == "0"
+    with OutputLock(args.out) if owner else contextlib.nullcontext():
+        return _run_locked(args, plan, device)
+
+
+def _run_locked(args: argparse.Namespace, plan: Plan, device) -> int:
     initialised = init_from_env(device)
     try:
         rank, _ = world()
         jobs = build_jobs(plan)
+        checkpoint()
         missing = problems(jobs, "missing")
         if missing and not args.allow_missing:
             if rank == 0:
                 _report("missing files", missing)
+                _report_not_scored(jobs)
                 print("nobg-metrics: failed: missing files (use --allow-missing to score the rest); "
                       "nothing was written", file=sys.stderr)
-            return 1
+            return EXIT_INPUTS
         try:
             procs = resolve_procs(args.procs, device, sum(len(job.items) for job in jobs))
         except ValueError as error:
             raise ConfigError(str(error)) from None
         if procs > 1:  # this process only launches the ranks (it has run no torch op: safe to fork)
-            return run_ranks(procs, run_eval, args)
+            return run_ranks(procs, run_guarded, args)
         workers = args.workers if args.workers is not None else default_workers()
         options = RunOptions(args.tier, args.metrics, args.protocol, args.batch_size, workers,
                              args.allow_missing, not args.no_per_image, not args.quiet)
@@ -173,12 +242,16 @@ def run_eval(args: argparse.Namespace) -> int:
         if scores.unreadable and not args.allow_missing:
             if rank == 0:
                 _report("unreadable files", scores.unreadable)
+                _report_not_scored(jobs)
                 print("nobg-metrics: failed: unreadable files (use --allow-missing to score the rest); "
                       "nothing was written", file=sys.stderr)
-            return 1
+            return EXIT_INPUTS
+        checkpoint()
+        if not any(scores.images.values()):
+            raise InputError(f"no image was scored (missing: {len(missing)}, unreadable: {len(scores.unreadable)})")
         if rank == 0:
             _write(args, jobs, scores)
-        return 0
+        return EXIT_OK
     finally:
         if initialised:
             import torch.distributed as dist
@@ -197,7 +270,10 @@ def _write(args: argparse.Namespace, jobs, scores) -> None:
     if plotted:
         writers["curves.png"] = lambda path: draw_curves(jobs, scores.curves, [path])
         writers["curves.pdf"] = lambda path: draw_curves(jobs, scores.curves, [path])
-    write_atomically(args.out, writers)
+    try:
+        write_atomically(args.out, writers)
+    except OSError as error:
+        raise InputError(f"could not write the outputs into {args.out}: {error}") from None
     if scores.skipped_metrics:
         print(f"note: metrics not available in this build were skipped: {scores.skipped_metrics}", file=sys.stderr)
     if not args.no_plots and not plotted:
@@ -206,6 +282,7 @@ def _write(args: argparse.Namespace, jobs, scores) -> None:
         print(f"note: curves not drawn: {why}", file=sys.stderr)
     for kind in ("missing", "unreadable"):
         _report(f"{kind} files (skipped, --allow-missing)", document[kind])
+    _report_not_scored(jobs)
     if document["extra"]:
         print(f"note: {len(document['extra'])} files without gt were ignored (listed in results.json 'extra')",
               file=sys.stderr)
@@ -216,21 +293,70 @@ def _write(args: argparse.Namespace, jobs, scores) -> None:
     print(f"wrote {', '.join(sorted(writers))} to {args.out}", file=sys.stderr)
 
 
+def _is_rank_zero() -> bool:
+    return os.environ.get("RANK", "0") == "0"
+
+
+def _lost_process(error: BaseException) -> str | None:
+    """A short explanation for errors that mean another process of the run died (no traceback then)."""
+    text = str(error)
+    if isinstance(error, RuntimeError) and "DataLoader worker (pid" in text:  # killed or exited, not an error in it
+        return f"a decoding worker stopped unexpectedly ({text.splitlines()[0]})"
+    if type(error).__name__ in ("DistBackendError", "DistNetworkError", "DistError") or \
+            (isinstance(error, RuntimeError) and ("Connection closed by peer" in text or "Connection reset" in text)):
+        return f"lost contact with another rank ({text.splitlines()[0] if text else type(error).__name__})"
+    return None
+
+
+def run_guarded(args: argparse.Namespace) -> int:
+    """:func:`run_eval` with every outcome turned into an exit status and a message (module docstring).
+
+    Interrupting signals raise :class:`~nobg_metrics.cli.signals.Interrupted` meanwhile (all cleanup runs).
+    Messages of expected failures come from rank 0 only; ranks started by ``--procs`` leave the report
+    of an interruption to their launcher.
+    """
+    say = _is_rank_zero()
+    with interruptible():
+        try:
+            return run_eval(args)
+        except ConfigError as error:
+            if say:
+                print(f"nobg-metrics: error: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        except InputError as error:
+            if say:
+                print(f"nobg-metrics: failed: {error}; nothing was written", file=sys.stderr)
+            return EXIT_INPUTS
+        except OutputBusy as error:
+            if say:
+                print(f"nobg-metrics: error: {error}", file=sys.stderr)
+            return EXIT_BUSY
+        except KeyboardInterrupt as interrupt:  # Interrupted (SIGINT, SIGTERM, SIGHUP) or a bare Ctrl-C
+            signum = getattr(interrupt, "signum", signal.SIGINT)
+            if say and os.environ.get(LAUNCHED_ENV) != "1":
+                done = "the outputs had been written completely" if getattr(interrupt, "deferred", False) else \
+                    "nothing was written; earlier outputs are unchanged"
+                print(f"nobg-metrics: interrupted ({signal_name(signum)}); {done}", file=sys.stderr)
+            return exit_status(signum)
+        except Exception as error:  # noqa: BLE001 - the last resort: a bug, reported as one
+            lost = _lost_process(error)
+            if lost is not None:
+                print(f"nobg-metrics: failed: {lost}; nothing was written", file=sys.stderr)
+            else:
+                print("nobg-metrics: internal error (please report it with the traceback below); nothing was written",
+                      file=sys.stderr)
+                traceback.print_exc()
+            return EXIT_INTERNAL
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``nobg-metrics`` console script and ``python -m nobg_metrics``."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
-        return 0
-    try:
-        return run_eval(args)
-    except ConfigError as error:
-        print(f"nobg-metrics: error: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("nobg-metrics: interrupted; nothing was written", file=sys.stderr)
-        return 130
+        return EXIT_OK
+    return run_guarded(args)
 
 
 if __name__ == "__main__":

@@ -9,10 +9,20 @@ collection — its ``compute()`` is the image's row — and the scratch states a
 job's collection (``Metric.merge_state``: every state is a sum). The dataset values therefore come
 from the accumulated states, exactly as one ``update`` per batch would give. With ``per_image=False``
 equal-size images are grouped and each group is one batched ``update``.
+
+Input values: decoded maps are uint8 (any level is a valid prediction or gt; ``raw`` divides by 255,
+exactly in [0, 1]), so the only value the metrics' ``validate_args`` checks could reject is a trimap
+level other than 0/128/255. Those checks cost 9 % of an update with a trimap and 14-21 % with the
+``raw`` protocol (1024², CPU, measured; docs/cli.md), so the command checks trimaps while decoding
+instead (:func:`~nobg_metrics.cli.files.read_trimap`, ~2 ms per 1024² map in the loader's workers) and
+runs the metrics with ``validate_args=False``. Should the metrics still reject an input, it is recorded
+against its file (``unreadable``, reason ``rejected by the metrics: ...``), never raised.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,13 +35,16 @@ from torchmetrics import Metric, MetricCollection
 from nobg_metrics.cli.config import ConfigError
 from nobg_metrics.cli.dist import gather_objects, shard, world
 from nobg_metrics.cli.files import (
+    InvalidMap,
     ReadError,
     read_mask,
     read_prediction,
+    read_trimap,
     resize_like_cv2,
 )
 from nobg_metrics.cli.jobs import Item, Job
 from nobg_metrics.cli.progress import Progress
+from nobg_metrics.cli.signals import checkpoint, worker_signals
 from nobg_metrics.collection import (
     METRIC_NAMES,
     TIERS,
@@ -42,6 +55,9 @@ from nobg_metrics.collection import (
 from nobg_metrics.ops.arith import divide
 
 PROTOCOLS = ("pysodmetrics", "raw")
+
+VALIDATE_ARGS = False
+"""The metrics' value checks (NaN/inf, float ranges, trimap levels): off, see the module docstring."""
 
 
 @dataclass
@@ -96,8 +112,8 @@ def build_collection(names: list[str], protocol: str, device: torch.device, sync
     connectivity error labels with lists sized by the data — far less device work (no effect on CPU).
     """
     options = {"normalize": protocol == "pysodmetrics",
-               "empty_gt": "reference" if protocol == "pysodmetrics" else "agreement", "validate_args": False,
-               "allow_host_sync": True}
+               "empty_gt": "reference" if protocol == "pysodmetrics" else "agreement",
+               "validate_args": VALIDATE_ARGS, "allow_host_sync": True}
     accepted = set().union(*(accepted_options(name) for name in names))
     options = {k: v for k, v in options.items() if k in accepted}
     # the scratch collection of one image never syncs
@@ -125,12 +141,15 @@ class _Pairs(Dataset):
         item = self.items[index]
         out: dict[str, Any] = {"item": item, "error": None, "resized": False}
         for key, path, reader in (("gt", item.gt, read_mask), ("pred", item.pred, read_prediction),
-                                  ("trimap", item.trimap, read_mask)):
+                                  ("trimap", item.trimap, read_trimap)):
             if path is None:
                 out[key] = None
                 continue
             try:
                 out[key] = reader(path)
+            except InvalidMap as error:
+                out["error"] = (path.name, f"invalid {key}: {error}")
+                return out
             except (ReadError, OSError) as error:
                 out["error"] = (path.name, f"unreadable {key}: {error}")
                 return out
@@ -146,8 +165,16 @@ def _keep_list(samples: list) -> list:
     return samples
 
 
-def _worker_init(_: int) -> None:
+def _worker_init(parent: int, _: int) -> None:
+    worker_signals(parent)  # never outlives the scoring process; Ctrl-C of a worker stops the run in order
     torch.set_num_threads(1)
+
+
+def _rejected(job: Job, sample: dict, error: Exception) -> dict[str, str]:
+    item = sample["item"]
+    inputs = f"gt {item.gt.name}" + (f", trimap {item.trimap.name}" if item.trimap is not None else "")
+    return {"dataset": job.dataset, "method": job.method, "file": item.pred.name,
+            "reason": f"rejected by the metrics ({inputs}): {error}"}
 
 
 def _as_tensors(samples: list[dict], protocol: str, device: torch.device) -> tuple[torch.Tensor, ...]:
@@ -205,55 +232,88 @@ def score(jobs: list[Job], options: RunOptions, device: torch.device) -> Scores:
     scratch_metrics = dict(scratch.items(keep_base=True, copy_state=False))
     targets = [dict(c.items(keep_base=True, copy_state=False)) for c in collections]
     items = [item for job in jobs for item in shard(job.items, rank, size)]
+    worker_init = functools.partial(_worker_init, os.getpid()) if options.workers else None
     loader = DataLoader(_Pairs(items), batch_size=max(options.batch_size, 1), num_workers=options.workers,
-                        collate_fn=_keep_list, worker_init_fn=_worker_init if options.workers else None,
-                        pin_memory=device.type == "cuda")
+                        collate_fn=_keep_list, worker_init_fn=worker_init, pin_memory=device.type == "cuda")
     counts = {job.index: 0 for job in jobs}
     resized = dict(counts)
     rows: list[dict[str, Any]] = []
     unreadable: list[dict[str, str]] = []
     bars: dict[int, Progress] = {}
-    own_totals = {job.index: len(job.items) for job in jobs}
-    for samples in loader:
-        groups: dict[tuple, list[dict]] = {}
-        for sample in samples:
-            job = jobs[sample["item"].job]
-            if job.index not in bars:
-                for other in list(bars.values()):
-                    other.close()
-                bars = {job.index: Progress(f"{job.dataset} / {job.method}", own_totals[job.index],
-                                            enabled=options.progress and rank == 0)}
-            if sample["error"] is not None:
-                file, reason = sample["error"]
-                unreadable.append({"dataset": job.dataset, "method": job.method, "file": file, "reason": reason})
-                continue
-            key = (job.index, sample["gt"].shape, sample["trimap"] is not None)
-            groups.setdefault(key, []).append(sample)
-        for (job_index, _, _), group in groups.items():
-            pred, gt, trimap = _as_tensors(group, options.protocol, device)
-            if options.per_image:
-                values = []
-                for i in range(len(group)):
-                    scratch.reset()
-                    _update(scratch, pred[i:i + 1], gt[i:i + 1], None if trimap is None else trimap[i:i + 1])
-                    computed = scratch.compute()
-                    values.append(torch.stack([computed[n].double().reshape(()) for n in names]))
-                    _merge(targets[job_index], scratch_metrics)
-                table = torch.stack(values).cpu().tolist()
-                for sample, row in zip(group, table):
-                    item = sample["item"]
-                    rows.append({"dataset": jobs[job_index].dataset, "method": jobs[job_index].method,
-                                 "image": item.name, "resized": sample["resized"], **dict(zip(names, row))})
-            else:
-                _update(collections[job_index], pred, gt, trimap)
-            counts[job_index] += len(group)
-            resized[job_index] += sum(bool(s["resized"]) for s in group)
-        for sample in samples:
-            if sample["item"].job in bars:
-                bars[sample["item"].job].update()
+    own_totals = {job.index: len(shard(job.items, rank, size)) for job in jobs}
+    iterator = iter(loader)
+    try:
+        checkpoint()  # a signal during the workers' start (an at-fork callback) was dropped by Python
+        for samples in iterator:
+            checkpoint()
+            groups: dict[tuple, list[dict]] = {}
+            for sample in samples:
+                job = jobs[sample["item"].job]
+                if job.index not in bars:
+                    for other in list(bars.values()):
+                        other.close()
+                    bars = {job.index: Progress(f"{job.dataset} / {job.method}", own_totals[job.index],
+                                                enabled=options.progress and rank == 0)}
+                if sample["error"] is not None:
+                    file, reason = sample["error"]
+                    unreadable.append({"dataset": job.dataset, "method": job.method, "file": file, "reason": reason})
+                    continue
+                key = (job.index, sample["gt"].shape, sample["trimap"] is not None)
+                groups.setdefault(key, []).append(sample)
+            for (job_index, _, _), group in groups.items():
+                job = jobs[job_index]
+                pred, gt, trimap = _as_tensors(group, options.protocol, device)
+                if options.per_image:
+                    kept, values = [], []
+                    for i, sample in enumerate(group):
+                        scratch.reset()
+                        try:
+                            _update(scratch, pred[i:i + 1], gt[i:i + 1], None if trimap is None else trimap[i:i + 1])
+                        except ValueError as error:  # an input the metrics' checks reject: recorded by name
+                            unreadable.append(_rejected(job, sample, error))
+                            continue
+                        computed = scratch.compute()
+                        values.append(torch.stack([computed[n].double().reshape(()) for n in names]))
+                        _merge(targets[job_index], scratch_metrics)
+                        kept.append(sample)
+                    table = torch.stack(values).cpu().tolist() if values else []
+                    for sample, row in zip(kept, table):
+                        rows.append({"dataset": job.dataset, "method": job.method, "image": sample["item"].name,
+                                     "resized": sample["resized"], **dict(zip(names, row))})
+                else:
+                    kept = _batched_update(collections[job_index], pred, gt, trimap, group, job, unreadable)
+                counts[job_index] += len(kept)
+                resized[job_index] += sum(bool(s["resized"]) for s in kept)
+            for sample in samples:
+                if sample["item"].job in bars:
+                    bars[sample["item"].job].update()
+    finally:  # interrupted or failed: stop the decoding workers now, not when the iterator is collected
+        shutdown = getattr(iterator, "_shutdown_workers", None)
+        if callable(shutdown):
+            shutdown()
     for bar in bars.values():
         bar.close()
     return _finish(jobs, collections, scores, counts, resized, rows, unreadable, options)
+
+
+def _batched_update(collection: MetricCollection, pred: torch.Tensor, gt: torch.Tensor, trimap: torch.Tensor | None,
+                    group: list[dict], job: Job, unreadable: list) -> list[dict]:
+    """One batched update of a group; when the metrics reject it (updates are all-or-nothing), one image at
+    a time, recording the rejected ones. Returns the samples that were scored."""
+    try:
+        _update(collection, pred, gt, trimap)
+        return group
+    except ValueError:
+        pass
+    kept = []
+    for i, sample in enumerate(group):
+        try:
+            _update(collection, pred[i:i + 1], gt[i:i + 1], None if trimap is None else trimap[i:i + 1])
+        except ValueError as error:
+            unreadable.append(_rejected(job, sample, error))
+            continue
+        kept.append(sample)
+    return kept
 
 
 def _finish(jobs: list[Job], collections: list[MetricCollection], scores: Scores, counts: dict[int, int],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import cv2
@@ -9,7 +10,17 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from nobg_metrics.cli.files import ReadError, Source, list_stems, read_mask, read_prediction, resize_like_cv2
+from nobg_metrics.cli.files import (
+    InvalidMap,
+    ReadError,
+    Source,
+    list_stems,
+    read_mask,
+    read_prediction,
+    read_trimap,
+    resize_like_cv2,
+    scan_folder,
+)
 from tests.cli.folders import FORMATS, save_prediction
 
 
@@ -76,3 +87,39 @@ def test_list_stems_prefix_suffix_and_duplicates(tmp_path: Path) -> None:
     assert list(found) == ["c"]
     found, _ = list_stems(Source(tmp_path, prefix="pre_", suffix="_sal"))  # no extension: any image type
     assert list(found) == ["c"]
+
+
+def test_scan_folder_gives_every_entry_a_place(tmp_path: Path) -> None:
+    Image.fromarray(np.zeros((4, 5), np.uint8)).save(tmp_path / "a.png")
+    (tmp_path / "a.jpg").symlink_to(tmp_path / "gone.jpg")  # a broken duplicate: the readable file wins
+    (tmp_path / "b.png").symlink_to(tmp_path / "b.png")  # a loop: still a candidate (read -> unreadable)
+    (tmp_path / "c.gif").write_bytes(b"GIF89a")
+    (tmp_path / ".DS_Store").write_bytes(b"")
+    (tmp_path / "d.png.d").mkdir()
+    (tmp_path / "sub.png").mkdir()
+    os.mkfifo(tmp_path / "e.png")  # never opened (reading would block)
+    (tmp_path / "README").write_text("x")
+    listing = scan_folder(Source(tmp_path))
+    assert sorted(listing.found) == ["a", "b"] and listing.found["a"].name == "a.png"
+    assert listing.duplicates == ["a.jpg"]
+    assert dict(listing.not_scored) == {
+        ".DS_Store": "hidden file", "README": "no image extension", "c.gif": "unsupported extension '.gif'",
+        "d.png.d": "a folder (subfolders are not searched)", "e.png": "not a regular file",
+        "sub.png": "a folder (subfolders are not searched)"}
+    with pytest.raises(ReadError, match="symlink loop"):
+        read_mask(listing.found["b"])
+    with pytest.raises(ReadError, match="broken symlink"):
+        read_prediction(tmp_path / "a.jpg")
+    with pytest.raises(ReadError, match="cannot list"):
+        scan_folder(Source(tmp_path / "absent"))
+
+
+def test_read_trimap_accepts_only_the_three_levels(tmp_path: Path) -> None:
+    levels = np.array([[0, 128, 255, 128]], np.uint8)
+    Image.fromarray(levels).save(tmp_path / "ok.png")
+    np.testing.assert_array_equal(read_trimap(tmp_path / "ok.png"), levels)
+    bad = levels.copy()
+    bad[0, 1], bad[0, 3] = 100, 127
+    Image.fromarray(bad).save(tmp_path / "bad.png")
+    with pytest.raises(InvalidMap, match=r"2 pixels hold levels other than 0, 128, 255 \(100, 127\)"):
+        read_trimap(tmp_path / "bad.png")
