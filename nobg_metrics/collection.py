@@ -32,6 +32,7 @@ from nobg_metrics.functional.confusion_measures import MEASURES
 from nobg_metrics.functional.family import AUC_CURVES
 from nobg_metrics.metrics.base import restore_snapshot, take_snapshot
 from nobg_metrics.metrics.confusion import ConfusionMetric
+from nobg_metrics.metrics.size_invariance import SizeInvariantConfusion
 
 Tier = Literal["cheap", "medium", "expensive"]
 
@@ -55,6 +56,20 @@ _REGISTRY: dict[str, tuple[str, dict[str, Any]]] = {
     "s_measure": ("SMeasure", {}),
     "weighted_f_measure": ("WeightedFMeasure", {}),
     "connectivity_error": ("ConnectivityError", {}),
+    "si_mae": ("SizeInvariantMAE", {}),
+    "si_f_measure_max": ("SizeInvariantConfusion", {"measure": "f_measure", "mode": "max"}),
+    "si_f_measure_mean": ("SizeInvariantConfusion", {"measure": "f_measure", "mode": "mean"}),
+    "si_f_measure_adaptive": ("SizeInvariantConfusion", {"measure": "f_measure", "mode": "adaptive"}),
+    "si_f_measure_max_overall": ("SizeInvariantConfusion",
+                                 {"measure": "f_measure", "mode": "max", "sample_based": False}),
+    "si_iou_binary": ("SizeInvariantConfusion", {"measure": "iou", "mode": "binary"}),
+    "si_iou_pooled": ("SizeInvariantConfusion", {"measure": "iou", "mode": "binary", "sample_based": False}),
+    "si_pr_auc": ("SizeInvariantConfusion", {"measure": "pr_auc"}),
+    "si_roc_auc": ("SizeInvariantConfusion", {"measure": "roc_auc"}),
+    "msiou_max": ("MSIoU", {"mode": "max"}),
+    "msiou_mean": ("MSIoU", {"mode": "mean"}),
+    "msiou_adaptive": ("MSIoU", {"mode": "adaptive"}),
+    "msiou_binary": ("MSIoU", {"mode": "binary"}),
 }
 
 
@@ -96,7 +111,7 @@ TIERS["medium"] = TIERS["cheap"] + (
 )
 TIERS["expensive"] = TIERS["medium"] + ("s_measure", "weighted_f_measure", "connectivity_error")
 
-SHARED_GROUPS: tuple[tuple[str, ...], ...] = (("sad", "mse_metric"),)
+SHARED_GROUPS: tuple[tuple[str, ...], ...] = (("sad", "mse_metric"), ("msiou_max", "msiou_mean"))
 """Metrics whose states are identical by construction (same names, same statistics); the confusion family's
 group is formed in :func:`make_collection`."""
 
@@ -107,6 +122,10 @@ FAMILY = tuple(name for name, (class_name, _) in _REGISTRY.items()
 METRIC_NAMES: tuple[str, ...] = TIERS["expensive"] + tuple(name for name in _REGISTRY if name not in TIERS["expensive"])
 """Every registered name: the tiers' first, then the rest (the family's modes, ...)."""
 
+
+_SHARED_PASS_BASES = (ConfusionMetric, SizeInvariantConfusion)
+"""Classes whose members share one statistics pass through ``requests`` / ``share_statistics``: the confusion
+family, and its size-invariant variants (one labelling of the gt's targets per batch)."""
 
 _BASE_OPTIONS = frozenset(
     {"sync_on_compute", "dist_sync_on_step", "process_group", "dist_sync_fn", "distributed_available_fn",
@@ -234,12 +253,15 @@ def make_collection(
     unused = sorted(set(options) - used)
     if unused:
         raise TypeError(f"options {unused} are taken by no metric of {names}")
-    family = [name for name in names if isinstance(built[name], ConfusionMetric)]
-    if len(family) > 1:  # one pass for the whole family: every member computes (and holds) the union
-        union = frozenset().union(*(built[name].requests for name in family))
-        built.update({name: _build(name, {**options, "share_statistics": union}, set()) for name in family})
-        _check_identical_states(family, built)
-    groups = [[name for name in group if name in built] for group in SHARED_GROUPS] + [family]
+    shared = []
+    for base in _SHARED_PASS_BASES:  # one pass per family: every member computes (and holds) the union
+        family = [name for name in names if isinstance(built[name], base)]
+        if len(family) > 1:
+            union = frozenset().union(*(built[name].requests for name in family))
+            built.update({name: _build(name, {**options, "share_statistics": union}, set()) for name in family})
+            _check_identical_states(family, built)
+        shared.append(family)
+    groups = [[name for name in group if name in built] for group in SHARED_GROUPS] + shared
     groups = [group for group in groups if group]
     grouped = {name for group in groups for name in group}
     groups += [[name] for name in names if name not in grouped]

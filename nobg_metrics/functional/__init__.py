@@ -15,7 +15,14 @@ from nobg_metrics.functional.family import (
 from nobg_metrics.functional.gradient import gradient_error
 from nobg_metrics.functional.mae import mae
 from nobg_metrics.functional.matting import mse_metric, sad
+from nobg_metrics.functional.msiou import msiou, msiou_curve
 from nobg_metrics.functional.overlap import accuracy, ber, dice, iou_metric
+from nobg_metrics.functional.size_invariance import (
+    si_mae,
+    size_invariant,
+    size_invariant_curves,
+    size_invariant_values,
+)
 from nobg_metrics.functional.smeasure import s_measure
 from nobg_metrics.functional.threshold_curves import (
     ThresholdCurves,
@@ -53,12 +60,18 @@ __all__ = [
     "kappa",
     "mae",
     "mse_metric",
+    "msiou",
+    "msiou_curve",
     "pr_auc",
     "precision",
     "recall",
     "roc_auc",
     "s_measure",
     "sad",
+    "si_mae",
+    "size_invariant",
+    "size_invariant_curves",
+    "size_invariant_values",
     "specificity",
     "threshold_curves",
     "weighted_f_measure",

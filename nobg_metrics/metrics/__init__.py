@@ -8,7 +8,13 @@ from nobg_metrics.metrics.family import F1, FPR, PRAUC, ROCAUC, Kappa, Precision
 from nobg_metrics.metrics.gradient import GradientError
 from nobg_metrics.metrics.mae import MAE
 from nobg_metrics.metrics.matting import MSE, SAD
+from nobg_metrics.metrics.msiou import MSIoU
 from nobg_metrics.metrics.overlap import BER, Accuracy, Dice, IoU
+from nobg_metrics.metrics.size_invariance import (
+    SizeInvariant,
+    SizeInvariantConfusion,
+    SizeInvariantMAE,
+)
 from nobg_metrics.metrics.smeasure import SMeasure
 from nobg_metrics.metrics.weighted_f import WeightedFMeasure
 
@@ -31,9 +37,13 @@ __all__ = [
     "GradientError",
     "IoU",
     "Kappa",
+    "MSIoU",
     "Precision",
     "Recall",
     "SMeasure",
+    "SizeInvariant",
+    "SizeInvariantConfusion",
+    "SizeInvariantMAE",
     "Specificity",
     "WeightedFMeasure",
 ]

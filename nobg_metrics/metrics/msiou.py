@@ -1,0 +1,121 @@
+"""``MSIoU`` (multi-scale IoU) and ``ContextMeasure`` (Cm) as ``Metric`` classes: the states of
+:func:`nobg_metrics.functional.msiou` and :func:`nobg_metrics.functional.context_measure`.
+
+``MSIoU`` states (fixed size, summed over batches and DDP ranks): the sum of the per-image statistic the mode
+reads — ``msiou_curve_sum`` :math:`(257,)` for ``"max"`` and ``"mean"`` (the same states: they share one update in a
+compute group), ``msiou_adaptive_sum`` or ``msiou_binary_sum`` — the image count ``msiou_count``, and the
+fingerprint of the options that change the statistic. ``ContextMeasure``: a :class:`~nobg_metrics.metrics.per_image.PerImageMean`
+(``context_measure_sum``, ``context_measure_count``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torch import Tensor
+
+from nobg_metrics._inputs import EmptyGt, InputMaps
+from nobg_metrics.functional._per_image import mean_over_images
+from nobg_metrics.functional.context_measure import _check_context_measure_args, _context_measure_update
+from nobg_metrics.functional.msiou import (
+    NUM_THRESHOLDS,
+    MSIoUMode,
+    _check_msiou_args,
+    _msiou_compute,
+    _msiou_update,
+    mode_statistic,
+)
+from nobg_metrics.metrics.base import NobgMetric
+from nobg_metrics.metrics.per_image import PerImageMean
+
+
+class MSIoU(NobgMetric):
+    """Multi-scale IoU (Ahmadzadeh et al., ICIP 2021), the mean of per-image values; see
+    :func:`nobg_metrics.functional.msiou`.
+
+    Args:
+        mode: ``"max"`` / ``"mean"`` of the mean 257-threshold curve, ``"adaptive"`` or ``"binary"``.
+        threshold: the binary mode's strict threshold ``pred > threshold``.
+        normalize: per-image min-max stretch of ``pred`` first (PySODMetrics' protocol).
+        empty_gt: ``"agreement"`` or ``"reference"`` for all-background / all-foreground gts.
+        validate_args: run the checks that force a device sync.
+
+    Example:
+        >>> import torch
+        >>> gt = torch.zeros(6, 8, dtype=torch.bool); gt[1:5, 2:6] = True
+        >>> pred = torch.zeros(6, 8); pred[1:5, 2:5] = 0.9
+        >>> metric = MSIoU(mode="max")
+        >>> metric.update(pred, gt)
+        >>> round(metric.compute().item(), 4), tuple(metric.curve().shape)
+        (0.9643, (257,))
+    """
+
+    higher_is_better = True
+    plot_upper_bound = None  # the reference's float16 denominator can lift a ratio above 1
+
+    def __init__(self, mode: MSIoUMode = "max", *, threshold: float = 0.5, normalize: bool = False,
+                 empty_gt: EmptyGt = "agreement", validate_args: bool = True, **kwargs: Any) -> None:
+        _check_msiou_args(mode, threshold, empty_gt)
+        super().__init__(validate_args=validate_args, **kwargs)
+        self.mode, self.threshold, self.normalize, self.empty_gt = mode, threshold, normalize, empty_gt
+        self._statistic = mode_statistic(mode)
+        options: dict[str, object] = {"normalize": normalize, "empty_gt": empty_gt}
+        if self._statistic == "binary":
+            options["threshold"] = float(threshold)
+        self._add_fingerprint(options)
+        self._sum_name = f"msiou_{self._statistic}_sum"
+        self._add_sum(self._sum_name, (NUM_THRESHOLDS,) if self._statistic == "curve" else ())
+        self._add_count("msiou_count")
+
+    def update(self, pred: InputMaps, gt: InputMaps) -> None:
+        """Add a batch: ``pred``, ``gt`` of shape :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists."""
+        sums, count = _msiou_update(pred, gt, frozenset({self._statistic}), self.threshold, self.normalize,
+                                    self.empty_gt, self.validate_args)
+        setattr(self, self._sum_name, getattr(self, self._sum_name) + sums[self._statistic])  # new tensors
+        self.msiou_count = self.msiou_count + count
+
+    def compute(self) -> Tensor:
+        """The dataset value: scalar float64."""
+        return _msiou_compute(self.mode, getattr(self, self._sum_name), self.msiou_count)
+
+    def curve(self) -> Tensor:
+        """The mean per-image curve :math:`(257,)` over ``floor(255 pred) >= t``, ``t = 0 ... 256`` (``max`` and
+        ``mean`` modes)."""
+        if self._statistic != "curve":
+            raise ValueError(f"`curve()` needs mode 'max' or 'mean'; this MSIoU has mode {self.mode!r}")
+        return mean_over_images(self.msiou_curve_sum, self.msiou_count)
+
+
+class ContextMeasure(PerImageMean):
+    """Context measure Cm (Wang et al., 2025), the mean of per-image values; see
+    :func:`nobg_metrics.functional.context_measure` (the camouflage variant CCm is not implemented).
+
+    Args:
+        beta2: β², the weight of the forward inference.
+        alpha: the spatial context scale α, in (0, 64].
+        normalize: per-image min-max stretch of ``pred`` first (PySODMetrics' protocol).
+        empty_gt: ``"agreement"`` or ``"reference"`` for all-background / all-foreground gts.
+        validate_args: run the checks that force a device sync.
+
+    Example:
+        >>> import torch
+        >>> gt = torch.zeros(12, 16, dtype=torch.bool); gt[3:9, 4:11] = True
+        >>> metric = ContextMeasure()
+        >>> metric.update(gt.float(), gt)
+        >>> round(metric.compute().item(), 4)
+        0.3583
+    """
+
+    higher_is_better = True
+    _state_prefix = "context_measure"
+
+    def __init__(self, beta2: float = 1.0, alpha: float = 6.0, *, normalize: bool = False,
+                 empty_gt: EmptyGt = "agreement", validate_args: bool = True, **kwargs: Any) -> None:
+        _check_context_measure_args(beta2, alpha, empty_gt)
+        super().__init__(options={"beta2": float(beta2), "alpha": float(alpha), "normalize": normalize,
+                                  "empty_gt": empty_gt}, validate_args=validate_args, **kwargs)
+        self.beta2, self.alpha, self.normalize, self.empty_gt = beta2, alpha, normalize, empty_gt
+
+    def _statistics(self, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
+        return _context_measure_update(pred, gt, self.beta2, self.alpha, self.normalize, self.empty_gt,
+                                       self.validate_args)
