@@ -70,6 +70,7 @@ _REGISTRY: dict[str, tuple[str, dict[str, Any]]] = {
     "msiou_mean": ("MSIoU", {"mode": "mean"}),
     "msiou_adaptive": ("MSIoU", {"mode": "adaptive"}),
     "msiou_binary": ("MSIoU", {"mode": "binary"}),
+    "context_measure": ("ContextMeasure", {}),
 }
 
 

@@ -2,6 +2,7 @@
 
 from nobg_metrics.functional.boundary import boundary_iou
 from nobg_metrics.functional.connectivity import connectivity_error
+from nobg_metrics.functional.context_measure import context_measure
 from nobg_metrics.functional.family import (
     confusion_curves,
     fpr,
@@ -45,6 +46,7 @@ __all__ = [
     "boundary_iou",
     "confusion_curves",
     "connectivity_error",
+    "context_measure",
     "dice",
     "e_measure",
     "e_measure_adaptive",

@@ -179,6 +179,7 @@ def trapezoid(ratios: Tensor) -> Tensor:
 # for both. Layouts keep the image columns innermost (contiguous, vectorised): nodes (B, R + 2, 4, C), chains
 # (B, cell rows, 2 slots, 8, C).
 
+
 def _empty_chain(like: Tensor) -> Tensor:
     """:math:`(8, 1)` the stored empty chain, broadcastable over columns (two fills: no host-to-device copy)."""
     chain = like.new_full((8, 1), NUM_LEVELS)
@@ -288,10 +289,12 @@ def _count_union(low: Tensor, high: Tensor, image: Tensor, keep: Tensor | None, 
     count = low.shape[0]
     if low.shape[1] >= _SORT_BELOW:
         high = torch.maximum(high, low)  # empty intervals: (low, low], whose ends cancel
-        coverage = torch.zeros((count, _BINS), dtype=torch.int16, device=low.device)  # <= 16 * 512 intervals
-        coverage.scatter_add_(1, (low + 1).long(), torch.ones(low.shape, dtype=torch.int16, device=low.device))
-        coverage.scatter_add_(1, (high + 1).long(), torch.full(low.shape, -1, dtype=torch.int16, device=low.device))
-        covered = coverage.cumsum(dim=1, dtype=torch.int16)[:, :NUM_THRESHOLDS] > 0
+        # int16 holds the <= 16 * 512 intervals of a cell; int32 off CPU, where atomic adds want 32-bit words
+        dtype = torch.int16 if host_reads.free_on(low) else torch.int32
+        coverage = torch.zeros((count, _BINS), dtype=dtype, device=low.device)
+        coverage.scatter_add_(1, (low + 1).long(), torch.ones(low.shape, dtype=dtype, device=low.device))
+        coverage.scatter_add_(1, (high + 1).long(), torch.full(low.shape, -1, dtype=dtype, device=low.device))
+        covered = coverage.cumsum(dim=1, dtype=dtype)[:, :NUM_THRESHOLDS] > 0
         if keep is not None:
             covered &= keep[:, None]
         out = torch.zeros((size, NUM_THRESHOLDS), dtype=torch.int64, device=low.device)

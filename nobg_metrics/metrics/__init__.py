@@ -8,7 +8,7 @@ from nobg_metrics.metrics.family import F1, FPR, PRAUC, ROCAUC, Kappa, Precision
 from nobg_metrics.metrics.gradient import GradientError
 from nobg_metrics.metrics.mae import MAE
 from nobg_metrics.metrics.matting import MSE, SAD
-from nobg_metrics.metrics.msiou import MSIoU
+from nobg_metrics.metrics.msiou import ContextMeasure, MSIoU
 from nobg_metrics.metrics.overlap import BER, Accuracy, Dice, IoU
 from nobg_metrics.metrics.size_invariance import (
     SizeInvariant,
@@ -31,6 +31,7 @@ __all__ = [
     "BoundaryIoU",
     "ConfusionMetric",
     "ConnectivityError",
+    "ContextMeasure",
     "Dice",
     "EMeasure",
     "FMeasure",
