@@ -80,11 +80,11 @@ def test_bad_segmentation_input_is_named(case):
         F.iou_metric(pred, gt)
 
 
-def test_devices_must_match():
+def test_meta_tensors_are_refused_before_the_device_check():
+    # (two real devices need a GPU; the meta device is now refused on its own, before the pair check)
     pred, gt = torch.rand(1, 4, 4), torch.rand(1, 4, 4) > 0.5
-    meta = gt.to("meta")
-    with pytest.raises(ValueError, match="same device"):
-        prepare_segmentation(pred, meta)
+    with pytest.raises(ValueError, match=r"`gt` must hold data .* meta device"):
+        prepare_segmentation(pred, gt.to("meta"))
 
 
 def test_bad_trimap_is_named():
