@@ -251,17 +251,28 @@ def batch_counts(batch: SegBatch, reductions: set[str], options: ConfusionOption
 
 
 def _per_image_values(batch: SegBatch, requests: frozenset[Request], options: ConfusionOptions) -> dict[str, Tensor]:
-    """``{statistic key: (B, ...) per-image values}`` for every request (pooled: :math:`(B, 4)` int64 counts)."""
+    """``{statistic key: (B, ...) per-image values}`` for every request (pooled: :math:`(B, 4)` int64 counts).
+
+    Each measure is evaluated once, on its binarisations' counts joined along the last axis (a curve's T points,
+    then the adaptive and the binary count): one set of small tensor ops per measure instead of one per request.
+    """
     binarisations = {"binary" if reduction == POOLED else reduction for _, reduction in requests}
     counts = batch_counts(batch, binarisations, options)
     agreement = options.empty_gt == "agreement"
     out = {}
+    if (POOLED, POOLED) in requests:
+        out[POOLED] = torch.stack(list(counts["binary"]), dim=1)
+    by_measure: dict[str, list[str]] = {}
     for measure, reduction in sorted(requests):
-        if reduction == POOLED:
-            out[POOLED] = torch.stack(list(counts["binary"]), dim=1)
-        else:
-            out[_key(measure, reduction)] = measure_values(measure, counts[reduction], options.measure_options,
-                                                           agreement)
+        if reduction != POOLED:
+            by_measure.setdefault(measure, []).append(reduction)
+    for measure, reductions in by_measure.items():
+        widths = [counts[r].tp.shape[-1] if r == "curve" else 1 for r in reductions]
+        joined = Counts(*(torch.cat([getattr(counts[r], field) if r == "curve" else getattr(counts[r], field)[:, None]
+                                     for r in reductions], dim=-1) for field in Counts._fields))
+        values = measure_values(measure, joined, options.measure_options, agreement)
+        for reduction, part in zip(reductions, values.split(widths, dim=-1)):
+            out[_key(measure, reduction)] = part if reduction == "curve" else part[:, 0]
     return out
 
 

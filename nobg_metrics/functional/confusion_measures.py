@@ -66,8 +66,7 @@ def divide(numerator: Tensor, denominator: Tensor) -> Tensor:
         tensor([0.2500, 0.0000], dtype=torch.float64)
     """
     numerator, denominator = numerator.double(), denominator.double()
-    safe = torch.where(denominator == 0, torch.ones_like(denominator), denominator)
-    return torch.where(denominator == 0, torch.zeros_like(numerator), numerator / safe)
+    return torch.where(denominator == 0, 0.0, numerator / denominator)  # 0/0 and x/0 are masked, never returned
 
 
 def _precision(c: Counts, options: MeasureOptions) -> Tensor:
