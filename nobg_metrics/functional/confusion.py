@@ -114,15 +114,22 @@ class ConfusionOptions:
         return read
 
 
-def check_requests(requests: Iterable[Request]) -> frozenset[Request]:
-    """Validate ``(measure, reduction)`` pairs; ``"pooled"`` requests are kept as ``(POOLED, POOLED)``."""
+def check_requests(requests: Iterable[tuple[str, str]], reductions: object = Reduction,
+                   measures: Callable[[str], tuple[str, ...]] = lambda reduction: tuple(MEASURES)) -> frozenset:
+    """Validate ``(measure, reduction)`` pairs; ``"pooled"`` requests are kept as ``(POOLED, POOLED)``.
+
+    Args:
+        requests: the pairs.
+        reductions: the allowed reductions (a ``Literal`` or a tuple); the family's by default.
+        measures: the allowed measure names for a reduction; the family's by default.
+    """
     checked = set()
     for measure, reduction in requests:
-        check_option("reduction", reduction, Reduction)
+        check_option("reduction", reduction, reductions)
         if reduction == POOLED:
             checked.add((POOLED, POOLED))
             continue
-        check_option("measure", measure, tuple(MEASURES))
+        check_option("measure", measure, measures(reduction))
         checked.add((measure, reduction))
     return frozenset(checked)
 
@@ -146,17 +153,17 @@ def _counts(tp: Tensor, positives: Tensor, foreground: Tensor, num_pixels: int) 
     return Counts(tp, fp, (num_pixels - foreground) - fp, foreground - tp)
 
 
-_TIE = 1e-12
+TIE = 1e-12
 """A value this close to ``2 · mean`` may sit on the adaptive threshold in exact arithmetic (then numpy's rounding
 of the mean decides); genuine gaps are >= 1 / (255 N), far larger for any image below 1e9 pixels."""
 
 
-def _reference_mean(fast: Tensor, near: Tensor, pixels: Callable[[Tensor | None], Tensor]) -> Tensor:
+def reference_mean(fast: Tensor, near: Tensor, pixels: Callable[[Tensor | None], Tensor]) -> Tensor:
     """Per-image means as ``np.mean`` rounds them where a pixel value is near the adaptive threshold.
 
     Args:
         fast: :math:`(B,)` float64 means in any summation order (exact up to a few ulps).
-        near: :math:`(B,)` bool, images with a value within :data:`_TIE` of ``2 · fast``.
+        near: :math:`(B,)` bool, images with a value within :data:`TIE` of ``2 · fast``.
         pixels: the float64 pixel values of the images ``rows`` (all with ``None``), :math:`(b, H, W)`.
 
     On CPU only the near images are summed again (numpy's pairwise order, :mod:`nobg_metrics.ops.numpy_sum`);
@@ -187,13 +194,13 @@ def _uint8_counts(batch: SegBatch, reductions: set[str], options: ConfusionOptio
     if "adaptive" in reductions:
         fast = (per_level.double() * values).sum(dim=1) / n
         present = per_level > 0
-        near = ((values - torch.clamp(2 * fast, max=1.0)[:, None]).abs() <= _TIE) & present
+        near = ((values - torch.clamp(2 * fast, max=1.0)[:, None]).abs() <= TIE) & present
 
         def pixels(rows: Tensor | None) -> Tensor:
             return lookup_levels(values if rows is None else values[rows],
                                  batch.pred_raw if rows is None else batch.pred_raw[rows])
 
-        mean = _reference_mean(fast, near.any(dim=1), pixels)
+        mean = reference_mean(fast, near.any(dim=1), pixels)
         positive = (values >= torch.clamp(2 * mean, max=1.0)[:, None]).long()  # get_adaptive_threshold
         out["adaptive"] = _counts((raw[:, 1] * positive).sum(dim=1), (per_level * positive).sum(dim=1), foreground, n)
     if "binary" in reductions:
@@ -228,8 +235,8 @@ def _float_counts(batch: SegBatch, reductions: set[str], options: ConfusionOptio
     if "adaptive" in reductions:
         mean = pred.sum(dim=(-2, -1), dtype=torch.float64) / n
         if pred.dtype == torch.float64:  # float32 keeps its documented tolerance (the reference sums in float32)
-            near = ((pred - torch.clamp(2 * mean, max=1.0)[:, None, None]).abs() <= _TIE).flatten(1).amax(dim=1)
-            mean = _reference_mean(mean, near, lambda rows: pred if rows is None else pred[rows])
+            near = ((pred - torch.clamp(2 * mean, max=1.0)[:, None, None]).abs() <= TIE).flatten(1).amax(dim=1)
+            mean = reference_mean(mean, near, lambda rows: pred if rows is None else pred[rows])
         positive = pred >= torch.clamp(2 * mean, max=1.0).to(pred.dtype)[:, None, None]
         out["adaptive"] = _counts((positive & batch.gt).sum(dim=(-2, -1)), positive.sum(dim=(-2, -1)), foreground, n)
     if "binary" in reductions:

@@ -49,7 +49,7 @@ from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps, SegBatch, check_number, check_option, prepare_segmentation
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
-from nobg_metrics.functional.confusion import _TIE, _reference_mean
+from nobg_metrics.functional.confusion import TIE, reference_mean
 from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.histogram import NUM_LEVELS, bincount_fixed, bincount_per_image
 from nobg_metrics.ops.levels import lookup_levels, quantize
@@ -390,20 +390,20 @@ def _adaptive_mask(batch: SegBatch) -> Tensor:
         values = batch.level_values
         counts = bincount_per_image(batch.pred_raw.reshape(batch.shape[0], -1).long(), NUM_LEVELS)
         fast = (counts.double() * values).sum(dim=1) / n
-        near = (((values - torch.clamp(2 * fast, max=1.0)[:, None]).abs() <= _TIE) & (counts > 0)).any(dim=1)
+        near = (((values - torch.clamp(2 * fast, max=1.0)[:, None]).abs() <= TIE) & (counts > 0)).any(dim=1)
 
         def pixels(rows: Tensor | None) -> Tensor:
             return lookup_levels(values if rows is None else values[rows],
                                  batch.pred_raw if rows is None else batch.pred_raw[rows])
 
-        mean = _reference_mean(fast, near, pixels)
+        mean = reference_mean(fast, near, pixels)
         positive = (values >= torch.clamp(2 * mean, max=1.0)[:, None]).to(torch.uint8)
         return lookup_levels(positive, batch.pred_raw).bool()
     pred = batch.pred
     if pred.dtype == torch.float64:
         mean = pred.sum(dim=(-2, -1)) / n
-        near = ((pred - torch.clamp(2 * mean, max=1.0)[:, None, None]).abs() <= _TIE).flatten(1).any(dim=1)
-        mean = _reference_mean(mean, near, lambda rows: pred if rows is None else pred[rows])
+        near = ((pred - torch.clamp(2 * mean, max=1.0)[:, None, None]).abs() <= TIE).flatten(1).any(dim=1)
+        mean = reference_mean(mean, near, lambda rows: pred if rows is None else pred[rows])
     else:  # float32: numpy's float32 pairwise mean, and the comparison in float32
         mean = numpy_mean(pred)
     return pred >= torch.clamp(2 * mean, max=1.0)[:, None, None]

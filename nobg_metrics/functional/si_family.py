@@ -24,7 +24,13 @@ from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps, SegBatch, check_number, check_option, prepare_segmentation
 from nobg_metrics.functional._per_image import sum_per_image
-from nobg_metrics.functional.confusion import POOLED, ConfusionOptions, pooled_value, trapezoid_auc
+from nobg_metrics.functional.confusion import (
+    POOLED,
+    ConfusionOptions,
+    check_requests,
+    pooled_value,
+    trapezoid_auc,
+)
 from nobg_metrics.functional.confusion_measures import MEASURES, Counts, measure_values
 from nobg_metrics.functional.family import AUC_CURVES, Mode
 from nobg_metrics.functional.si_box_counts import target_stats
@@ -79,15 +85,8 @@ def si_requests(measure: str, mode: Mode = "max", sample_based: bool = True) -> 
 
 def check_si_requests(requests: Iterable[SIRequest]) -> frozenset[SIRequest]:
     """Validate ``(measure, reduction)`` pairs (for ``share_statistics``)."""
-    checked = set()
-    for measure, reduction in requests:
-        check_option("reduction", reduction, SIReduction)
-        if reduction == POOLED:
-            checked.add((POOLED, POOLED))
-            continue
-        check_option("measure", measure, tuple(AUC_CURVES) if reduction == "sample_auc" else SI_MEASURES)
-        checked.add((measure, reduction))
-    return frozenset(checked)
+    return check_requests(requests, SIReduction,
+                          lambda reduction: tuple(AUC_CURVES) if reduction == "sample_auc" else SI_MEASURES)
 
 
 def si_key(measure: str, reduction: str) -> str:

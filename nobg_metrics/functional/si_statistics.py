@@ -16,13 +16,14 @@ import torch
 from torch import Tensor
 
 from nobg_metrics._inputs import SegBatch
+from nobg_metrics.functional import confusion
 from nobg_metrics.functional.si_targets import Targets
 from nobg_metrics.ops import host_reads, uint8_stats
 from nobg_metrics.ops.arith import divide
 from nobg_metrics.ops.histogram import NUM_LEVELS
 from nobg_metrics.ops.numpy_sum import numpy_mean
 
-TIE = 1e-12
+TIE = confusion.TIE
 """A value this close to the adaptive threshold ``2 · mean`` may sit on it in exact arithmetic: then numpy's
 rounding of the masked prediction's mean decides (as ``functional.confusion`` does for whole images)."""
 
