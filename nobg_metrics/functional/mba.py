@@ -1,0 +1,164 @@
+"""Mean boundary accuracy (mBA; Cheng et al., "CascadePSP", CVPR 2020), as BiRefNet reports it.
+
+Reference: CascadePSP ``util/compute_boundary_acc.py`` (``compute_boundary_acc``; BiRefNet
+``evaluation/metrics.py`` ``MBAMeasure.cal_ba`` is the same code), per image of size ``H x W``::
+
+    max_radius = (w + h) / 300
+    for i in range(5):
+        r = 1 + int((max_radius - 1) / 5 * i)
+        band = cv2.morphologyEx(gt, cv2.MORPH_GRADIENT, getStructuringElement(MORPH_ELLIPSE, (2r+1, 2r+1))) > 0
+        acc[i] = (pixels of band where pred == gt) / |band|
+    BA = sum(acc) / 5                        # Python's sum: ((((0 + a0) + a1) + a2) + a3) + a4
+    mBA = mean of BA over images
+
+The band is the set of pixels whose elliptic window (inside the image) holds both gt classes
+(:func:`nobg_metrics.ops.ellipse.gradient_ellipse`); it is computed on bit-packed masks for the whole batch.
+
+Binarisation: both references read uint8 PNGs and binarise **both** maps with ``> 128`` (CascadePSP
+``eval_post.py``: ``gt > 128``, ``seg > 128``; BiRefNet ``MBAMeasure.step``: ``pred > 128``, ``gt > 128``,
+on the raw prediction — no min-max stretch). ``threshold=None`` (default) applies that rule to the
+prediction too: uint8 ``> 128``, float ``> 0.5`` (bool as is); a number is a strict threshold on the
+[0, 1] scale (uint8 read as ``v / 255``). The gt follows the input contract (uint8 ``> 128``, float ``> 0.5``).
+
+Empty band (named policy): the band is empty exactly when the gt is all background or all foreground
+(for a non-constant gt two 4-adjacent pixels differ and every radius' window holds both). The reference
+divides 0/0 there and returns NaN, which makes the dataset mean NaN. ``empty_gt="agreement"`` (default)
+scores such an image by the pixel agreement ``(TP + TN) / N`` of the binarised prediction over the whole
+image (the band degenerates to the image); ``"reference"`` returns NaN, as the reference does.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from nobg_metrics._inputs import (
+    EmptyGt,
+    InputMaps,
+    SegBatch,
+    check_number,
+    check_option,
+    prepare_segmentation,
+)
+from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
+from nobg_metrics.functional.boundary import _packed_pred
+from nobg_metrics.ops.ellipse import dilate_ellipse_packed, inside_words, padded_words
+from nobg_metrics.ops.morphology import count_bits, pack_bits
+
+MBA_STEPS = 5
+"""Radii per image (CascadePSP's ``num_steps``)."""
+
+REFERENCE_PRED_CUT = 128 / 255
+"""The references' ``pred > 128`` on 0..255, as a threshold on ``v / 255`` (``128/255 > 128/255`` is False)."""
+
+
+def mba_radii(height: int, width: int) -> tuple[int, ...]:
+    """The five radii of an image size: ``1 + int((r_max - 1) / 5 * i)``, ``r_max = (H + W) / 300``.
+
+    ``int`` truncates towards zero, so images with ``H + W < 300`` use radius 1 throughout.
+
+    Example:
+        >>> mba_radii(1024, 1024), mba_radii(2048, 2048), mba_radii(100, 120)
+        ((1, 2, 3, 4, 5), (1, 3, 6, 8, 11), (1, 1, 1, 1, 1))
+    """
+    max_radius = (width + height) / 300
+    return tuple(1 + int((max_radius - 1) / MBA_STEPS * step) for step in range(MBA_STEPS))
+
+
+def resolve_threshold(batch: SegBatch, threshold: float | None) -> float:
+    """The strict threshold on the [0, 1] scale: ``None`` is the references' rule (uint8 ``> 128``, else ``> 0.5``)."""
+    if threshold is not None:
+        return threshold
+    return REFERENCE_PRED_CUT if batch.is_uint8 and not batch.normalize else 0.5
+
+
+def _mba_counts(batch: SegBatch, threshold: float, agreement: bool) -> dict[str, Tensor]:
+    """Band and agreeing-band pixel counts per radius of one equal-size batch.
+
+    Returns:
+        ``{"band": (B, 5), "agree": (B, 5), "pred": (B,), "gt": (B,)}`` int64 (``pred``/``gt``: foreground
+        pixels, counted only when ``agreement``, else 0).
+    """
+    size, height, width = batch.shape
+    radii = mba_radii(height, width)
+    words = padded_words(width, max(radii))
+    masks = pack_bits([batch.gt, ~batch.gt])
+    pred = _packed_pred(batch, threshold)
+    masks, pred = F.pad(masks, (0, words - masks.shape[-1])), F.pad(pred, (0, words - pred.shape[-1]))
+    inside = inside_words(height, width, words, pred.device)  # the dilations spread past pixel W - 1
+    agree_mask = (pred ^ masks[:size]).bitwise_not_()
+    counts = {}
+    for radius in sorted(set(radii)):  # at most 5 rounds, each vectorised over the batch
+        dilated = dilate_ellipse_packed(masks, width, radius)
+        # the window holds gt foreground AND background (and the pixel is inside the image)
+        band = dilated[:size].bitwise_and_(dilated[size:]).bitwise_and_(inside)
+        counts[radius] = count_bits(torch.cat([band, band & agree_mask])).view(2, size)
+    band = torch.stack([counts[radius][0] for radius in radii], dim=1)
+    agree = torch.stack([counts[radius][1] for radius in radii], dim=1)
+    if agreement:
+        fg = count_bits(torch.cat([pred, masks[:size]])).view(2, size)
+        pred_fg, gt_fg = fg[0], fg[1]
+    else:
+        pred_fg = gt_fg = torch.zeros(size, dtype=torch.int64, device=band.device)
+    return {"band": band, "agree": agree, "pred": pred_fg, "gt": gt_fg}
+
+
+def _mba_per_image(batch: SegBatch, threshold: float | None, empty_gt: EmptyGt) -> Tensor:
+    """:math:`(B,)` float64 boundary accuracy (BA) of each image of one equal-size group."""
+    counts = _mba_counts(batch, resolve_threshold(batch, threshold), empty_gt == "agreement")
+    accuracy = counts["agree"].double() / counts["band"].double()  # 0/0 -> NaN, as the reference
+    # sum(acc) / 5 with Python's left-to-right sum
+    total = accuracy[:, 0]
+    for step in range(1, MBA_STEPS):
+        total = total + accuracy[:, step]
+    values = total / MBA_STEPS
+    if empty_gt == "agreement":
+        pixels = batch.num_pixels
+        pred_fg, gt_fg = counts["pred"].double(), counts["gt"].double()
+        agreement = torch.where(gt_fg == 0, (pixels - pred_fg) / pixels, pred_fg / pixels)
+        values = torch.where((gt_fg == 0) | (gt_fg == pixels), agreement, values)
+    return values
+
+
+def _mba_update(pred: InputMaps, gt: InputMaps, threshold: float | None, normalize: bool, empty_gt: EmptyGt,
+                validate_args: bool) -> tuple[Tensor, Tensor]:
+    """``(float64 sum of per-image BA, int64 image count)`` of a batch."""
+    batches = prepare_segmentation(pred, gt, normalize=normalize, validate_args=validate_args)
+    return sum_per_image(lambda batch: _mba_per_image(batch, threshold, empty_gt), batches)
+
+
+def _check_mba_args(threshold: float | None, empty_gt: str) -> None:
+    if threshold is not None:
+        check_number("threshold", threshold, low=0.0, high=1.0)
+    check_option("empty_gt", empty_gt, EmptyGt)
+
+
+def mean_boundary_accuracy(
+    pred: InputMaps, gt: InputMaps, threshold: float | None = None, *, normalize: bool = False,
+    empty_gt: EmptyGt = "agreement", validate_args: bool = True,
+) -> Tensor:
+    r"""mBA: the mean over images of the boundary accuracy in 5 elliptic gt bands (CascadePSP).
+
+    Args:
+        pred: :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or a list; float in [0, 1], uint8 or bool.
+        gt: same layout; bool, uint8 (``> 128``) or float (``> 0.5``).
+        threshold: ``None`` for the references' rule (uint8 ``> 128``, float ``> 0.5``), or a strict
+            threshold on the [0, 1] scale.
+        normalize: per-image min-max stretch of ``pred`` before binarising (the references do not stretch).
+        empty_gt: ``"agreement"`` or ``"reference"`` (NaN) for all-background/all-foreground gts (module doc).
+        validate_args: run the checks that force a device sync.
+
+    Returns:
+        scalar float64 tensor.
+
+    Example:
+        >>> gt = torch.zeros(1, 8, 10, dtype=torch.bool)
+        >>> gt[0, 2:6, 2:7] = True
+        >>> pred = gt.clone()
+        >>> pred[0, 2, 2] = False       # radius 1 (H + W < 300): 31 of the 32 band pixels agree
+        >>> mean_boundary_accuracy(pred.float(), gt)
+        tensor(0.9688, dtype=torch.float64)
+    """
+    _check_mba_args(threshold, empty_gt)
+    return mean_over_images(*_mba_update(pred, gt, threshold, normalize, empty_gt, validate_args))
