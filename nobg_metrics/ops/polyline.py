@@ -48,7 +48,7 @@ def approx_poly_dp_open(points: Tensor, lengths: Tensor, epsilon: float) -> Tens
     Example:
         >>> curve = torch.tensor([[0, 0], [1, 0], [2, 0], [3, 1], [4, 5], [5, 5]])
         >>> approx_poly_dp_open(curve, torch.tensor([6]), 1.0).int()
-        tensor([1, 0, 0, 1, 1, 1], dtype=torch.int32)
+        tensor([1, 0, 1, 0, 0, 1], dtype=torch.int32)
     """
     if epsilon < 0 or not epsilon < 1e30:
         raise ValueError(f"`epsilon` must be in [0, 1e30), got {epsilon}")
@@ -71,6 +71,7 @@ def approx_poly_dp_open(points: Tensor, lengths: Tensor, epsilon: float) -> Tens
     breaks[first] = True
     breaks[last] = True
     written_last = torch.ones(lengths.numel(), dtype=torch.bool, device=device)
+    settled = breaks.clone()  # points no slice split can reach
 
     # 1. first == last (n >= 2): the closed start, one pass of "farthest from point 0"
     closed = torch.nonzero(coincide & (lengths > 1)).flatten()
@@ -88,10 +89,11 @@ def approx_poly_dp_open(points: Tensor, lengths: Tensor, epsilon: float) -> Tens
         far = far.scatter_reduce(0, run_of, torch.where(dist == best[run_of], idx, count), "amin")
         split = best > eps2
         breaks[far[split]] = True
-        breaks[last[closed[~split]]] = False  # only point 0 is written
+        # not split: only point 0 is written, nothing inside is ever split
+        settled[idx[(~split)[run_of]]] = True
 
     # 2. split every slice with interior points, level by level
-    active = torch.nonzero(~breaks).flatten()  # interior points of unsettled slices
+    active = torch.nonzero(~breaks & ~settled).flatten()  # interior points of unsettled slices
     while active.numel():
         break_index = torch.nonzero(breaks).flatten()
         slice_of = torch.searchsorted(break_index, active, right=True) - 1  # slice (break_index[s], [s+1])
