@@ -1,0 +1,115 @@
+"""The P3M / AM-2k / AIM-500 connectivity error (skimage labelling, float64 thresholds, empty levels skipped).
+
+Reference (``compute_connectivity_loss_whole_image`` in ``core/evaluate.py`` of JizhiziLi/P3M, GFM, AIM)::
+
+    thresh_steps = np.arange(0, 1.1, step)                  # 0, 0.1, 0.2, 0.30000000000000004, ..., 1.0
+    l_map = -1 * np.ones((h, w), dtype=np.float32)
+    for i in range(1, thresh_steps.size):
+        cc = regionprops(label((pd >= thresh_steps[i]) & (gt >= thresh_steps[i]), connectivity=1))
+        if no component: continue                            # DIM assigns t_{i-1} here; P3M leaves -1
+        omega = cc[argmax(areas)]                            # ties: the first label (raster order)
+        l_map[(l_map == -1) & (omega == 0)] = thresh_steps[i-1]
+    l_map[l_map == -1] = 1
+    d_pd = pd - l_map;  phi_pd = 1 - d_pd * (d_pd >= 0.15).astype(np.float32)   # likewise gt
+    loss = np.sum(np.abs(phi_pd - phi_gt)) / 1000            # we return the sum (raw)
+
+How we compute it: the joint masks are nested, so the level map ``n = #{i >= 1 : min(pd, gt) >= t_i}`` (float64
+comparisons, as numpy's) holds all of them, and :func:`nobg_metrics.ops.level_components.connected_level_count`
+returns per pixel the number ``k`` of leading levels whose largest component holds it. That op breaks ties
+MATLAB's way (the first component in column-major order); on the transposed map, column-major order is the
+original's raster order — skimage's label order — and components do not change under transposition. A pixel
+gets ``l = t_k`` unless ``k`` reaches ``K = max n`` (the levels that have any component: all higher ones are
+empty and skipped), then ``l = 1``. ``l`` is float32 (the reference's ``l_map``); ``d`` and ``phi`` are
+computed in numpy's dtypes: float64 for a float64 / uint8 prediction and the gt, float32 for a float32
+prediction (``float32 - float32``, ``d >= float32(0.15)``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+from nobg_metrics._inputs import InputMaps, check_flag, check_number
+from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
+from nobg_metrics.functional.matting_p3m import P3MBatch, prepare_p3m
+from nobg_metrics.ops.level_components import connected_level_count
+
+P3M_THETA = 0.15
+"""``phi`` ignores distances to the connected level below this (``d >= 0.15``)."""
+
+
+def p3m_thresholds(step: float = 0.1) -> list[float]:
+    """``np.arange(0, 1.1, step)`` as Python floats: ``ceil(1.1 / step)`` values ``i * step``.
+
+    Example:
+        >>> p3m_thresholds()[6], len(p3m_thresholds())
+        (0.6000000000000001, 11)
+    """
+    return [index * step for index in range(math.ceil(1.1 / step))]
+
+
+def _levels(batch: P3MBatch, thresholds: list[float]) -> Tensor:
+    """The level map ``n = #{i >= 1 : pd >= t_i and gt >= t_i}``: :math:`(B, H, W)` int64."""
+    joint = torch.minimum(batch.pred, batch.gt)  # pd >= t and gt >= t  <=>  min(pd, gt) >= t (exact values)
+    steps = torch.stack([torch.full((), value, dtype=torch.float64, device=joint.device) for value in thresholds[1:]])
+    return torch.bucketize(joint, steps, right=True)
+
+
+def _phi(alpha: Tensor, level: Tensor) -> Tensor:
+    """``1 - d * (d >= 0.15).astype(float32)``, ``d = alpha - l``, in ``alpha``'s dtype (``l`` float32)."""
+    distance = alpha - level.to(alpha.dtype)
+    theta = torch.full((), P3M_THETA, dtype=alpha.dtype, device=alpha.device)  # float32(0.15) for float32 maps
+    return 1 - distance * (distance >= theta).to(alpha.dtype)
+
+
+def _p3m_connectivity_per_image(batch: P3MBatch, thresholds: list[float], allow_host_sync: bool = False) -> Tensor:
+    """Per-image raw P3M connectivity error (before the reference's ``/ 1000``): :math:`(B,)` float64."""
+    level_map = _levels(batch, thresholds)
+    num_levels = len(thresholds) - 1
+    # the ops' MATLAB tie rule on the transposed map is skimage's raster-order rule on the map itself
+    count = connected_level_count(level_map.transpose(1, 2), num_levels, allow_host_sync=allow_host_sync)
+    count = count.transpose(1, 2).contiguous().long()
+    nonempty = level_map.amax(dim=(1, 2), keepdim=True)  # K: levels 1..K have a component, the others are skipped
+    values = torch.stack([torch.full((), value, dtype=torch.float64, device=count.device) for value in thresholds])
+    level = values.float().index_select(0, count.clamp(max=num_levels - 1).view(-1)).view(count.shape)
+    level = torch.where(count < nonempty, level, torch.ones_like(level))  # l_map float32
+    pred = batch.pred_source.float() if batch.pred_is_single else batch.pred
+    difference = _phi(pred, level).double() - _phi(batch.gt, level)
+    return difference.abs_().sum(dim=(1, 2), dtype=torch.float64)
+
+
+def _p3m_connectivity_update(pred: InputMaps, gt: InputMaps, step: float, validate_args: bool,
+                             allow_host_sync: bool = False) -> tuple[Tensor, Tensor]:
+    """Sum of per-image raw connectivity errors and the image count: ``(float64 scalar, int64 scalar)``."""
+    thresholds = p3m_thresholds(step)
+    return sum_per_image(lambda batch: _p3m_connectivity_per_image(batch, thresholds, allow_host_sync),
+                         prepare_p3m(pred, gt, validate_args=validate_args))
+
+
+def p3m_connectivity_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, step: float = 0.1, *,
+                           allow_host_sync: bool = False, validate_args: bool = True) -> Tensor:
+    r"""P3M connectivity error per image over the whole image (raw: the scripts print it / 1000), averaged.
+
+    Args:
+        pred: :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or a list; float in [0, 1] or uint8.
+        gt: same layout; a matte.
+        trimap: accepted and ignored (the protocol scores the whole image), so one call serves a collection.
+        step: the threshold step of ``np.arange(0, 1.1, step)`` (the reference: 0.1), in (0, 1].
+        allow_host_sync: off CPU, label with lists sized by the data (faster, ~40 host reads per call); the
+            default is the fixed-size labelling with no sync. Same values.
+        validate_args: run the checks that force a device sync.
+
+    Returns:
+        scalar float64 tensor (lower is better).
+
+    Example:
+        >>> gt = torch.zeros(6, 8, dtype=torch.float64); gt[1:5, 1:6] = 1.0
+        >>> pred = gt.clone(); pred[0, 7] = 1.0       # a detached speck
+        >>> float(p3m_connectivity_error(gt, gt)), round(float(p3m_connectivity_error(pred, gt)), 6)
+        (0.0, 1.0)
+    """
+    check_number("step", step, low=0.0, low_open=True, high=1.0)
+    check_flag("allow_host_sync", allow_host_sync)
+    return mean_over_images(*_p3m_connectivity_update(pred, gt, step, validate_args, allow_host_sync))
