@@ -1,18 +1,30 @@
 """Reading prediction/gt/trimap image files and matching them by name.
 
-Reading rules (REFERENCES.md "Images, files and protocols"; docs/cli.md "Files"):
+Reading rules (REFERENCES.md "Images, files and protocols"; docs/cli.md "Files"). Every grey map is read
+**as OpenCV 4.14's ``cv2.imread(path, cv2.IMREAD_GRAYSCALE)`` reads it** (what PySODEvalToolkit and
+BiRefNet call), from PIL's decoding and integer arithmetic, tested pixel for pixel against cv2:
 
-- **gt and trimap** are read as grayscale exactly as OpenCV's ``cv2.imread(path, cv2.IMREAD_GRAYSCALE)``
-  reads a PNG (what PySODEvalToolkit does): 8-bit grey as is; colour and palette images through libpng's
-  ``rgb_to_gray`` arithmetic ``(9797 R + 19234 G + 3737 B) >> 15`` (alpha ignored); 16-bit through
-  ``v >> 8`` (libpng ``strip_16``). Other formats use OpenCV's ``cvtColor`` rounding
-  ``(4899 R + 9617 G + 1868 B + 8192) >> 14``.
-- **predictions**: an alpha channel is the matte (RGBA/LA/palette-with-transparency background-removal
-  cutouts) unless it is fully opaque, in which case the colours are read like a gt; 16-bit grey maps scale
-  by 257 with rounding, ``(v + 128) // 257`` (= ``round(v / 257)``, never a tie; exact for 8-bit * 257).
-- predictions of another size are resized to the gt size: bilinear, half-pixel centres, no antialias
-  (``F.interpolate(..., align_corners=False, antialias=False)`` in float32, then ``floor(x + 0.5)``,
-  what OpenCV ``INTER_LINEAR`` does up to its 11-bit fixed-point weights: within 1 level).
+- **PNG** (OpenCV's libpng transforms ``strip_16``, ``strip_alpha``, ``palette_to_rgb``,
+  ``expand_gray_1_2_4_to_8``, ``rgb_to_gray(0.299, 0.587)``): grey as is (1/2/4-bit expanded to 0..255),
+  16-bit grey ``v >> 8``; colour and palette images through libpng's ``png_do_rgb_to_gray``:
+  ``(9797 R + 19234 G + 3737 B) >> 15``, or, when the file declares a gamma (``sRGB`` chunk: 0.45455,
+  else ``gAMA``) that libpng deems significant, in linear light through libpng's gamma tables
+  (:func:`_png_gamma_grey`); 16-bit colour at 16 bits (``+ 16384 >> 15``), then ``>> 8``. Alpha dropped.
+- **JPEG**: libjpeg's own grey output (the Y plane: PIL ``draft("L")``), as cv2 asks libjpeg for.
+- **BMP, TIFF**: OpenCV's ``(4899 R + 9617 G + 1868 B + 8192) >> 14``; a TIFF with unassociated alpha is
+  premultiplied first (libtiff's RGBA reading), 16-bit grey ``v >> 8``. **WebP**: ``cvtColor``'s
+  ``(9798 R + 19235 G + 3735 B + 16384) >> 15``, alpha dropped.
+- **EXIF orientation** is applied to PNG, JPEG and WebP files (cv2 does; not to TIFF).
+- **predictions** are read the same way, except that an alpha channel is the matte
+  (RGBA/LA/palette-with-transparency background-removal cutouts) unless it is fully opaque; under the
+  ``raw`` protocol 16-bit grey maps scale by 257 with rounding, ``(v + 128) // 257`` (= ``round(v / 257)``).
+- predictions of another size are resized to the gt size (:func:`resize_prediction`): under the
+  ``pysodmetrics`` protocol exactly ``cv2.resize(pred, (W, H), interpolation=cv2.INTER_LINEAR)``
+  (:mod:`nobg_metrics.ops.cv_resize`); under ``raw`` a float32 bilinear (``F.interpolate``, half-pixel
+  centres) rounded to the nearest level.
+
+Not bit-exact (docs/cli.md): CMYK JPEGs, 16-bit colour PNGs with both a gamma and an ``sBIT`` chunk,
+TIFF layouts other than grey, RGB and RGBA.
 
 - **every entry of a folder** is either a candidate image or listed with the reason it is not scored
   (:func:`scan_folder`): hidden names, other extensions (``.gif``, ``.txt``), subfolders, special files,
@@ -26,6 +38,8 @@ numpy is used here for I/O only; no metric arithmetic happens in this module.
 from __future__ import annotations
 
 import errno
+import functools
+import math
 import os
 import stat
 from dataclasses import dataclass, field
@@ -35,6 +49,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from PIL import Image
+
+from nobg_metrics.ops.cv_resize import resize_linear_u8
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
 """Extensions considered when matching by stem, in order of preference for duplicate stems."""
@@ -154,12 +170,27 @@ def list_stems(source: Source) -> tuple[dict[str, Path], list[str]]:
     return listing.found, listing.duplicates
 
 
-def _luma(rgb: np.ndarray, png: bool) -> np.ndarray:
-    """Grey levels of an (H, W, 3) uint8 image with OpenCV's IMREAD_GRAYSCALE integer arithmetic."""
-    r, g, b = (rgb[..., i].astype(np.int64) for i in range(3))
-    if png:  # libpng png_do_rgb_to_gray, coefficients png_set_rgb_to_gray(0.299, 0.587) in 1/32768
-        return ((9797 * r + 19234 * g + 3737 * b) >> 15).astype(np.uint8)
-    return ((4899 * r + 9617 * g + 1868 * b + 8192) >> 14).astype(np.uint8)  # cv2 cvtColor BGR2GRAY
+def _open(path: Path) -> tuple[Image.Image, str]:
+    """The decoded image and its PIL raw mode (``"RGB;16B"`` marks a 16-bit colour PNG)."""
+    kind = entry_kind(path)
+    if kind == "broken symlink":
+        raise ReadError(f"broken symlink (to {os.readlink(path)!r})")
+    if kind != "file":
+        raise ReadError(kind if kind != "folder" else "a folder, not a file")
+    try:
+        image = Image.open(path)
+        if image.format == "JPEG" and image.mode in ("RGB", "YCbCr"):
+            image.draft("L", image.size)  # libjpeg's grey output (the Y plane), as cv2 IMREAD_GRAYSCALE
+        rawmode = _rawmode(image)
+        image.load()
+    except Exception as error:  # noqa: BLE001 -- Pillow raises many kinds (OSError, SyntaxError, ValueError, ...)
+        raise ReadError(f"{type(error).__name__}: {error}") from None
+    return image, rawmode
+
+
+def _rawmode(image: Image.Image) -> str:
+    args = image.tile[0].args if len(image.tile) == 1 else None
+    return args if isinstance(args, str) else args[0] if isinstance(args, tuple) and args else ""
 
 
 def _sixteen_bit(image: Image.Image) -> np.ndarray:
@@ -169,38 +200,159 @@ def _sixteen_bit(image: Image.Image) -> np.ndarray:
     return values
 
 
-def _open(path: Path) -> Image.Image:
-    kind = entry_kind(path)
-    if kind == "broken symlink":
-        raise ReadError(f"broken symlink (to {os.readlink(path)!r})")
-    if kind != "file":
-        raise ReadError(kind if kind != "folder" else "a folder, not a file")
-    try:
-        image = Image.open(path)
-        image.load()
-    except Exception as error:  # Pillow raises many kinds (OSError, SyntaxError, ValueError, ...)
-        raise ReadError(f"{type(error).__name__}: {error}") from None
-    return image
+def _png_colour16(path: Path, rawmode: str) -> np.ndarray:
+    """The full 16-bit samples of a 16-bit RGB(A) PNG, :math:`(H, W, C)` int64 (PIL keeps 8 of them).
+
+    PIL's ``RGB;16B`` unpacker keeps each sample's first (high) byte; decoding again with ``RGB;16L``
+    keeps the second (low) byte.
+    """
+    low = Image.open(path)
+    low.tile = [low.tile[0]._replace(args=rawmode.replace("16B", "16L"))]  # the same zip stream
+    low.load()
+    high = Image.open(path)
+    high.load()
+    return (np.asarray(high).astype(np.int64) << 8) | np.asarray(low).astype(np.int64)
 
 
-def _grey(image: Image.Image, png: bool) -> np.ndarray:
-    """Colour channels as grey levels (alpha ignored), OpenCV IMREAD_GRAYSCALE rules."""
+# --- libpng png_do_rgb_to_gray (pngrtran.c 1.6) with OpenCV's png_set_rgb_to_gray(0.299, 0.587) --------
+_RC, _GC, _BC = 9797, 19234, 3737  # (png_uint_16)(29900 * 32768 / 100000), ..., 32768 - rc - gc
+_PNG_FP_1, _GAMMA_THRESHOLD = 100000, 5000
+_SRGB_GAMMA = 45455
+_SHIFT16 = 5  # png_build_gamma_table's gamma_shift with strip_16: 16 - PNG_MAX_GAMMA_8 (11); no sBIT
+
+
+def _significant(gamma: int) -> bool:  # png_gamma_significant
+    return gamma < _PNG_FP_1 - _GAMMA_THRESHOLD or gamma > _PNG_FP_1 + _GAMMA_THRESHOLD
+
+
+def _reciprocal(a: int) -> int:  # png_reciprocal, floating-point build
+    return math.floor(1e10 / a + 0.5)
+
+
+def _correct(value: int, gamma: int, top: int) -> int:  # png_gamma_8bit_correct / png_gamma_16bit_correct
+    return math.floor(top * math.pow(value / top, gamma * 0.00001) + 0.5) if 0 < value < top else value
+
+
+@functools.lru_cache(maxsize=64)
+def _table8(gamma: int) -> np.ndarray:  # png_build_8bit_table
+    levels = range(256)
+    return np.array([_correct(v, gamma, 255) if _significant(gamma) else v for v in levels], np.int64)
+
+
+@functools.lru_cache(maxsize=64)
+def _table16(gamma: int) -> np.ndarray:  # png_build_16bit_table, indexed by v >> shift
+    top = (1 << (16 - _SHIFT16)) - 1
+    if not _significant(gamma):
+        return (np.arange(top + 1, dtype=np.int64) * 65535 + (1 << (15 - _SHIFT16))) // top
+    return np.array([math.floor(65535.0 * math.pow(i / top, gamma * 0.00001) + 0.5)
+                     for i in range(top + 1)], np.int64)
+
+
+@functools.lru_cache(maxsize=64)
+def _table16to8(gamma: int) -> np.ndarray:  # png_build_16to8_table: the 8-bit level of each v >> shift
+    top = (1 << (16 - _SHIFT16)) - 1
+    bounds = [(_correct(i * 257 + 128, gamma, 65535) * top + 32768) // 65535 + 1 for i in range(255)]
+    return np.searchsorted(np.array(bounds), np.arange(top + 1), side="right").astype(np.int64)
+
+
+def _png_gamma(image: Image.Image) -> int | None:
+    """The file gamma libpng uses (``sRGB`` wins over ``gAMA``), or None when it builds no gamma table."""
+    gamma = _SRGB_GAMMA if "srgb" in image.info else round(image.info.get("gamma", 0) * _PNG_FP_1)
+    if gamma <= 0:
+        return None
+    return gamma if _significant(gamma) or _significant(_reciprocal(gamma)) else None
+
+
+def _png_gamma_grey(rgb: np.ndarray, gamma: int, sixteen: bool) -> np.ndarray:
+    """libpng's rgb_to_gray in linear light: gamma_to_1, weights, ``+ 16384 >> 15``, gamma_from_1.
+
+    The screen gamma is the file's reciprocal (OpenCV sets none), so equal R = G = B pixels keep their
+    level (8-bit) or go through the 16-to-8 table (16-bit).
+    """
+    screen = _reciprocal(gamma)
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    equal = (r == g) & (g == b)
+    if not sixteen:
+        to_1, from_1 = _table8(_reciprocal(gamma)), _table8(_reciprocal(screen))
+        grey = from_1[(_RC * to_1[r] + _GC * to_1[g] + _BC * to_1[b] + 16384) >> 15]
+        return np.where(equal, r, grey)
+    to_1, from_1 = _table16(_reciprocal(gamma)), _table16(_reciprocal(screen))
+    s = _SHIFT16
+    grey16 = (_RC * to_1[r >> s] + _GC * to_1[g >> s] + _BC * to_1[b >> s] + 16384) >> 15
+    product = math.floor(gamma * 1e-5 * screen + 0.5)  # png_product2
+    return np.where(equal, _table16to8(product)[r >> s], from_1[grey16 >> s] >> 8)
+
+
+def _png_colour_grey(image: Image.Image, path: Path, rawmode: str) -> np.ndarray:
+    sixteen = image.mode in ("RGB", "RGBA") and rawmode.endswith(";16B")
+    rgb = _png_colour16(path, rawmode)[..., :3] if sixteen else \
+        np.asarray(image.convert("RGB")).astype(np.int64)
+    gamma = _png_gamma(image)
+    if gamma is not None:
+        return _png_gamma_grey(rgb, gamma, sixteen)
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    if sixteen:  # from libpng 1.5.5 the 16-bit path rounds; then strip_16
+        return ((_RC * r + _GC * g + _BC * b + 16384) >> 15) >> 8
+    return (_RC * r + _GC * g + _BC * b) >> 15  # the historical truncation (R = G = B keeps its level)
+
+
+def _weighted(rgb: np.ndarray, weights: tuple[int, int, int], shift: int) -> np.ndarray:
+    r, g, b = (rgb[..., i].astype(np.int64) for i in range(3))
+    return (weights[0] * r + weights[1] * g + weights[2] * b + (1 << (shift - 1))) >> shift
+
+
+def _imread_grey(image: Image.Image, path: Path, rawmode: str) -> np.ndarray:
+    """Grey levels as ``cv2.imread(path, cv2.IMREAD_GRAYSCALE)``: :math:`(H, W)` uint8 (alpha dropped)."""
     mode = image.mode
     if mode == "L":
-        return np.asarray(image, dtype=np.uint8)
-    if mode in _SIXTEEN_BIT_MODES:
-        return (_sixteen_bit(image) >> 8).astype(np.uint8)
-    if mode in ("1", "LA", "La"):
-        return np.asarray(image.convert("L"), dtype=np.uint8) if mode == "1" else np.asarray(image)[..., 0]
-    if mode in ("RGB", "RGBA", "RGBa", "P", "PA", "CMYK", "YCbCr"):
-        return _luma(np.asarray(image.convert("RGB")), png)
-    raise ReadError(f"unsupported image mode {mode!r}")
+        grey = np.asarray(image)
+    elif mode in _SIXTEEN_BIT_MODES:
+        grey = _sixteen_bit(image) >> 8  # libpng strip_16, OpenCV's 16 -> 8 of TIFF
+    elif mode == "1":
+        grey = np.asarray(image.convert("L"))
+    elif mode in ("LA", "La"):
+        grey = np.asarray(image)[..., 0]
+    elif mode not in ("RGB", "RGBA", "RGBa", "P", "PA", "CMYK", "YCbCr"):
+        raise ReadError(f"unsupported image mode {mode!r}")
+    elif image.format == "PNG":
+        grey = _png_colour_grey(image, path, rawmode)
+    elif image.format == "WEBP":  # decoded to BGR, then cvtColor(BGR2GRAY)
+        grey = _weighted(np.asarray(image.convert("RGB")), (9798, 19235, 3735), 15)
+    elif image.format == "TIFF" and mode == "RGBA":  # libtiff's RGBA reading premultiplies, rounding
+        rgba = np.asarray(image).astype(np.int64)
+        grey = _weighted((rgba[..., :3] * rgba[..., 3:] + 127) // 255, (4899, 9617, 1868), 14)
+    elif mode == "RGBa":
+        grey = _weighted(np.asarray(image)[..., :3], (4899, 9617, 1868), 14)
+    else:  # BMP, TIFF RGB (OpenCV's icvCvt_BGR2Gray); CMYK JPEG: not exact
+        grey = _weighted(np.asarray(image.convert("RGB")), (4899, 9617, 1868), 14)
+    return np.ascontiguousarray(grey, dtype=np.uint8)
+
+
+_ORIENTED_FORMATS = ("PNG", "JPEG", "WEBP")  # cv2.imread applies their EXIF orientation, not TIFF's
+
+
+def _oriented(image: Image.Image, grey: np.ndarray) -> np.ndarray:
+    """Apply the EXIF orientation tag (274) as cv2.imread does: flips and quarter turns."""
+    if image.format not in _ORIENTED_FORMATS:
+        return grey
+    try:
+        orientation = image.getexif().get(274, 1)
+    except Exception:  # noqa: BLE001 -- a malformed EXIF block: cv2 ignores it too
+        return grey
+    if orientation in (5, 6, 7, 8):
+        grey = grey.T  # transpose, then the remaining flip
+        orientation = {5: 1, 6: 2, 7: 3, 8: 4}[orientation]
+    if orientation in (2, 3):
+        grey = grey[:, ::-1]
+    if orientation in (3, 4):
+        grey = grey[::-1, :]
+    return np.ascontiguousarray(grey)
 
 
 def read_mask(path: Path) -> np.ndarray:
     """A gt mask or trimap as OpenCV ``IMREAD_GRAYSCALE`` reads it: :math:`(H, W)` uint8."""
-    image = _open(path)
-    return _grey(image, image.format == "PNG")
+    image, rawmode = _open(path)
+    return _oriented(image, _imread_grey(image, path, rawmode))
 
 
 def read_trimap(path: Path) -> np.ndarray:
@@ -219,25 +371,42 @@ def read_trimap(path: Path) -> np.ndarray:
     return trimap
 
 
-def read_prediction(path: Path) -> np.ndarray:
-    """A prediction map: :math:`(H, W)` uint8 (alpha of cutouts, 16-bit scaled by 257, palette resolved)."""
-    image = _open(path)
-    if image.mode in _SIXTEEN_BIT_MODES:
-        return ((_sixteen_bit(image) + 128) // 257).astype(np.uint8)  # round(v / 257), no ties exist
+def read_prediction(path: Path, protocol: str = "pysodmetrics") -> np.ndarray:
+    """A prediction map: :math:`(H, W)` uint8.
+
+    The alpha of a cutout (RGBA, LA, palette with transparency; not fully opaque) is the matte; otherwise
+    the map is read like a gt (:func:`read_mask`), except that under ``protocol="raw"`` 16-bit grey maps
+    scale by 257 with rounding instead of ``v >> 8``.
+    """
+    image, rawmode = _open(path)
+    if protocol == "raw" and image.mode in _SIXTEEN_BIT_MODES:
+        return _oriented(image, ((_sixteen_bit(image) + 128) // 257).astype(np.uint8))  # no ties exist
     alpha = None
     if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
         alpha = np.asarray(image.convert("RGBA"))[..., 3] if image.mode != "LA" else np.asarray(image)[..., 1]
     if alpha is not None and alpha.min() < 255:
-        return np.ascontiguousarray(alpha, dtype=np.uint8)
-    return _grey(image, image.format == "PNG")
+        return _oriented(image, np.ascontiguousarray(alpha, dtype=np.uint8))
+    return _oriented(image, _imread_grey(image, path, rawmode))
 
 
-def resize_like_cv2(pred: np.ndarray, height: int, width: int) -> np.ndarray:
-    """Resize an :math:`(h, w)` uint8 map to :math:`(H, W)`: bilinear, half-pixel centres, no antialias.
+def resize_bilinear_float(pred: np.ndarray, height: int, width: int) -> np.ndarray:
+    """Resize an :math:`(h, w)` uint8 map to :math:`(H, W)`: float32 bilinear, half-pixel centres, rounded.
 
-    ``floor(x + 0.5)`` of the float32 interpolation; OpenCV ``INTER_LINEAR`` (11-bit fixed-point weights)
-    agrees within one level.
+    ``floor(x + 0.5)`` of ``F.interpolate(mode="bilinear", align_corners=False, antialias=False)``: the
+    ``raw`` protocol's resize. Differs from OpenCV's fixed-point ``INTER_LINEAR`` by up to one level.
     """
     tensor = torch.tensor(pred, dtype=torch.float32)[None, None]
     resized = F.interpolate(tensor, size=(height, width), mode="bilinear", align_corners=False, antialias=False)
     return torch.floor(resized[0, 0] + 0.5).clamp_(0, 255).to(torch.uint8).numpy()
+
+
+def resize_prediction(pred: np.ndarray, height: int, width: int, protocol: str = "pysodmetrics") -> np.ndarray:
+    """A prediction brought to its gt's :math:`(H, W)`: the protocol's resize of an :math:`(h, w)` uint8 map.
+
+    ``pysodmetrics``: ``cv2.resize(pred, (W, H), interpolation=cv2.INTER_LINEAR)`` bit for bit
+    (:func:`~nobg_metrics.ops.cv_resize.resize_linear_u8`); ``raw``: :func:`resize_bilinear_float`.
+    """
+    if protocol == "raw":
+        return resize_bilinear_float(pred, height, width)
+    writable = np.require(pred, np.uint8, ["C_CONTIGUOUS", "WRITEABLE"])  # decoded maps may be read-only
+    return resize_linear_u8(torch.from_numpy(writable), height, width).numpy()

@@ -40,7 +40,7 @@ from nobg_metrics.cli.files import (
     read_mask,
     read_prediction,
     read_trimap,
-    resize_like_cv2,
+    resize_prediction,
 )
 from nobg_metrics.cli.jobs import Item, Job
 from nobg_metrics.cli.progress import Progress
@@ -131,8 +131,9 @@ def _available(name: str) -> bool:
 class _Pairs(Dataset):
     """Decoded ``(gt, pred, trimap)`` uint8 maps; a decoding problem is returned, not raised."""
 
-    def __init__(self, items: list[Item]) -> None:
+    def __init__(self, items: list[Item], protocol: str = "pysodmetrics") -> None:
         self.items = items
+        self.protocol = protocol  # how predictions are read and resized (files.read_prediction)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -140,7 +141,8 @@ class _Pairs(Dataset):
     def __getitem__(self, index: int) -> dict[str, Any]:
         item = self.items[index]
         out: dict[str, Any] = {"item": item, "error": None, "resized": False}
-        for key, path, reader in (("gt", item.gt, read_mask), ("pred", item.pred, read_prediction),
+        read_pred = functools.partial(read_prediction, protocol=self.protocol)
+        for key, path, reader in (("gt", item.gt, read_mask), ("pred", item.pred, read_pred),
                                   ("trimap", item.trimap, read_trimap)):
             if path is None:
                 out[key] = None
@@ -155,7 +157,7 @@ class _Pairs(Dataset):
                 return out
         gt, pred, trimap = out["gt"], out["pred"], out["trimap"]
         if pred.shape != gt.shape:
-            out["pred"], out["resized"] = resize_like_cv2(pred, *gt.shape), True
+            out["pred"], out["resized"] = resize_prediction(pred, *gt.shape, self.protocol), True
         if trimap is not None and trimap.shape != gt.shape:
             out["error"] = (item.trimap.name, f"trimap size {trimap.shape} differs from gt size {gt.shape}")
         return out
@@ -233,7 +235,7 @@ def score(jobs: list[Job], options: RunOptions, device: torch.device) -> Scores:
     targets = [dict(c.items(keep_base=True, copy_state=False)) for c in collections]
     items = [item for job in jobs for item in shard(job.items, rank, size)]
     worker_init = functools.partial(_worker_init, os.getpid()) if options.workers else None
-    loader = DataLoader(_Pairs(items), batch_size=max(options.batch_size, 1), num_workers=options.workers,
+    loader = DataLoader(_Pairs(items, options.protocol), batch_size=max(options.batch_size, 1), num_workers=options.workers,
                         collate_fn=_keep_list, worker_init_fn=worker_init, pin_memory=device.type == "cuda")
     counts = {job.index: 0 for job in jobs}
     resized = dict(counts)

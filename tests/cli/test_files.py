@@ -18,7 +18,7 @@ from nobg_metrics.cli.files import (
     read_mask,
     read_prediction,
     read_trimap,
-    resize_like_cv2,
+    resize_prediction,
     scan_folder,
 )
 from tests.cli.folders import FORMATS, save_prediction
@@ -32,11 +32,15 @@ def test_prediction_formats_decode_to_the_same_levels(tmp_path: Path, fmt: str) 
     np.testing.assert_array_equal(read_prediction(tmp_path / "p.png"), pred)
 
 
-def test_sixteen_bit_rounds_to_nearest_level(tmp_path: Path) -> None:
-    values = np.array([[0, 128, 129, 385, 386, 65535, 65407, 65406]], np.uint16)
+def test_sixteen_bit_shifts_or_rounds_by_protocol(tmp_path: Path) -> None:
+    values = np.array([[0, 128, 129, 385, 386, 65535, 65407, 65406, 511, 512]], np.uint16)
     Image.fromarray(values).save(tmp_path / "p.png")
-    # round(v / 257): 128/257 = 0.498 -> 0, 129/257 = 0.502 -> 1, 385/257 = 1.498 -> 1, 386 -> 2
-    assert read_prediction(tmp_path / "p.png").tolist() == [[0, 0, 1, 1, 2, 255, 255, 254]]
+    # raw: round(v / 257): 128/257 = 0.498 -> 0, 129/257 = 0.502 -> 1, 385/257 = 1.498 -> 1, 386 -> 2
+    assert read_prediction(tmp_path / "p.png", protocol="raw").tolist() == [[0, 0, 1, 1, 2, 255, 255, 254, 2, 2]]
+    # pysodmetrics: v >> 8, as cv2.imread(IMREAD_GRAYSCALE)
+    shifted = [[0, 0, 0, 1, 1, 255, 255, 255, 1, 2]]
+    assert read_prediction(tmp_path / "p.png").tolist() == shifted
+    assert cv2.imread(str(tmp_path / "p.png"), cv2.IMREAD_GRAYSCALE).tolist() == shifted
 
 
 @pytest.mark.parametrize("mode", ["RGB", "RGBA", "P", "I;16", "L"])
@@ -70,12 +74,12 @@ def test_unreadable_file_raises_read_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("shape, target", [((40, 56), (67, 31)), ((17, 9), (8, 30)), ((1, 12), (5, 7))])
-def test_resize_matches_cv2_inter_linear_within_one_level(shape, target) -> None:
+def test_resize_is_cv2_inter_linear_exactly_or_within_one_level_raw(shape, target) -> None:
     pred = np.random.default_rng(4).integers(0, 256, shape).astype(np.uint8)
-    ours = resize_like_cv2(pred, *target).astype(int)
     ref = cv2.resize(pred, (target[1], target[0]), interpolation=cv2.INTER_LINEAR).astype(int)
-    assert ours.shape == target
-    assert np.abs(ours - ref).max() <= 1
+    np.testing.assert_array_equal(resize_prediction(pred, *target), ref)  # pysodmetrics: bit for bit
+    raw = resize_prediction(pred, *target, protocol="raw").astype(int)  # float32 bilinear, rounded
+    assert raw.shape == target and np.abs(raw - ref).max() <= 1
 
 
 def test_list_stems_prefix_suffix_and_duplicates(tmp_path: Path) -> None:
