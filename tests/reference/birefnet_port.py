@@ -23,6 +23,8 @@ Reading (``_prepare_data``): ``gt > 128``; ``pred / 255``, then the per-image mi
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from tests.reference.boundary_iou_ref import mask_to_boundary
@@ -70,7 +72,8 @@ def biou_curve(pred_u8: np.ndarray, gt_u8: np.ndarray, dilation_ratio: float = 0
 
 def _region_ssim(pred: np.ndarray, gt: np.ndarray) -> float:
     count = pred.size
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the mean of an empty quadrant: NaN, as the reference
         x, y = np.mean(pred), np.mean(gt)
         var_x = np.sum((pred - x) ** 2) / (count - 1)
         var_y = np.sum((gt - y) ** 2) / (count - 1)
@@ -83,7 +86,8 @@ def _region_ssim(pred: np.ndarray, gt: np.ndarray) -> float:
 
 
 def _object_score(values: np.ndarray) -> float:
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # ddof=1 of one pixel: NaN, as the reference
         mean, std = np.mean(values), np.std(values, ddof=1)
     return 2 * mean / (mean**2 + 1 + std + EPS)
 
