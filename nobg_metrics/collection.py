@@ -159,10 +159,15 @@ class NobgCollection(MetricCollection):
     and the compute groups' shared references are re-made: a rejected batch changes nothing.
     """
 
-    def _transaction(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        members = [getattr(self, str(key)) for key in self.keys(keep_base=True)]
-        snapshots = [take_snapshot(member) for member in members]
+    def _transaction(self, method: Callable[..., Any], *args: Any, leaders_only: bool = False, **kwargs: Any) -> Any:
         groups_checked = self._groups_checked
+        if leaders_only and groups_checked and not self._state_is_copy:
+            # torchmetrics' update runs only each group's first member; the others get its states by reference
+            # again below, so the leaders' snapshots are all a rollback needs
+            members = [getattr(self, group[0]) for group in self._groups.values()]
+        else:
+            members = [getattr(self, str(key)) for key in self.keys(keep_base=True)]
+        snapshots = [take_snapshot(member) for member in members]
         try:
             return method(*args, **kwargs)
         except BaseException:
@@ -187,12 +192,27 @@ class NobgCollection(MetricCollection):
                 for name in group[1:]:
                     member = getattr(self, name)
                     member.__dict__.update(shared)
-                    member._update_count = first._update_count
+                    member.__dict__["_update_count"] = first._update_count
         self._state_is_copy = copy
 
     def update(self, *args: Any, **kwargs: Any) -> None:
         """Update every member with the batch, or (on any error) none of them."""
-        self._transaction(super().update, *args, **kwargs)
+        if self._groups_checked:
+            self._transaction(self._grouped_update, *args, leaders_only=True, **kwargs)
+        else:
+            self._transaction(super().update, *args, **kwargs)
+
+    def _grouped_update(self, *args: Any, **kwargs: Any) -> None:
+        """torchmetrics' update once its compute groups are formed (``MetricCollection.update``, first branch),
+        with the members' caches cleared by direct dict writes (``Module.__setattr__`` per member cost more than
+        the confusion family's whole statistics pass)."""
+        for key in self.keys(keep_base=True):
+            getattr(self, str(key)).__dict__["_computed"] = None
+        for group in self._groups.values():
+            first = getattr(self, group[0])  # only the first member computes; the others share its states
+            first.update(*args, **first._filter_kwargs(**kwargs))
+        self._state_is_copy = False
+        self._compute_groups_create_state_ref()
 
     def forward(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         """Every member's ``forward`` on the batch, or (on any error) no change to any member."""

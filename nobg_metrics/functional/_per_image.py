@@ -49,18 +49,27 @@ def sum_per_image(per_image: Callable[[Batch], Values], batches: Iterable[Batch]
         for block in _cpu_blocks(batch):
             values = per_image(block)
             if isinstance(values, dict):
-                totals.append({name: value.sum(dim=0) for name, value in values.items()})
+                totals.append({name: _sum_images(value) for name, value in values.items()})
                 count += next(iter(values.values())).shape[0]
             else:
-                totals.append(values.sum(dim=0))
+                totals.append(_sum_images(values))
                 count += values.shape[0]
     if isinstance(totals[0], dict):
-        total: Values = {name: torch.stack([t[name] for t in totals]).sum(dim=0) for name in totals[0]}
+        total: Values = totals[0] if len(totals) == 1 else {
+            name: _sum_images(torch.stack([t[name] for t in totals])) for name in totals[0]}
         device = next(iter(total.values())).device
     else:
-        total = torch.stack(totals).sum(dim=0)
+        total = totals[0] if len(totals) == 1 else _sum_images(torch.stack(totals))
         device = total.device
     return total, torch.full((), count, dtype=torch.int64, device=device)
+
+
+def _sum_images(values: Tensor) -> Tensor:
+    """The sum over the leading (image) axis, each output summed as one contiguous run of B values: the same
+    bits whatever else the tensor holds (a measure's value alone or as one column of the family's table)."""
+    if values.ndim == 1:
+        return values.sum(dim=0)
+    return values.movedim(0, -1).contiguous().sum(dim=-1)
 
 
 def _cpu_blocks(batch: Batch) -> Iterator[Batch]:

@@ -22,6 +22,8 @@ measures share. Measures are added by name; adding one never changes another's s
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -36,6 +38,7 @@ from nobg_metrics.functional.confusion_measures import (
     Counts,
     KappaChance,
     MeasureOptions,
+    measure_table,
     measure_values,
 )
 from nobg_metrics.ops import host_reads, uint8_stats
@@ -134,12 +137,29 @@ def check_requests(requests: Iterable[tuple[str, str]], reductions: object = Red
     return frozenset(checked)
 
 
-def state_names(requests: Iterable[Request], prefix: str) -> dict[str, str]:
-    """``{statistic key: state name}`` for the requests, plus the image count (key :data:`COUNT`)."""
-    # sorted: every process must register (and so all-reduce) the states in one order, whatever its hash seed
-    names = {_key(m, r): f"{prefix}_{_key(m, r)}" for m, r in sorted(requests)}
-    names[COUNT] = f"{prefix}_{COUNT}"
-    return names
+def state_shapes(requests: frozenset[Request], num_thresholds: int, prefix: str) -> dict[str, tuple[str, tuple]]:
+    """``{sums key: (state name, shape)}`` of the states that hold the requests' sums.
+
+    ``"table"``: one float64 :math:`(K, M)` table for every requested measure and binarisation
+    (:func:`table_layout`), named ``<prefix>_table_<digest of the layout>`` so that two metrics hold a state of
+    the same name exactly when their tables have the same meaning; ``"pooled"``: :math:`(4,)` int64;
+    ``"count"``: the int64 image count.
+
+    Example:
+        >>> shapes = state_shapes(frozenset({("iou", "binary"), ("precision", "curve")}), 256, "confusion")
+        >>> sorted((key, shape) for key, (_, shape) in shapes.items())
+        [('count', ()), ('table', (257, 2))]
+    """
+    measures, reductions = table_layout(requests)
+    out: dict[str, tuple[str, tuple]] = {}
+    if measures:
+        rows = sum(num_thresholds if r == "curve" else 1 for r in reductions)
+        digest = hashlib.sha1(repr((measures, reductions)).encode()).hexdigest()[:8]
+        out[TABLE] = (f"{prefix}_{TABLE}_{digest}", (rows, len(measures)))
+    if (POOLED, POOLED) in requests:
+        out[POOLED] = (f"{prefix}_{POOLED}", (4,))
+    out[COUNT] = (f"{prefix}_{COUNT}", ())
+    return out
 
 
 def _key(measure: str, reduction: str) -> str:
@@ -257,30 +277,66 @@ def batch_counts(batch: SegBatch, reductions: set[str], options: ConfusionOption
     return _float_counts(batch, reductions, options)
 
 
-def _per_image_values(batch: SegBatch, requests: frozenset[Request], options: ConfusionOptions) -> dict[str, Tensor]:
-    """``{statistic key: (B, ...) per-image values}`` for every request (pooled: :math:`(B, 4)` int64 counts).
+TABLE = "table"
+_ORDER = ("curve", "adaptive", "binary")
 
-    Each measure is evaluated once, on its binarisations' counts joined along the last axis (a curve's T points,
-    then the adaptive and the binary count): one set of small tensor ops per measure instead of one per request.
+
+@functools.lru_cache(maxsize=256)
+def table_layout(requests: frozenset[Request]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The measures (sorted) and binarisations (curve, adaptive, binary) of the requests' statistics table.
+
+    The table holds every measure on every binarisation the requests name (columns: the measures; rows: a curve's
+    T points, then the adaptive and the binary value), so its layout, and its state, depend only on these two sets.
+
+    Example:
+        >>> table_layout(frozenset({("iou", "binary"), ("precision", "curve")}))
+        (('iou', 'precision'), ('curve', 'binary'))
     """
-    binarisations = {"binary" if reduction == POOLED else reduction for _, reduction in requests}
+    measures = tuple(sorted({measure for measure, reduction in requests if reduction != POOLED}))
+    reductions = tuple(r for r in _ORDER if any(reduction == r for _, reduction in requests))
+    return measures, reductions
+
+
+def _per_image_values(batch: SegBatch, requests: frozenset[Request], options: ConfusionOptions) -> dict[str, Tensor]:
+    """The per-image statistics of the requests: ``"table"`` :math:`(B, M, K)` float64 values of every requested
+    measure (sorted) on every requested binarisation joined along the last axis (a curve's T points, then the
+    adaptive and the binary count), and ``"pooled"`` :math:`(B, 4)` int64 binary counts when pooled is requested.
+
+    All measures are evaluated on one joined :class:`Counts` (:func:`measure_table`: shared ratios, one policy
+    ``where``): a few dozen small tensor ops per batch whatever the number of requests.
+    """
+    measures, reductions = table_layout(requests)
+    binarisations = set(reductions) | ({"binary"} if (POOLED, POOLED) in requests else set())
     counts = batch_counts(batch, binarisations, options)
-    agreement = options.empty_gt == "agreement"
     out = {}
     if (POOLED, POOLED) in requests:
         out[POOLED] = torch.stack(list(counts["binary"]), dim=1)
-    by_measure: dict[str, list[str]] = {}
-    for measure, reduction in sorted(requests):
-        if reduction != POOLED:
-            by_measure.setdefault(measure, []).append(reduction)
-    for measure, reductions in by_measure.items():
-        widths = [counts[r].tp.shape[-1] if r == "curve" else 1 for r in reductions]
+    if measures:
         joined = Counts(*(torch.cat([getattr(counts[r], field) if r == "curve" else getattr(counts[r], field)[:, None]
                                      for r in reductions], dim=-1) for field in Counts._fields))
-        values = measure_values(measure, joined, options.measure_options, agreement)
-        for reduction, part in zip(reductions, values.split(widths, dim=-1)):
-            out[_key(measure, reduction)] = part if reduction == "curve" else part[:, 0]
+        out[TABLE] = measure_table(measures, joined, options.measure_options, options.empty_gt == "agreement")
     return out
+
+
+def split_table(table: Tensor, requests: frozenset[Request]) -> dict[str, Tensor]:
+    """``{statistic key: sum}`` of the requests from a summed :math:`(K, M)` table (views, no copies)."""
+    measures, reductions = table_layout(requests)
+    widths = [table.shape[0] - len(reductions) + 1 if r == "curve" else 1 for r in reductions]
+    out = {}
+    for measure, column in zip(measures, table.unbind(-1)):
+        for reduction, part in zip(reductions, column.split(widths)):
+            if (measure, reduction) in requests:
+                out[_key(measure, reduction)] = part if reduction == "curve" else part[0]
+    return out
+
+
+def _confusion_sums(pred: InputMaps, gt: InputMaps, requests: frozenset[Request], options: ConfusionOptions,
+                    validate_args: bool) -> dict[str, Tensor]:
+    """A batch's sums as the classes hold them: ``"table"`` :math:`(K, M)` float64 (when a measure is requested),
+    ``"pooled"`` :math:`(4,)` int64 ``[TP, FP, TN, FN]`` (when pooled is), the image count (:data:`COUNT`)."""
+    batches = prepare_segmentation(pred, gt, normalize=options.normalize, validate_args=validate_args)
+    sums, count = sum_per_image(lambda batch: _per_image_values(batch, requests, options), batches)
+    return {**sums, COUNT: count}
 
 
 def _confusion_update(pred: InputMaps, gt: InputMaps, requests: frozenset[Request], options: ConfusionOptions,
@@ -290,9 +346,9 @@ def _confusion_update(pred: InputMaps, gt: InputMaps, requests: frozenset[Reques
     Curve sums are :math:`(T,)` float64, value sums scalar float64, pooled counts :math:`(4,)` int64
     ``[TP, FP, TN, FN]``, the count a scalar int64.
     """
-    batches = prepare_segmentation(pred, gt, normalize=options.normalize, validate_args=validate_args)
-    sums, count = sum_per_image(lambda batch: _per_image_values(batch, requests, options), batches)
-    return {**sums, COUNT: count}
+    sums = _confusion_sums(pred, gt, requests, options, validate_args)
+    table = sums.pop(TABLE, None)
+    return {**sums, **({} if table is None else split_table(table, requests))}
 
 
 def pooled_value(measure: str, pooled: Tensor, options: ConfusionOptions) -> Tensor:

@@ -1,15 +1,15 @@
 """The confusion family as ``Metric`` classes: one class per measure, ``mode=`` picks the reduction.
 
-State (fixed size, float64 sums / int64 counts, summed over batches and DDP ranks): one state per statistic
-the metric reads — ``confusion_<measure>_curve`` :math:`(T,)` (sum of per-image curves),
-``confusion_<measure>_adaptive`` / ``_binary`` (sums of per-image values), ``confusion_pooled`` :math:`(4,)`
-int64 summed ``[TP, FP, TN, FN]`` and ``confusion_count`` — and the zero ``options_<digest>`` state naming the
+State (fixed size, float64 sums / int64 counts, summed over batches and DDP ranks): ``confusion_table_<layout>``
+:math:`(K, M)`, the sums over images of every read measure's (columns) per-image curve points and adaptive and
+binary values (rows; :func:`~nobg_metrics.functional.confusion.state_shapes`), ``confusion_pooled`` :math:`(4,)`
+int64 summed ``[TP, FP, TN, FN]``, ``confusion_count`` — and the zero ``options_<digest>`` state naming the
 options that change those statistics
 (:meth:`~nobg_metrics.functional.confusion.ConfusionOptions.fingerprint`): two metrics hold equal state
 names exactly when they compute equal statistics, so a user's ``MetricCollection`` with torchmetrics'
 automatic compute groups merges ``IoU(threshold=0.3)`` and ``IoU(threshold=0.7)`` never, and
-``Precision("max")`` with ``Precision("mean")`` always. Measures are added by name: a new member adds its own
-states and changes no other's. ``share_statistics=`` makes a metric compute (and hold) other members'
+``Precision("max")`` with ``Precision("mean")`` always. The table's name is a digest of its layout, so equal names
+mean equal statistics there too. ``share_statistics=`` makes a metric compute (and hold) other members'
 statistics too, which is how ``make_collection`` gives a whole family one histogram pass per batch.
 """
 
@@ -23,12 +23,13 @@ from torch import Tensor
 from nobg_metrics._inputs import EmptyGt, InputMaps
 from nobg_metrics.functional.confusion import (
     COUNT,
-    POOLED,
+    TABLE,
     ConfusionOptions,
     Request,
-    _confusion_update,
+    _confusion_sums,
     check_requests,
-    state_names,
+    split_table,
+    state_shapes,
 )
 from nobg_metrics.functional.confusion_measures import MEASURES, KappaChance
 from nobg_metrics.functional.family import (
@@ -89,15 +90,13 @@ class ConfusionMetric(NobgMetric):
         self.normalize, self.empty_gt, self.chance = normalize, empty_gt, self.options.chance
         self._requests = (mode_requests(self._measure, self.mode, reduction) | self._extra_requests()
                           | check_requests(share_statistics))
-        self._state_names = state_names(self._requests, "confusion")
+        self._states = state_shapes(self._requests, num_thresholds, "confusion")
         self._add_fingerprint(self.options.fingerprint(self._requests))
-        for key, name in self._state_names.items():
-            if key == COUNT:
-                self._add_count(name)
-            elif key == POOLED:
-                self._add_count(name, (4,))
+        for key, (name, shape) in self._states.items():
+            if key == TABLE:
+                self._add_sum(name, shape)
             else:
-                self._add_sum(name, (num_thresholds,) if key.endswith("_curve") else ())
+                self._add_count(name, shape)
 
     def _extra_requests(self) -> frozenset[Request]:
         """Statistics a subclass holds beyond its mode's (e.g. the curves its ``curves()`` returns)."""
@@ -110,13 +109,14 @@ class ConfusionMetric(NobgMetric):
 
     def update(self, pred: InputMaps, gt: InputMaps) -> None:
         """Add a batch: ``pred``, ``gt`` of shape :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists."""
-        stats = _confusion_update(pred, gt, self._requests, self.options, self.validate_args)
-        for key, name in self._state_names.items():
-            setattr(self, name, getattr(self, name) + stats[key])
+        sums = _confusion_sums(pred, gt, self._requests, self.options, self.validate_args)
+        self._add_to_states({name: sums[key] for key, (name, _) in self._states.items()})
 
     def statistics(self) -> dict[str, Tensor]:
         """The accumulated sums by statistic key (``"iou_binary"``, ``"precision_curve"``, ``"count"``, ...)."""
-        return {key: getattr(self, name) for key, name in self._state_names.items()}
+        sums = {key: getattr(self, name) for key, (name, _) in self._states.items()}
+        table = sums.pop(TABLE, None)
+        return {**sums, **({} if table is None else split_table(table, self._requests))}
 
     def compute(self) -> Tensor:
         """The dataset value: float64, scalar or :math:`(T,)` for ``mode="curve"``."""
