@@ -18,10 +18,11 @@ pixel, foreground is 8-connected, background 4-connected). What this module repr
   next state is (``p + delta[d]``, ``d ^ 4``); the start state is (``i0``, direction of ``i1``). The walk
   ends when it would re-enter the start state, so a contour is the cycle of its start state, read from
   ``i0`` (every point written, pixels passed twice included).
-- **All walks at once.** The successor of every state of every border pixel is local (a 256 × 8 table on
-  the 8-neighbourhood code). The states on cycles are the image of ``succ^(2^R)`` (R doublings); the
-  distance of each state to its cycle's start comes from the same doublings (pointer jumping), so each
-  contour's points are ordered without walking them one by one.
+- **All walks at once.** The successor of every state is local (a 256 × 8 table on the 8-neighbourhood
+  code). Only *transition* states (back neighbour foreground, the next one ccw background) occur in walks,
+  and on them the successor is a permutation; the distance of each state to its cycle's start comes from
+  pointer jumping (log2 of the longest contour rounds), so each contour's points are placed without
+  walking them one by one.
 - **The order of the list.** OpenCV's ``RETR_TREE`` list is the contour tree in preorder with the
   children of a node (and the roots) in *descending* order of discovery (raster order of start pixels);
   the parent of ``C``'s outer border is the border of the hole left of ``C``'s first pixel, the parent of
@@ -207,46 +208,50 @@ def _tree_order(parent: Tensor, key: Tensor, image: Tensor, count: int) -> Tenso
 
 def _walk(pixel: Tensor, occupancy: Tensor, border_id: Tensor, delta: Tensor, start_border: Tensor,
           first_dir: Tensor, order: Tensor) -> tuple[Tensor, Tensor]:
-    """Lengths (in ``order``) and flat pixel indices of all contours: the cycles of the start states."""
+    """Lengths (in ``order``) and flat pixel indices of all contours: the cycles of the start states.
+
+    Every state of a walk has its back neighbour ``b`` in the foreground and ``b + 1`` in the background (the
+    start sweeps a background cell, and a step's first look ``b + 1`` is the cell the previous pixel swept
+    last), so only those *transition* states are built; the successor is a permutation of them (the
+    previous pixel and the last foreground direction before ``d`` are unique), so they all lie on cycles.
+    """
     device = pixel.device
-    states = pixel.numel() * 8
+    valid = occupancy & ~occupancy.roll(-1, dims=1)  # (M, 8): b foreground, b + 1 background
+    state_id = torch.cumsum(valid.view(-1), 0).view(valid.shape) - 1
+    state_id = torch.where(valid, state_id, -1)
+    owner, back = torch.nonzero(valid, as_tuple=True)
+    states = owner.numel()
     code = (occupancy.long() * (1 << torch.arange(8, device=device))).sum(dim=1)
-    next_dir = _next_direction_table(device)[code]  # (M, 8); -1: isolated pixel
-    isolated = next_dir[:, 0] < 0
-    successor_pixel = border_id[pixel.unsqueeze(1) + delta[next_dir.clamp_min(0)]]
-    succ = (successor_pixel * 8 + (next_dir.clamp_min(0) ^ 4)).view(-1)
-    own = torch.arange(states, device=device)
-    succ = torch.where(isolated.repeat_interleave(8), own, succ)
-    single = isolated[start_border]
-    start_state = start_border * 8 + first_dir.clamp_min(0)
+    direction = _next_direction_table(device)[code[owner], back]
+    succ = state_id[border_id[pixel[owner] + delta[direction]], direction ^ 4]
+    single = ~occupancy[start_border].any(dim=1)
+    start_state = state_id[start_border, first_dir.clamp_min(0)]
+    start_state = torch.where(single, 0, start_state)
     is_start = torch.zeros(states, dtype=torch.bool, device=device)
     is_start[start_state[~single]] = True
-    rounds = max(1, states).bit_length() + 1
-    # distance to the first start ahead (pointer jumping) and succ^(2^rounds) (its image: the cycles)
-    target, distance, done, power = succ.clone(), torch.ones(states, dtype=torch.int64, device=device), \
-        is_start[succ], succ.clone()
-    for _ in range(rounds):
+    # distance from every state to the first start ahead, by pointer jumping (a contour of L states: log2 L
+    # rounds; one host read per round, at most bit_length(states) + 1 rounds)
+    target, distance, done = succ, torch.ones(states, dtype=torch.int64, device=device), is_start[succ]
+    for _ in range(max(1, states).bit_length() + 1):
+        if bool(done.all()):
+            break
         pending = ~done
         distance = torch.where(pending, distance + distance[target], distance)
         done = torch.where(pending, done[target], done)
         target = torch.where(pending, target[target], target)
-        power = power[power]
-    on_cycle = torch.zeros(states, dtype=torch.bool, device=device)
-    on_cycle[power] = True
     contour_of_state = torch.full((states,), -1, dtype=torch.int64, device=device)
     contour_of_state[start_state[~single]] = torch.nonzero(~single).flatten()
-    member = torch.nonzero(on_cycle & done & ~isolated.repeat_interleave(8)).flatten()
+    member = torch.nonzero(done).flatten()
     contour = contour_of_state[target[member]]
     member, contour = member[contour >= 0], contour[contour >= 0]
-    lengths = torch.where(single, 1, distance[start_state])
+    lengths = torch.where(single, 1, distance[start_state] if states else torch.ones_like(start_state))
     lengths_sorted = lengths[order]
     rank = torch.empty_like(order)
     rank[order] = torch.arange(order.numel(), device=device)
     offsets = torch.cumsum(lengths_sorted, 0) - lengths_sorted
     position = (lengths[contour] - distance[member]) % lengths[contour]
-    total = int(lengths_sorted.sum()) if lengths.numel() else 0
-    points = torch.empty(total, dtype=torch.int64, device=device)
-    points[offsets[rank[contour]] + position] = pixel[member // 8]
+    points = torch.empty(int(lengths_sorted.sum()) if lengths.numel() else 0, dtype=torch.int64, device=device)
+    points[offsets[rank[contour]] + position] = pixel[owner[member]]
     singles = torch.nonzero(single).flatten()
     points[offsets[rank[singles]]] = pixel[start_border[singles]]
     return lengths_sorted, points
