@@ -33,10 +33,10 @@ COEF_SCALE = 1 << COEF_BITS
 
 
 def linear_taps(src: int, dst: int, clamp_coefficients: bool) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """One axis's source indices and fixed-point coefficients: four :math:`(dst,)` int32 CPU tensors.
+    """One axis's source indices and fixed-point coefficients: four :math:`(dst,)` CPU tensors.
 
     Returns ``(i0, i1, c0, c1)``: output ``d`` reads source ``i0[d]`` with weight ``c0[d]`` and ``i1[d]``
-    with ``c1[d]`` (in 1/2048). ``clamp_coefficients``: the column rule (an index outside ``0 .. src-2``
+    with ``c1[d]`` (in 1/2048); indices int64, coefficients int32. ``clamp_coefficients``: the column rule (an index outside ``0 .. src-2``
     becomes ``clamp(i)`` with ``(2048, 0)``); otherwise the row rule (indices clamped, coefficients kept).
 
     Example:
@@ -57,14 +57,19 @@ def linear_taps(src: int, dst: int, clamp_coefficients: bool) -> tuple[Tensor, T
         c1 = torch.where(outside, 0.0, c1)
     i0 = i.clamp(0, src - 1)
     i1 = (i + 1).clamp(0, src - 1)
-    return i0.int(), i1.int(), c0.int(), c1.int()
+    return i0, i1, c0.int(), c1.int()
 
 
-def _vertical(t0: Tensor, t1: Tensor, b0: Tensor, b1: Tensor) -> Tensor:
-    """OpenCV's uint8 ``VResizeLinear``: ``((b0*(t0>>4))>>16) + ((b1*(t1>>4))>>16) + 2 >> 2``."""
-    high0 = (t0 >> 4).mul_(b0) >> 16
-    high1 = (t1 >> 4).mul_(b1) >> 16
-    return high0.add_(high1).add_(2).bitwise_right_shift_(2).clamp_(0, 255).to(torch.uint8)
+def _vertical(u0: Tensor, u1: Tensor, b0: Tensor, b1: Tensor) -> Tensor:
+    """OpenCV's uint8 ``VResizeLinear`` on ``u = t >> 4``: ``((b0*u0)>>16) + ((b1*u1)>>16) + 2 >> 2``.
+
+    In place on ``u0``/``u1`` (in-place shifts: the ``>>`` operator with a Python int is 20-50x slower on
+    the CPU). No clamp is needed: ``t <= 255 * 2049``, so ``u <= 32655`` and the sum is at most
+    ``2049 * 32655 / 65536 < 1021``, which gives 255.
+    """
+    high0 = u0.mul_(b0).bitwise_right_shift_(16)
+    high1 = u1.mul_(b1).bitwise_right_shift_(16)
+    return high0.add_(high1).add_(2).bitwise_right_shift_(2).to(torch.uint8)
 
 
 def resize_linear_u8(image: Tensor, height: int, width: int) -> Tensor:
@@ -91,16 +96,15 @@ def resize_linear_u8(image: Tensor, height: int, width: int) -> Tensor:
         return image.clone()
     device = image.device
     x0, x1, a0, a1 = (t.to(device) for t in linear_taps(w, width, clamp_coefficients=True))
-    y0, y1, b0, b1 = (t.to(device) for t in linear_taps(h, height, clamp_coefficients=False))
-    b0, b1 = b0[:, None], b1[:, None]
-    source = image.int()
-
-    def horizontal(rows: Tensor) -> Tensor:  # exact: t = S[x0] * a0 + S[x1] * a1, int32
-        return rows.index_select(-1, x0).mul_(a0).add_(rows.index_select(-1, x1).mul_(a1))
-
-    if height >= h:  # each source row once, then pick the rows
-        t = horizontal(source)
-        t0, t1 = t.index_select(-2, y0), t.index_select(-2, y1)
-    else:  # a downscale: pick the rows first (fewer rows to filter)
-        t0, t1 = horizontal(source.index_select(-2, y0)), horizontal(source.index_select(-2, y1))
-    return _vertical(t0, t1, b0, b1)
+    y0, y1, b0, b1 = linear_taps(h, height, clamp_coefficients=False)
+    # only the source rows some output row reads (sizes only: no host read of the data)
+    rows, position = torch.unique(torch.cat([y0, y1]), return_inverse=True)
+    y0, y1 = (t.to(device) for t in position.split(height))
+    b0, b1 = b0.to(device)[:, None], b1.to(device)[:, None]
+    # horizontal pass, exact int32 t = S[x0] * a0 + S[x1] * a1; gather with an expanded index is 5x
+    # faster on the CPU than index_select along the last dim
+    source = image.index_select(-2, rows.to(device)).int()  # (..., rows, w)
+    shape = (*source.shape[:-1], width)
+    t = torch.gather(source, -1, x0.expand(shape)).mul_(a0)
+    u = t.add_(torch.gather(source, -1, x1.expand(shape)).mul_(a1)).bitwise_right_shift_(4)  # u = t >> 4
+    return _vertical(u.index_select(-2, y0), u.index_select(-2, y1), b0, b1)
