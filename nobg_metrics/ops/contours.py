@@ -19,10 +19,10 @@ pixel, foreground is 8-connected, background 4-connected). What this module repr
   ends when it would re-enter the start state, so a contour is the cycle of its start state, read from
   ``i0`` (every point written, pixels passed twice included).
 - **All walks at once.** The successor of every state is local (a 256 × 8 table on the 8-neighbourhood
-  code). Only *transition* states (back neighbour foreground, the next one ccw background) occur in walks,
-  and on them the successor is a permutation; the distance of each state to its cycle's start comes from
-  pointer jumping (log2 of the longest contour rounds), so each contour's points are placed without
-  walking them one by one.
+  code). Only *valid* states (back neighbour in the foreground) occur in walks, and on them the successor
+  is injective, so no state enters a contour's cycle from outside; the distance of each state to its
+  cycle's start comes from pointer jumping (log2 of the longest contour rounds), so each contour's points
+  are placed without walking them one by one.
 - **The order of the list.** OpenCV's ``RETR_TREE`` list is the contour tree in preorder with the
   children of a node (and the roots) in *descending* order of discovery (raster order of start pixels);
   the parent of ``C``'s outer border is the border of the hole left of ``C``'s first pixel, the parent of
@@ -210,30 +210,34 @@ def _walk(pixel: Tensor, occupancy: Tensor, border_id: Tensor, delta: Tensor, st
           first_dir: Tensor, order: Tensor) -> tuple[Tensor, Tensor]:
     """Lengths (in ``order``) and flat pixel indices of all contours: the cycles of the start states.
 
-    Every state of a walk has its back neighbour ``b`` in the foreground and ``b + 1`` in the background (the
-    start sweeps a background cell, and a step's first look ``b + 1`` is the cell the previous pixel swept
-    last), so only those *transition* states are built; the successor is a permutation of them (the
-    previous pixel and the last foreground direction before ``d`` are unique), so they all lie on cycles.
+    Every state of a walk has its back neighbour ``b`` in the foreground (the previous pixel; at the start
+    ``i1``), so only those *valid* states are built. On them the successor is injective (two valid ``b`` of
+    a pixel with the same first foreground ``d`` after them would put one of them between the other and
+    ``d``); a state whose step would leave the border pixels (an inner-side walk, never a contour's) is made
+    a fixed point. So a contour's cycle has no state entering it from outside, and a state reaches a start
+    only if it is on that start's cycle.
     """
     device = pixel.device
-    valid = occupancy & ~occupancy.roll(-1, dims=1)  # (M, 8): b foreground, b + 1 background
+    valid = occupancy  # (M, 8): the valid states, back neighbour b in the foreground
     state_id = torch.cumsum(valid.view(-1), 0).view(valid.shape) - 1
     state_id = torch.where(valid, state_id, -1)
     owner, back = torch.nonzero(valid, as_tuple=True)
     states = owner.numel()
     code = (occupancy.long() * (1 << torch.arange(8, device=device))).sum(dim=1)
     direction = _next_direction_table(device)[code[owner], back]
-    succ = state_id[border_id[pixel[owner] + delta[direction]], direction ^ 4]
+    successor_border = border_id[pixel[owner] + delta[direction]]
+    succ = torch.where(successor_border >= 0, state_id[successor_border.clamp_min(0), direction ^ 4],
+                       torch.arange(states, device=device))
     single = ~occupancy[start_border].any(dim=1)
     start_state = state_id[start_border, first_dir.clamp_min(0)]
     start_state = torch.where(single, 0, start_state)
     is_start = torch.zeros(states, dtype=torch.bool, device=device)
     is_start[start_state[~single]] = True
-    # distance from every state to the first start ahead, by pointer jumping (a contour of L states: log2 L
-    # rounds; one host read per round, at most bit_length(states) + 1 rounds)
+    # distance from every state to the first start ahead, by pointer jumping: a contour of L states is done
+    # after ceil(log2 L) rounds, its start last (one host read per round, at most bit_length(states) + 1)
     target, distance, done = succ, torch.ones(states, dtype=torch.int64, device=device), is_start[succ]
     for _ in range(max(1, states).bit_length() + 1):
-        if bool(done.all()):
+        if bool(done[start_state[~single]].all()):  # a start is done last on its cycle
             break
         pending = ~done
         distance = torch.where(pending, distance + distance[target], distance)
