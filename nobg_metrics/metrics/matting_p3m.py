@@ -1,0 +1,170 @@
+"""The P3M-10k / AM-2k / AIM-500 protocol as ``Metric`` classes (docs/matting_protocols.md).
+
+- ``P3MSAD(region=...)``, ``P3MMSE(region=...)``, ``P3MMAD(region=...)``: one statistic for all of them, the 8
+  summed per-image pixel errors of :data:`~nobg_metrics.functional.matting_p3m.ERROR_COLUMNS` (``p3m_error_sums``)
+  with the image count and the count of images that came with a trimap. ``region`` only picks the column, so
+  every instance shares one update in a collection (one compute group).
+- ``P3MGradientError``, ``P3MConnectivityError``: per-image means (``p3m_grad_*``, ``p3m_conn_*``).
+
+Every ``update(pred, gt, trimap=None)`` takes the trimap, so one collection call feeds the whole protocol; the
+whole-image metrics ignore it. Values are raw (the scripts print SAD / 1000, Grad / 10, Conn / 1000).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch  # noqa: F401  (the examples)
+from torch import Tensor
+
+from nobg_metrics._inputs import InputMaps, check_flag, check_number, check_option
+from nobg_metrics.functional.matting_p3m import (
+    P3MRegion,
+    _column_name,
+    _p3m_error_compute,
+    _p3m_errors_update,
+)
+from nobg_metrics.functional.p3m_connectivity import _p3m_connectivity_update
+from nobg_metrics.functional.p3m_gradient import _p3m_gradient_update
+from nobg_metrics.metrics.base import NobgMetric
+from nobg_metrics.metrics.per_image import PerImageMean
+
+
+class _P3MPixelErrors(NobgMetric):
+    """The shared statistic of P3MSAD, P3MMSE and P3MMAD.
+
+    Args:
+        region: ``"image"``, ``"trimap"`` (the reference's ``_trimap`` values: prediction forced to the trimap's
+            known values), and for SAD ``"fg"`` / ``"bg"``.
+        validate_args: run the checks that force a device sync.
+    """
+
+    higher_is_better = False
+    plot_upper_bound = None
+    _measure: str
+
+    def __init__(self, region: P3MRegion = "image", *, validate_args: bool = True, **kwargs: Any) -> None:
+        check_option("region", region, P3MRegion)
+        self._column = _column_name(self._measure, region)
+        super().__init__(validate_args=validate_args, **kwargs)
+        self.region = region
+        self._add_sum("p3m_error_sums", (8,))
+        self._add_count("p3m_error_image_count")
+        self._add_count("p3m_error_trimap_count")
+
+    def update(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> None:
+        """Add a batch of mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists, with the trimap
+        (required unless ``region="image"``)."""
+        if self.region != "image" and trimap is None:
+            raise ValueError(f"`trimap` is required by {type(self).__name__}(region={self.region!r}); got None")
+        totals, count = _p3m_errors_update(pred, gt, trimap, self.validate_args)
+        self._add_to_states({"p3m_error_sums": totals["errors"], "p3m_error_image_count": count,
+                             "p3m_error_trimap_count": totals["with_trimap"]})
+
+    def compute(self) -> Tensor:
+        """The dataset value: the mean of the per-image values (trimap regions: over images with a trimap)."""
+        return _p3m_error_compute(self._column, self.p3m_error_sums, self.p3m_error_image_count, self.p3m_error_trimap_count)
+
+
+class P3MSAD(_P3MPixelErrors):
+    """P3M SAD, SAD-T, SAD-FG or SAD-BG per image, raw (printed / 1000); see
+    :func:`nobg_metrics.functional.matting_p3m.p3m_sad`.
+
+    Example:
+        >>> pred, gt = torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]])
+        >>> metric = P3MSAD(region="trimap")
+        >>> metric.update(pred, gt, torch.tensor([[1.0, 0.5], [0.0, 0.5]]))
+        >>> round(float(metric.compute()), 4)
+        0.8
+    """
+
+    _measure = "sad"
+
+
+class P3MMSE(_P3MPixelErrors):
+    """P3M MSE (``region="image"``) or MSE-T (``"trimap"``) per image, raw; see
+    :func:`nobg_metrics.functional.matting_p3m.p3m_mse`.
+
+    Example:
+        >>> round(float(P3MMSE()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))), 4)
+        0.1125
+    """
+
+    _measure = "mse"
+    plot_upper_bound = 1.0
+
+
+class P3MMAD(_P3MPixelErrors):
+    """P3M MAD (``region="image"``) or MAD-T (``"trimap"``) per image, raw; see
+    :func:`nobg_metrics.functional.matting_p3m.p3m_mad`.
+
+    Example:
+        >>> round(float(P3MMAD()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))), 4)
+        0.275
+    """
+
+    _measure = "mad"
+    plot_upper_bound = 1.0
+
+
+class _P3MWholeImageMean(PerImageMean):
+    """A per-image mean over the whole image whose ``update`` accepts (and ignores) the protocol's trimap."""
+
+    higher_is_better = False
+    plot_upper_bound = None
+
+    def update(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> None:  # type: ignore[override]
+        """Add a batch of mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists (trimap ignored)."""
+        self._accumulate(*self._statistics(pred, gt))
+
+
+class P3MGradientError(_P3MWholeImageMean):
+    """P3M gradient error per image, raw (printed / 10), averaged; see
+    :func:`nobg_metrics.functional.p3m_gradient.p3m_gradient_error`.
+
+    Example:
+        >>> gt = torch.zeros(8, 10, dtype=torch.float64); gt[2:6, 3:8] = 1.0
+        >>> metric = P3MGradientError()
+        >>> metric.update(gt.roll(1, 1), gt)
+        >>> round(float(metric.compute()), 4)
+        0.1719
+    """
+
+    _state_prefix = "p3m_grad"
+
+    def __init__(self, *, validate_args: bool = True, **kwargs: Any) -> None:
+        super().__init__(options={}, validate_args=validate_args, **kwargs)
+
+    def _statistics(self, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
+        return _p3m_gradient_update(pred, gt, self.validate_args)
+
+
+class P3MConnectivityError(_P3MWholeImageMean):
+    """P3M connectivity error per image, raw (printed / 1000), averaged; see
+    :func:`nobg_metrics.functional.p3m_connectivity.p3m_connectivity_error`.
+
+    Args:
+        step: the step of ``np.arange(0, 1.1, step)`` (the reference: 0.1).
+        allow_host_sync: off CPU, label with lists sized by the data (host reads); default: no sync.
+        validate_args: run the checks that force a device sync.
+
+    Example:
+        >>> gt = torch.zeros(6, 8, dtype=torch.float64); gt[1:5, 1:6] = 1.0
+        >>> pred = gt.clone(); pred[0, 7] = 1.0
+        >>> P3MConnectivityError()(pred, gt)
+        tensor(1., dtype=torch.float64)
+    """
+
+    _state_prefix = "p3m_conn"
+
+    def __init__(self, *, step: float = 0.1, allow_host_sync: bool = False, validate_args: bool = True,
+                 **kwargs: Any) -> None:
+        check_number("step", step, low=0.0, low_open=True, high=1.0)
+        check_flag("allow_host_sync", allow_host_sync)
+        super().__init__(options={"step": float(step)}, validate_args=validate_args, **kwargs)
+        self.step = step
+        self.allow_host_sync = allow_host_sync
+
+    def _statistics(self, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
+        return _p3m_connectivity_update(pred, gt, self.step, self.validate_args, self.allow_host_sync)
+
