@@ -29,6 +29,7 @@ from typing import Literal, Union, get_args
 import torch
 from torch import Tensor
 
+from nobg_metrics._shared_checks import check_once
 from nobg_metrics.ops.levels import binarize_gt, lookup_levels, range_level_values
 
 EmptyGt = Literal["agreement", "reference"]
@@ -224,9 +225,13 @@ def _check_dtype(name: str, tensor: Tensor, *, allow_bool: bool = True) -> None:
 
 
 def _check_values(name: str, tensor: Tensor) -> None:
-    """Reject NaN/inf and floats outside [0, 1] (forces a device sync: skipped without validate_args)."""
-    if not tensor.dtype.is_floating_point:
-        return
+    """Reject NaN/inf and floats outside [0, 1] (forces a device sync: skipped without validate_args; once per
+    tensor in a collection call, :mod:`nobg_metrics._shared_checks`)."""
+    if tensor.dtype.is_floating_point:
+        check_once("values", tensor, lambda: _scan_values(name, tensor))
+
+
+def _scan_values(name: str, tensor: Tensor) -> None:
     if not bool(torch.isfinite(tensor).all()):
         bad = "NaN" if bool(torch.isnan(tensor).any()) else "inf"
         raise ValueError(f"`{name}` must be finite; got {bad} values")
@@ -333,6 +338,10 @@ def prepare_segmentation(
 
 
 def _check_trimap_values(trimap: Tensor, name: str = "trimap") -> None:
+    check_once("trimap", trimap, lambda: _scan_trimap(trimap, name))
+
+
+def _scan_trimap(trimap: Tensor, name: str) -> None:
     allowed = (0, 128, 255) if trimap.dtype == torch.uint8 else (0.0, 0.5, 1.0)
     ok = (trimap == allowed[0]) | (trimap == allowed[1]) | (trimap == allowed[2])
     if not bool(ok.all()):

@@ -28,6 +28,7 @@ from torchmetrics import Metric, MetricCollection
 
 from nobg_metrics import metrics as _metrics
 from nobg_metrics._inputs import check_option
+from nobg_metrics._shared_checks import shared_checks
 from nobg_metrics.functional.confusion_measures import MEASURES
 from nobg_metrics.functional.family import AUC_CURVES
 from nobg_metrics.metrics.base import restore_snapshot, take_snapshot
@@ -169,7 +170,8 @@ class NobgCollection(MetricCollection):
             members = [getattr(self, str(key)) for key in self.keys(keep_base=True)]
         snapshots = [take_snapshot(member) for member in members]
         try:
-            return method(*args, **kwargs)
+            with shared_checks():  # each input tensor's value checks run once, not once per member
+                return method(*args, **kwargs)
         except BaseException:
             for member, snapshot in zip(members, snapshots):
                 restore_snapshot(member, snapshot)

@@ -11,12 +11,13 @@ from the accumulated states, exactly as one ``update`` per batch would give. Wit
 equal-size images are grouped and each group is one batched ``update``.
 
 Input values: decoded maps are uint8 (any level is a valid prediction or gt; ``raw`` divides by 255,
-exactly in [0, 1]), so the only value the metrics' ``validate_args`` checks could reject is a trimap
-level other than 0/128/255. Those checks cost 9 % of an update with a trimap and 14-21 % with the
-``raw`` protocol (1024², CPU, measured; docs/cli.md), so the command checks trimaps while decoding
-instead (:func:`~nobg_metrics.cli.files.read_trimap`, ~2 ms per 1024² map in the loader's workers) and
-runs the metrics with ``validate_args=False``. Should the metrics still reject an input, it is recorded
-against its file (``unreadable``, reason ``rejected by the metrics: ...``), never raised.
+exactly in [0, 1]), so the only value the metrics' ``validate_args`` checks could reject is a trimap level
+other than 0/128/255 — which the reader already refuses while decoding
+(:func:`~nobg_metrics.cli.files.read_trimap`, in the loader's workers). The metrics still run with
+``validate_args=True`` as the backstop: in a collection each input tensor is checked once per call, not once
+per member (:mod:`nobg_metrics._shared_checks`), which is what made the checks cost 9-21 % of an update before.
+Should the metrics reject an input, it is recorded against its file (``unreadable``, reason
+``rejected by the metrics: ...``), never raised.
 """
 
 from __future__ import annotations
@@ -56,8 +57,8 @@ from nobg_metrics.ops.arith import divide
 
 PROTOCOLS = ("pysodmetrics", "raw")
 
-VALIDATE_ARGS = False
-"""The metrics' value checks (NaN/inf, float ranges, trimap levels): off, see the module docstring."""
+VALIDATE_ARGS = True
+"""The metrics' value checks (NaN/inf, float ranges, trimap levels): on, once per input tensor (module notes)."""
 
 
 @dataclass
