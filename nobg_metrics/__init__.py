@@ -1,18 +1,46 @@
 """nobg_metrics: exact, GPU-resident, DDP-synced metrics for salient/dichotomous object segmentation,
 background removal and alpha matting.
 
+The package loads on first use of any of its names (``nm.MAE``, ``nm.functional``, ``nm.make_collection``): a
+bare ``import nobg_metrics`` does not import torch, so the ``nobg-metrics`` command can install its signal
+handlers (a Ctrl-C while torch loads exits quietly) and print its help before paying for torch.
+
 >>> import torch, nobg_metrics as nm
 >>> nm.functional.mae(torch.zeros(1, 1, 4, 4), torch.zeros(1, 1, 4, 4))
 tensor(0., dtype=torch.float64)
 """
 
-from nobg_metrics import functional
-from nobg_metrics.allocator import tune_cpu_allocator
-from nobg_metrics.collection import make_collection
-from nobg_metrics.metrics import *
-from nobg_metrics.metrics import __all__ as _metric_names
-from nobg_metrics.ops import arith as _arith  # noqa: F401  (its import warms torch's vector math: see there)
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "functional", "make_collection", "tune_cpu_allocator", *_metric_names]
+
+def _load() -> dict[str, Any]:
+    """Import the public API (what ``import nobg_metrics`` used to import eagerly) into the package namespace."""
+    functional = importlib.import_module("nobg_metrics.functional")  # (not ``from nobg_metrics import``: that
+    metrics = importlib.import_module("nobg_metrics.metrics")  # would ask this module's __getattr__ again)
+    tune_cpu_allocator = importlib.import_module("nobg_metrics.allocator").tune_cpu_allocator
+    make_collection = importlib.import_module("nobg_metrics.collection").make_collection
+    importlib.import_module("nobg_metrics.ops.arith")  # its import warms torch's vector math: see there
+
+    names = {"functional": functional, "make_collection": make_collection, "tune_cpu_allocator": tune_cpu_allocator}
+    names.update({name: getattr(metrics, name) for name in metrics.__all__})
+    names["__all__"] = ["__version__", "functional", "make_collection", "tune_cpu_allocator", *metrics.__all__]
+    globals().update(names)
+    return names
+
+
+def __getattr__(name: str) -> Any:
+    if name.startswith("__") and name != "__all__":
+        raise AttributeError(f"module 'nobg_metrics' has no attribute {name!r}")
+    names = _load()
+    if name not in names:
+        raise AttributeError(f"module 'nobg_metrics' has no attribute {name!r}")
+    return names[name]
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_load()))

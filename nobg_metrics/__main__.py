@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from nobg_metrics.cli.main import main
+from nobg_metrics.cli.entry import main
 
 if __name__ == "__main__":
     sys.exit(main())

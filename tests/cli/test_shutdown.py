@@ -209,8 +209,9 @@ def _expect_handled(run: Run, status: int | None, signum: int) -> None:
 
 
 def test_sigint_at_start_leaves_nothing(data: Path, tmp_path: Path) -> None:
+    """0.3 s in, the command is still importing torch: it ends quietly (no traceback), status 130."""
     run, status = _interrupt(data, tmp_path, 1, "start", signal.SIGINT)
-    assert status not in (None, 0), run.stderr[-3000:]
+    _expect_handled(run, status, signal.SIGINT)
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])

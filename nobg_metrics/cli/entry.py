@@ -1,0 +1,22 @@
+"""The console script ``nobg-metrics`` (and ``python -m nobg_metrics``): import the command, then run it.
+
+Importing the command loads torch (seconds). A Ctrl-C (SIGINT) in that time used to print a traceback from
+inside torch's import; here it ends the start-up quietly with the exit status of an interrupted run
+(``128 + SIGINT``), before anything was read or written. Once the command runs, its own handlers
+(:mod:`nobg_metrics.cli.signals`) take over.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command with ``argv`` (``sys.argv[1:]`` by default); returns its exit status."""
+    try:
+        from nobg_metrics.cli.main import main as run
+    except KeyboardInterrupt:
+        print("nobg-metrics: interrupted (SIGINT) while starting; nothing was read or written", file=sys.stderr)
+        return 128 + signal.SIGINT
+    return run(argv)
