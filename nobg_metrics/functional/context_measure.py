@@ -18,10 +18,12 @@ the image); the forward filter runs in float32 (``CV_32F``, the kernel rounded t
 float64; both switch to a DFT from 130 (float32) / 50 (float64) kernel taps on, which is every kernel but thin
 ones at α = 6 (a round gt gives 27 x 27).
 
-Here every filter is one float64 FFT correlation per image of the reflect-101 padded map with its own kernel, on a
-grid of half-size ``round(3 α) + 1`` for every image (the largest a kernel can be: fixed shapes, no host read).
-The only difference from the reference is its float32 forward filter (relative rounding ~6e-8, plus its DFT's):
-Cm agrees to ~1e-7 (measured worst 3e-7, tests use 1e-6), never bit for bit.
+Here both filters come from one float64 real FFT pair per image (:func:`~nobg_metrics.functional.ccm_filters.
+context_filters`: the forward term as the adjoint ``Σ ext(gt) · (K ⋆ zero(pred))``, the reverse map from the same
+transform plus four thin border bands), on a kernel grid of half-size ``round(3 α) + 1`` for every image (the largest
+a kernel can be: fixed shapes, no host read). The only difference from the reference is its float32 forward filter
+(relative rounding ~6e-8, plus its DFT's): Cm agrees to ~1e-7 (measured worst 5.3e-8, tests use 1e-6), never bit for
+bit.
 
 Degenerate gt: all background — the reference scores 0 whatever the prediction (``empty_gt="reference"``);
 ``"agreement"`` gives ``1 - mean(pred)``, the soft pixel agreement (a perfect all-zero prediction scores 1). All
@@ -38,162 +40,44 @@ import math
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import EmptyGt, InputMaps, SegBatch, check_number, check_option, prepare_segmentation
+from nobg_metrics._inputs import (
+    EmptyGt,
+    InputMaps,
+    SegBatch,
+    check_number,
+    check_option,
+    prepare_segmentation,
+)
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
-
-EPS = torch.finfo(torch.float64).eps
-"""``np.spacing(1)``, the reference's epsilon."""
+from nobg_metrics.functional.ccm_filters import (  # noqa: F401 (kernel_grid_radius, correlate_reflect_101: re-exported)
+    EPS,
+    context_filters,
+    context_kernels,
+    correlate_reflect_101,
+    kernel_grid_radius,
+)
 
 _E_FACTOR = math.e / (math.e - 1)
-_SINGULAR = 1e-12
-"""A scaled covariance with ``det <= _SINGULAR * Σ'_rr Σ'_cc`` is singular (collinear gt pixels)."""
 
 
-def kernel_grid_radius(alpha: float) -> int:
-    """Half-size of the fixed kernel grid: every per-image kernel (``round(3 α σ_x / σ) <= round(3 α)``, 1 for the
-    degenerate gt) fits, with one spare tap against a ratio rounded above 1.
-
-    Example:
-        >>> kernel_grid_radius(6.0)
-        19
-    """
-    return max(1, round(3 * alpha) + 1)
-
-
-def _fft_size(length: int) -> int:
-    """The smallest 7-smooth integer ``>= length`` (fast FFT sizes for pocketfft and cuFFT)."""
-    size = length
-    while True:
-        rest = size
-        for prime in (2, 3, 5, 7):
-            while rest % prime == 0:
-                rest //= prime
-        if rest == 1:
-            return size
-        size += 1
-
-
-def _gt_covariance(gt: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """``np.cov(argwhere(gt), rowvar=False)`` per image from exact integer marginals: the :math:`(B,)` float64
-    entries ``(Σ_rr, Σ_rc, Σ_cc)`` and the :math:`(B,)` int64 gt pixel counts.
-
-    Centred sums as numpy's (deviations from the float64 mean, then ``* (1 / (n - 1))``), from per-row and per-column
-    counts and the per-row sums of column indices (all exact): ``Σ (r - m_r)(c - m_c) = Σ_r (r - m_r)(S_r - m_c n_r)``.
-    """
-    _, height, width = gt.shape
-    mask = gt.to(torch.int64)
-    per_row, per_col = mask.sum(dim=2).double(), mask.sum(dim=1).double()  # (B, H), (B, W): exact
-    row_col_sums = (mask * torch.arange(width, device=gt.device)).sum(dim=2).double()  # S_r = Σ_c gt[r, c] c
-    rows = torch.arange(height, device=gt.device, dtype=torch.float64)
-    cols = torch.arange(width, device=gt.device, dtype=torch.float64)
-    count = mask.flatten(1).sum(dim=1)
-    n = count.double().clamp(min=1)
-    mean_r, mean_c = (per_row * rows).sum(dim=1) / n, (per_col * cols).sum(dim=1) / n
-    dev_r, dev_c = rows - mean_r[:, None], cols - mean_c[:, None]
-    scale = 1 / (n - 1).clamp(min=1)
-    cov_rr = (per_row * dev_r**2).sum(dim=1) * scale
-    cov_cc = (per_col * dev_c**2).sum(dim=1) * scale
-    cov_rc = (dev_r * (row_col_sums - mean_c[:, None] * per_row)).sum(dim=1) * scale
-    return cov_rr, cov_rc, cov_cc, count
-
-
-def context_kernels(gt: Tensor, alpha: float, radius: int) -> Tensor:
-    """The reference's per-image Gaussian kernels on a :math:`(B, 2r + 1, 2r + 1)` float64 grid (zero outside each
-    kernel's ``(2 x_dis + 1) x (2 y_dis + 1)``), rows = image rows.
-
-    Example:
-        >>> gt = torch.zeros(1, 9, 9, dtype=torch.bool); gt[0, 4, 4] = True  # one pixel: Σ' = diag(0.25, 0.25)
-        >>> kernel = context_kernels(gt, 6.0, 2)[0]
-        >>> round(kernel[2, 2].item(), 6), kernel[0].abs().sum().item(), round(kernel.sum().item(), 12)
-        (0.619347, 0.0, 1.0)
-    """
-    cov_rr, cov_rc, cov_cc, count = _gt_covariance(gt)
-    # if cov_matrix[0, 0] == 0: cov_matrix[0, 0] = EPS  (and [1, 1])
-    cov_rr = torch.where(cov_rr == 0, torch.full_like(cov_rr, EPS), cov_rr)
-    cov_cc = torch.where(cov_cc == 0, torch.full_like(cov_cc, EPS), cov_cc)
-    sigma_x, sigma_y, total = cov_rr.sqrt(), cov_cc.sqrt(), (cov_rr + cov_cc).sqrt()
-    # std_cov_matrix = alpha**2 * cov_matrix / (total_sigma**2);  x_dis = round(3 * (alpha * sigma_x / total_sigma))
-    square = total**2
-    a, b, d = alpha**2 * cov_rr / square, alpha**2 * cov_rc / square, alpha**2 * cov_cc / square
-    x_dis, y_dis = torch.round(3 * (alpha * sigma_x / total)), torch.round(3 * (alpha * sigma_y / total))
-    # <= 1 gt pixel: return np.diag([0.25, 0.25]), 1, 1. Collinear gt pixels (a singular covariance, to rounding):
-    # the reference raises LinAlgError (or inverts a rounding residue); they get the same fallback here.
-    few = (count <= 1) | (a * d - b * b <= _SINGULAR * a * d)
-    a, d = torch.where(few, 0.25, a), torch.where(few, 0.25, d)
-    b = torch.where(few, 0.0, b)
-    x_dis, y_dis = torch.where(few, 1.0, x_dis), torch.where(few, 1.0, y_dis)
-    det = a * d - b * b
-    inv_rr, inv_rc, inv_cc = (d / det)[:, None, None], (-b / det)[:, None, None], (a / det)[:, None, None]
-    offsets = torch.arange(-radius, radius + 1, device=gt.device, dtype=torch.float64)
-    x, y = offsets[:, None], offsets[None, :]
-    # exp_term = einsum("...i,ij,...j->...", Z, inv_sigma, Z);  exp(-0.5 * exp_term) / (2 * pi * sqrt(det_sigma))
-    quadratic = (x * inv_rr + y * inv_rc) * x + (x * inv_rc + y * inv_cc) * y
-    kernel = torch.exp(-0.5 * quadratic) / (2 * math.pi * det.sqrt())[:, None, None]
-    inside = (x.abs() <= x_dis[:, None, None]) & (y.abs() <= y_dis[:, None, None])
-    kernel = torch.where(inside, kernel, torch.zeros_like(kernel))
-    return kernel / kernel.sum(dim=(1, 2), keepdim=True)
-
-
-def _reflect_101(length: int, pad: int, device: torch.device) -> Tensor:
-    """Source index of each of ``length + 2 pad`` positions under OpenCV's ``BORDER_REFLECT_101`` (any ``pad``)."""
-    positions = torch.arange(-pad, length + pad, device=device)
-    if length == 1:
-        return torch.zeros_like(positions)
-    period = 2 * (length - 1)
-    folded = positions.remainder(period)
-    return torch.where(folded >= length, period - folded, folded)
-
-
-def correlate_reflect_101(first: Tensor, second: Tensor, kernels: Tensor) -> tuple[Tensor, Tensor]:
-    """``cv2.filter2D(map, -1, kernel)`` (correlation, reflect-101 border, anchor at the centre) of two maps per image,
-    in float64 by one complex FFT: ``first + i second`` (the kernel is real, so the two correlations are the real and
-    imaginary parts).
-
-    Args:
-        first, second: :math:`(B, H, W)` float64, filtered by each image's kernel.
-        kernels: :math:`(B, 2r + 1, 2r + 1)` float64.
-
-    Returns:
-        the two :math:`(B, H, W)` float64 correlations.
-
-    Example:
-        >>> image = torch.arange(12, dtype=torch.float64).view(1, 3, 4)
-        >>> box = torch.full((1, 3, 3), 1 / 9, dtype=torch.float64)
-        >>> [round(v, 6) for v in correlate_reflect_101(image, image, box)[0][0, 0].tolist()]  # cv2.filter2D's
-        [3.333333, 3.666667, 4.666667, 5.0]
-    """
-    _, height, width = first.shape
-    radius = kernels.shape[-1] // 2
-    maps = torch.stack([first, second], dim=1)
-    if radius < height and radius < width:  # torch's "reflect" is reflect-101 (the edge pixel not repeated)
-        maps = torch.nn.functional.pad(maps, (radius,) * 4, mode="reflect")
-    else:  # kernels wider than the image: reflected again, as OpenCV's borderInterpolate does
-        maps = maps.index_select(2, _reflect_101(height, radius, first.device)).index_select(
-            3, _reflect_101(width, radius, first.device))
-    padded = torch.complex(maps[:, 0], maps[:, 1])
-    fft_rows, fft_cols = _fft_size(height + 2 * radius), _fft_size(width + 2 * radius)
-    # out[i, j] = Σ_ab K[a, b] padded[i + a, j + b]: no wrap-around for i < H, j < W
-    spectrum = torch.fft.fft2(padded, s=(fft_rows, fft_cols))
-    kernel_spectrum = torch.fft.fft(torch.fft.fft(kernels, n=fft_cols, dim=-1), n=fft_rows, dim=-2)  # 2r + 1 rows first
-    out = torch.fft.ifft2(spectrum * kernel_spectrum.conj(), s=(fft_rows, fft_cols))[:, :height, :width]
-    return out.real, out.imag
+def _dot(first: Tensor, second: Tensor) -> Tensor:
+    """``Σ first · second`` per image of two contiguous :math:`(B, H, W)` maps, as one batched matrix product."""
+    return (first.flatten(1)[:, None, :] @ second.flatten(1)[:, :, None])[:, 0, 0]
 
 
 def _context_measure_per_image(batch: SegBatch, beta2: float, alpha: float, empty_gt: EmptyGt) -> Tensor:
     """:math:`(B,)` float64 Cm of one equal-size group."""
-    gt = batch.gt
     pred = batch.pred.double()
-    target = gt.double()
-    kernels = context_kernels(gt, alpha, kernel_grid_radius(alpha))
-    relevance, smoothed = correlate_reflect_101(target, pred, kernels)
-    # forward = x_binary * global_relevance_matrix;  mforward = sum(forward * pred) / (sum(pred) + EPS)
+    target = batch.gt.double()
+    kernels = context_kernels(target, alpha, kernel_grid_radius(alpha))
+    forward_sum, smoothed = context_filters(pred, target, kernels)
+    # forward = x_binary * global_relevance_matrix;  mforward = sum(forward * pred) / (sum(pred) + EPS)  (pred >= 0)
     pred_sum = pred.sum(dim=(-2, -1))
-    forward = torch.where(pred > 0, relevance, torch.zeros_like(relevance))
-    m_forward = (forward * pred).sum(dim=(-2, -1)) / (pred_sum + EPS)
-    # reverse = e / (e - 1) * Y * (1 - exp(-filter2D(X, K)));  wreverse = sum(reverse * (gt + cd)) / (...), cd = 0
-    reverse = _E_FACTOR * target * (1 - torch.exp(-1 * smoothed))
+    m_forward = forward_sum / (pred_sum + EPS)
+    # reverse = e / (e - 1) * Y * (1 - exp(-filter2D(X, K)));  wreverse = sum(reverse * (gt + cd)) / (...), cd = 0:
+    # Σ gt (1 - exp(-R)) = Σ gt - Σ gt exp(-R)  (``smoothed`` is a local tensor: exponentiated in place)
     gt_sum = target.sum(dim=(-2, -1))
-    w_reverse = (reverse * target).sum(dim=(-2, -1)) / (gt_sum + EPS)
+    w_reverse = _E_FACTOR * (gt_sum - _dot(target, torch.exp(smoothed.neg_()))) / (gt_sum + EPS)
     value = (1 + beta2) * m_forward * w_reverse / (beta2 * m_forward + w_reverse + EPS)
     if empty_gt == "reference":
         return value
