@@ -30,7 +30,6 @@ image (the band degenerates to the image); ``"reference"`` returns NaN, as the r
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 from nobg_metrics._inputs import (
@@ -43,8 +42,9 @@ from nobg_metrics._inputs import (
 )
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.functional.boundary import _packed_pred
-from nobg_metrics.ops.ellipse import dilate_ellipse_packed, inside_words, padded_words
-from nobg_metrics.ops.morphology import count_bits, pack_bits
+from nobg_metrics.ops.ellipse import dilate_ellipses_packed, inside_words
+from nobg_metrics.ops.levels import GT_CUT
+from nobg_metrics.ops.morphology import count_bits, pack_bits, pack_levels_at_least
 
 MBA_STEPS = 5
 """Radii per image (CascadePSP's ``num_steps``)."""
@@ -73,6 +73,14 @@ def resolve_threshold(batch: SegBatch, threshold: float | None) -> float:
     return REFERENCE_PRED_CUT if batch.is_uint8 and not batch.normalize else 0.5
 
 
+def _packed_gt(batch: SegBatch) -> Tensor:
+    """The gt foreground packed into bits: raw uint8 ``> 128`` straight from the bytes (no bool pass), else the
+    bool gt. :math:`(B, H, \\lceil W / 64 \\rceil)` int64."""
+    if batch.gt_raw.dtype == torch.uint8:
+        return pack_levels_at_least(batch.gt_raw, GT_CUT + 1)
+    return pack_bits([batch.gt])
+
+
 def _mba_counts(batch: SegBatch, threshold: float, agreement: bool) -> dict[str, Tensor]:
     """Band and agreeing-band pixel counts per radius of one equal-size batch.
 
@@ -82,22 +90,25 @@ def _mba_counts(batch: SegBatch, threshold: float, agreement: bool) -> dict[str,
     """
     size, height, width = batch.shape
     radii = mba_radii(height, width)
-    words = padded_words(width, max(radii))
-    masks = pack_bits([batch.gt, ~batch.gt])
+    foreground = _packed_gt(batch)
+    inside = inside_words(height, width, foreground.shape[-1], foreground.device)  # bits < W
+    masks = torch.cat([foreground, foreground.bitwise_not().bitwise_and_(inside)])  # gt, NOT gt
     pred = _packed_pred(batch, threshold)
-    masks, pred = F.pad(masks, (0, words - masks.shape[-1])), F.pad(pred, (0, words - pred.shape[-1]))
-    inside = inside_words(height, width, words, pred.device)  # the dilations spread past pixel W - 1
-    agree_mask = (pred ^ masks[:size]).bitwise_not_()
-    counts = {}
-    for radius in sorted(set(radii)):  # at most 5 rounds, each vectorised over the batch
-        dilated = dilate_ellipse_packed(masks, width, radius)
-        # the window holds gt foreground AND background (and the pixel is inside the image)
-        band = dilated[:size].bitwise_and_(dilated[size:]).bitwise_and_(inside)
-        counts[radius] = count_bits(torch.cat([band, band & agree_mask])).view(2, size)
-    band = torch.stack([counts[radius][0] for radius in radii], dim=1)
-    agree = torch.stack([counts[radius][1] for radius in radii], dim=1)
+    agree_mask = (pred ^ foreground).bitwise_not_()
+    distinct = sorted(set(radii))
+    pieces = masks.new_empty((2 * len(distinct), *foreground.shape))  # [band_r, band_r AND agree] per radius
+    for index, dilated in enumerate(dilate_ellipses_packed(masks, width, distinct).values()):  # <= 5 radii
+        # the window holds gt foreground AND background (and the pixel is inside the image: the dilations
+        # spread past pixel W - 1)
+        band = torch.bitwise_and(dilated[:size], dilated[size:], out=pieces[2 * index])
+        band.bitwise_and_(inside)
+        torch.bitwise_and(band, agree_mask, out=pieces[2 * index + 1])
+    counts = count_bits(pieces.flatten(0, 1)).view(len(distinct), 2, size)  # one popcount pass
+    column = {radius: index for index, radius in enumerate(distinct)}
+    band = torch.stack([counts[column[radius], 0] for radius in radii], dim=1)
+    agree = torch.stack([counts[column[radius], 1] for radius in radii], dim=1)
     if agreement:
-        fg = count_bits(torch.cat([pred, masks[:size]])).view(2, size)
+        fg = count_bits(torch.cat([pred, foreground])).view(2, size)
         pred_fg, gt_fg = fg[0], fg[1]
     else:
         pred_fg = gt_fg = torch.zeros(size, dtype=torch.int64, device=band.device)

@@ -22,27 +22,23 @@ whose window (inside the image) holds both classes.
 How it is computed: the rows of the kernel have non-increasing ``dx`` as ``|dy|`` grows, so the ellipse
 is the union of a few nested rectangles ``[-h, h] x [-w, w]``, one per distinct half-width ``w``
 (:func:`ellipse_rectangles`; 4 for ``r = 5``). A dilation by the union is the OR of the dilations by the
-rectangles, and each of those is separable: an OR over ``2h+1`` rows, then over ``2w+1`` pixels of each
-row, ``ceil(log2)`` word operations each on rows packed 64 pixels per ``int64``
-(:mod:`nobg_metrics.ops.morphology`). No loop over pixels; the loop over rectangles is ``<= r + 1`` rounds.
+rectangles, and each of those is separable: an OR over ``2w+1`` pixels of each row (shared by every
+rectangle and radius of that width, built incrementally), then over ``2h+1`` rows, on rows packed 64
+pixels per ``int64`` (:mod:`nobg_metrics.ops.morphology`). No loop over pixels; the loops are over widths
+and rectangles, ``<= r + 1`` rounds each.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterable
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from nobg_metrics.ops.morphology import (
-    pack_bits,
-    shift_bits,
-    unpack_bits,
-    window_cols,
-    window_rows,
-)
+from nobg_metrics.ops.morphology import pack_bits, shift_bits, unpack_bits, window_rows
 
 _WORD_BITS = 64
 
@@ -97,51 +93,73 @@ def _check_radius(radius: int) -> None:
         raise ValueError(f"`radius` must be an int >= 0, got {radius!r}")
 
 
-def padded_words(width: int, radius: int) -> int:
-    """Words per packed row that :func:`dilate_ellipse_packed` needs for ``W`` pixels and radius ``r``."""
-    return -(-(width + min(radius, width - 1)) // _WORD_BITS)
-
-
 def inside_words(height: int, width: int, words: int, device: torch.device | str) -> Tensor:
     """:math:`(1, H, M)` int64 packed mask of the pixels inside a ``W``-pixel row (bits ``>= W`` clear)."""
     row = pack_bits([torch.ones((1, 1, width), dtype=torch.bool, device=device)])
     return F.pad(row, (0, words - row.shape[-1])).expand(1, height, words)
 
 
-def dilate_ellipse_packed(packed: Tensor, width: int, radius: int) -> Tensor:
-    """OR over OpenCV's ``(2r+1)²`` ellipse window, the outside of the image read as background.
+def dilate_ellipses_packed(packed: Tensor, width: int, radii: Iterable[int]) -> dict[int, Tensor]:
+    """OR over OpenCV's ``(2r+1)²`` ellipse window for several radii at once, the outside read as background.
+
+    The rows of every rectangle of every radius share one set of horizontal ORs, built incrementally
+    (``C_w = C_{w-1} | m << w | m >> w``: two bit shifts per width, however many radii use it); each rectangle
+    then only ORs rows (``ceil(log2(2h + 1))`` word ORs of row slices, no bit shifts), and a radius ORs its
+    rectangles.
 
     Args:
         packed: :math:`(N, H, M)` int64 rows of bits (:func:`~nobg_metrics.ops.morphology.pack_bits` layout,
-            bits ``>= W`` clear), ``M >= padded_words(W, r)``.
+            bits ``>= W`` clear).
         width: ``W``.
-        radius: ``r >= 0``.
+        radii: radii ``r >= 0``.
 
     Returns:
-        :math:`(N, H, M)` int64; bits ``>= W`` may be set (AND with :func:`inside_words` before counting).
+        ``{r: (N, H, M) int64}``, new tensors; bits ``>= W`` may be set (AND with :func:`inside_words` before
+        counting).
     """
     height = packed.shape[-2]
-    result = None
-    for half_height, half_width in ellipse_rectangles(radius):
-        # windows larger than the image only OR more zeros: clamp (no rows or words beyond what is needed)
-        rows, cols = min(half_height, height - 1), min(half_width, width - 1)
-        shifted = shift_bits(packed, -cols) if cols else packed  # output pixel x <- input pixels x - w .. x + w
-        stacked = F.pad(shifted, (0, 0, rows, rows)) if rows else shifted
-        dilated = window_cols(window_rows(stacked, 2 * rows + 1, False), 2 * cols + 1, False)
-        if result is None:
-            result = dilated.clone() if dilated is packed else dilated  # never write into the caller's tensor
-        else:
-            result.bitwise_or_(dilated)
-    return result
+    # windows larger than the image only OR more zeros: clamp to H - 1 rows and W - 1 pixels
+    rectangles = {radius: sorted({(min(h, height - 1), min(w, width - 1)) for h, w in ellipse_rectangles(radius)})
+                  for radius in sorted(set(radii))}
+    widths = sorted({w for rects in rectangles.values() for _, w in rects})
+    margin = max(h for rects in rectangles.values() for h, _ in rects)
+    padded = F.pad(packed, (0, 0, margin, margin)) if margin else packed  # zero rows: the outside
+    row_padded, current, done = {}, padded, 0
+    for half_width in widths:
+        for shift in range(done + 1, half_width + 1):  # pixel x <- pixels x - w .. x + w (zero beyond the row)
+            current = current | shift_bits(padded, shift) | shift_bits(padded, -shift)
+        done = half_width
+        row_padded[half_width] = current
+    out = {}
+    for radius, rects in rectangles.items():
+        result = None
+        for half_height, half_width in rects:
+            rows = row_padded[half_width][..., margin - half_height:margin + height + half_height, :]
+            dilated = window_rows(rows, 2 * half_height + 1, False)
+            if result is None:
+                result = dilated.clone() if half_height == 0 else dilated  # never a view of shared rows / the input
+            else:
+                result.bitwise_or_(dilated)
+        out[radius] = result
+    return out
 
 
-def _packed(mask: Tensor, radius: int) -> tuple[Tensor, int]:
+def dilate_ellipse_packed(packed: Tensor, width: int, radius: int) -> Tensor:
+    """:func:`dilate_ellipses_packed` for one radius: :math:`(N, H, M)` int64 (bits ``>= W`` may be set).
+
+    Example:
+        >>> m = torch.zeros(1, 5, 5, dtype=torch.bool); m[0, 2, 2] = True
+        >>> torch.equal(unpack_bits(dilate_ellipse_packed(pack_bits([m]), 5, 2), 5)[0], ellipse_kernel(2))
+        True
+    """
+    _check_radius(radius)
+    return dilate_ellipses_packed(packed, width, (radius,))[radius]
+
+
+def _packed(mask: Tensor, radius: int) -> Tensor:
     _check_mask(mask)
     _check_radius(radius)
-    width = mask.shape[-1]
-    words = padded_words(width, radius)
-    packed = pack_bits([mask])
-    return F.pad(packed, (0, words - packed.shape[-1])), words
+    return pack_bits([mask])
 
 
 def dilate_ellipse(mask: Tensor, radius: int) -> Tensor:
@@ -159,8 +177,7 @@ def dilate_ellipse(mask: Tensor, radius: int) -> Tensor:
         >>> torch.equal(dilate_ellipse(m, 2)[0], ellipse_kernel(2))
         True
     """
-    packed, _ = _packed(mask, radius)
-    return unpack_bits(dilate_ellipse_packed(packed, mask.shape[-1], radius), mask.shape[-1])
+    return unpack_bits(dilate_ellipse_packed(_packed(mask, radius), mask.shape[-1], radius), mask.shape[-1])
 
 
 def erode_ellipse(mask: Tensor, radius: int) -> Tensor:
