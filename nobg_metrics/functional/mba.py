@@ -101,7 +101,8 @@ def _mba_counts(batch: SegBatch, threshold: float, agreement: bool) -> dict[str,
         # the window holds gt foreground AND background (and the pixel is inside the image: the dilations
         # spread past pixel W - 1)
         band = torch.bitwise_and(dilated[:size], dilated[size:], out=pieces[2 * index])
-        band.bitwise_and_(inside)
+        if width % 64:
+            band.bitwise_and_(inside)
         torch.bitwise_and(band, agree_mask, out=pieces[2 * index + 1])
     counts = count_bits(pieces.flatten(0, 1)).view(len(distinct), 2, size)  # one popcount pass
     column = {radius: index for index, radius in enumerate(distinct)}

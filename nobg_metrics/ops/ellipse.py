@@ -94,9 +94,18 @@ def _check_radius(radius: int) -> None:
 
 
 def inside_words(height: int, width: int, words: int, device: torch.device | str) -> Tensor:
-    """:math:`(1, H, M)` int64 packed mask of the pixels inside a ``W``-pixel row (bits ``>= W`` clear)."""
-    row = pack_bits([torch.ones((1, 1, width), dtype=torch.bool, device=device)])
-    return F.pad(row, (0, words - row.shape[-1])).expand(1, height, words)
+    """:math:`(1, H, M)` int64 packed mask of the pixels inside a ``W``-pixel row (bits ``>= W`` clear).
+
+    Example:
+        >>> inside_words(2, 3, 1, "cpu").tolist()
+        [[[7], [7]]]
+    """
+    whole, part = divmod(width, _WORD_BITS)
+    row = torch.zeros(words, dtype=torch.int64, device=device)
+    row[:whole] = -1  # all 64 bits
+    if part:
+        row[whole] = (1 << part) - 1
+    return row.expand(1, height, words)
 
 
 def dilate_ellipses_packed(packed: Tensor, width: int, radii: Iterable[int]) -> dict[int, Tensor]:
@@ -127,11 +136,14 @@ def dilate_ellipses_packed(packed: Tensor, width: int, radii: Iterable[int]) -> 
     row_padded, current, done = {}, padded, 0
     for half_width in widths:
         for shift in range(done + 1, half_width + 1):  # pixel x <- pixels x - w .. x + w (zero beyond the row)
-            current = current | shift_bits(padded, shift) | shift_bits(padded, -shift)
+            current = current | _shift(padded, shift) | _shift(padded, -shift)
         done = half_width
         row_padded[half_width] = current
     out = {}
     for radius, rects in rectangles.items():
+        if 2 * radius <= sum(2 + math.ceil(math.log2(2 * h + 1)) for h, _ in rects):
+            out[radius] = _or_rows(row_padded, ellipse_half_widths(radius), margin, height, width)
+            continue
         result = None
         for half_height, half_width in rects:
             rows = row_padded[half_width][..., margin - half_height:margin + height + half_height, :]
@@ -142,6 +154,38 @@ def dilate_ellipses_packed(packed: Tensor, width: int, radii: Iterable[int]) -> 
                 result.bitwise_or_(dilated)
         out[radius] = result
     return out
+
+
+def _shift(words: Tensor, shift: int) -> Tensor:
+    """:func:`~nobg_metrics.ops.morphology.shift_bits` (output pixel ``j`` = input pixel ``j + shift``, zero-filled)
+    in four word ops for ``0 < |shift| < 64``: the shifted words, then the bits carried from the neighbour word.
+    Bits pushed past the last word are dropped (pixels ``>= 64 M``, never inside the image)."""
+    if not 0 < abs(shift) < _WORD_BITS:
+        return shift_bits(words, shift)
+    if shift > 0:  # towards x = 0: logical right shift, carry from the next word's low bits
+        out = (words >> shift).bitwise_and_((1 << (_WORD_BITS - shift)) - 1)
+        out[..., :-1].bitwise_or_((words << (_WORD_BITS - shift))[..., 1:])  # in place: no copy back
+        return out
+    part = -shift  # away from x = 0: left shift, carry from the previous word's high bits
+    out = words << part
+    out[..., 1:].bitwise_or_((words >> (_WORD_BITS - part)).bitwise_and_((1 << part) - 1)[..., :-1])
+    return out
+
+
+def _or_rows(row_padded: dict[int, Tensor], half_widths: tuple[int, ...], margin: int, height: int,
+             width: int) -> Tensor:
+    """The OR of the kernel's ``2r + 1`` rows, each row ``dy`` read from the horizontal OR of its half-width
+    ``dx(dy)`` shifted by ``dy`` rows (``2r`` word ORs: fewer than the rectangles' doubling rounds for small r)."""
+    radius = len(half_widths) // 2
+    result = None
+    for dy, half_width in enumerate(half_widths):
+        rows = row_padded[min(half_width, width - 1)]
+        offset = margin + dy - radius
+        if offset < 0 or offset > 2 * margin:  # rows beyond the clamped margin: only outside zeros
+            continue
+        piece = rows[..., offset:offset + height, :]
+        result = piece.clone() if result is None else result.bitwise_or_(piece)
+    return result
 
 
 def dilate_ellipse_packed(packed: Tensor, width: int, radius: int) -> Tensor:
