@@ -1,0 +1,171 @@
+"""Human Correction Effort (HCE, Qin et al., "Highly Accurate Dichotomous Image Segmentation", ECCV 2022):
+the number of mouse clicks a person needs to fix a DIS5K prediction — polygon control points along the
+relaxed error regions' boundaries plus one click per error region that touches nothing else.
+
+Per image (REFERENCES.md, "Human Correction Effort"; the steps are in
+:func:`nobg_metrics.functional.hce_regions.hce_counts`):
+
+    skel = skeletonize(gt)                     (or a cached skeleton, ``gt_skeleton``)
+    P    = pred > 0.5  (protocol "pysodmetrics": PySODMetrics 1.6.2 HumanCorrectionEffortMeasure,
+                        pred = pred / 255, min-max stretched when ``normalize``)
+         | pred_u8 > 128 (protocol "dis": the DIS authors' IS-Net/hce_metric_main.py, raw 8-bit levels)
+    HCE  = FP points + FP independent regions + FN points + FN independent regions
+
+and the dataset value is the mean over images. BiRefNet's tables print ``int(round(mean))`` of the DIS rule.
+
+Edge cases: an image whose prediction matches its gt scores 0 (no error region, no skeleton pixel missed);
+an empty gt has an empty skeleton, so only the false positives count. HCE is an integer count per image; the
+state holds a float64 sum of them (exact below 2^53) and an int64 image count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from torch import Tensor
+
+from nobg_metrics._inputs import (
+    InputMaps,
+    SegBatch,
+    _check_dtype,
+    _check_values,
+    _group_by_size,
+    _paired_images,
+    _pred_dtype,
+    check_number,
+    check_option,
+    prepare_segmentation,
+)
+from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
+from nobg_metrics.functional.hce_regions import hce_counts
+from nobg_metrics.ops.thinning import skeletonize
+
+HceProtocol = Literal["pysodmetrics", "dis"]
+"""How the prediction is binarised: PySODMetrics' ``pred > 0.5`` or the DIS tool's ``pred_u8 > 128``."""
+
+
+@dataclass
+class HceBatch(SegBatch):
+    """A :class:`SegBatch` with the optional cached gt skeleton (:math:`(B, H, W)` bool or uint8, or None)."""
+
+    skeleton_raw: Tensor | None = None
+
+
+def _check_hce_args(relax: int, epsilon: float, protocol: str, normalize: bool) -> None:
+    check_number("relax", relax, low=0, integer=True)
+    check_number("epsilon", epsilon, low=0, high=1e30)
+    check_option("protocol", protocol, HceProtocol)
+    if protocol == "dis" and normalize:
+        raise ValueError("`normalize` must be False with protocol='dis' (the DIS tool thresholds raw levels)")
+
+
+def _binarized_pred(batch: SegBatch, protocol: str) -> Tensor:
+    """``P``: ``pred > 0.5`` on the prepared map, or the DIS tool's ``pred_u8 > 128`` on raw uint8 levels."""
+    if protocol == "dis":
+        if not batch.is_uint8:
+            raise TypeError(f"protocol='dis' reads 8-bit predictions (pred_u8 > 128): `pred` must be uint8, "
+                            f"got {batch.pred_raw.dtype}")
+        return batch.pred_raw > 128
+    return batch.pred > 0.5
+
+
+def _skeleton(batch: SegBatch) -> Tensor:
+    """The gt skeleton: the cached one (bool, or uint8 read as ``> 128`` like the DIS tool's ``ske`` PNGs)
+    or ``skimage.morphology.skeletonize(gt)``."""
+    cached = getattr(batch, "skeleton_raw", None)
+    if cached is None:
+        return skeletonize(batch.gt)
+    return cached > 128 if cached.dtype == torch.uint8 else cached
+
+
+def _hce_per_image(batch: SegBatch, relax: int, epsilon: float, protocol: str) -> Tensor:
+    """(B,) float64 per-image HCE of one equal-size group."""
+    pred = _binarized_pred(batch, protocol)
+    return hce_counts(pred, batch.gt, _skeleton(batch), relax, epsilon, dis_flags=protocol == "dis").double()
+
+
+def _prepare(pred: InputMaps, gt: InputMaps, gt_skeleton: InputMaps | None, normalize: bool,
+             validate_args: bool) -> list[SegBatch]:
+    """The input contract's groups, with the cached skeleton (bool or uint8, same layout as gt) alongside."""
+    if gt_skeleton is None:
+        return prepare_segmentation(pred, gt, normalize=normalize, validate_args=validate_args)
+    items = _paired_images({"pred": pred, "gt": gt, "gt_skeleton": gt_skeleton})
+    for where, item in items:
+        for name in ("pred", "gt"):
+            _check_dtype(name + where, item[name])
+        if item["gt_skeleton"].dtype not in (torch.bool, torch.uint8):
+            raise TypeError(f"`gt_skeleton{where}` must be bool or uint8, got {item['gt_skeleton'].dtype}")
+        if validate_args:
+            for name in ("pred", "gt"):
+                _check_values(name + where, item[name])
+    return [HceBatch(_pred_dtype(group["pred"]), group["gt"], normalize, skeleton_raw=group["gt_skeleton"])
+            for group in _group_by_size([item for _, item in items])]
+
+
+def _hce_update(pred: InputMaps, gt: InputMaps, relax: int, epsilon: float, protocol: str, normalize: bool,
+                validate_args: bool, gt_skeleton: InputMaps | None = None) -> tuple[Tensor, Tensor]:
+    """Sum of per-image HCE and the number of images of a batch: ``(float64 scalar, int64 scalar)``."""
+    _check_hce_args(relax, epsilon, protocol, normalize)
+    batches = _prepare(pred, gt, gt_skeleton, normalize, validate_args)
+    return sum_per_image(lambda batch: _hce_per_image(batch, relax, epsilon, protocol), batches)
+
+
+def hce_per_image(pred: InputMaps, gt: InputMaps, *, relax: int = 5, epsilon: float = 2.0,
+                  protocol: HceProtocol = "pysodmetrics", gt_skeleton: InputMaps | None = None,
+                  normalize: bool = False, validate_args: bool = True) -> Tensor:
+    """The HCE of every image, in input order: :math:`(N,)` float64 (integers). Arguments as :func:`hce`.
+
+    Example:
+        >>> gt = torch.zeros(2, 30, 30, dtype=torch.bool); gt[:, 4:26, 4:26] = True
+        >>> pred = gt.float(); pred[1, 12:15, 12:15] = 0.0  # a 3x3 hole in the object: one click
+        >>> hce_per_image(pred, gt)
+        tensor([0., 1.], dtype=torch.float64)
+    """
+    _check_hce_args(relax, epsilon, protocol, normalize)
+    batches = _prepare(pred, gt, gt_skeleton, normalize, validate_args)
+    values = [_hce_per_image(batch, relax, epsilon, protocol) for batch in batches]
+    if len(values) == 1:
+        return values[0]
+    order = _input_order([pred, gt] + ([] if gt_skeleton is None else [gt_skeleton]))
+    return torch.cat(values)[torch.argsort(order)].to(values[0].device)
+
+
+def _input_order(lists: list[InputMaps]) -> Tensor:
+    """For list inputs: the input index of each image in the grouped order (grouped by size and dtypes,
+    as ``_group_by_size`` groups them)."""
+    keys: dict[tuple, list[int]] = {}
+    for index, tensors in enumerate(zip(*lists)):
+        keys.setdefault(tuple((tuple(t.shape[-2:]), t.dtype) for t in tensors), []).append(index)
+    return torch.tensor([index for group in keys.values() for index in group])
+
+
+def hce(pred: InputMaps, gt: InputMaps, *, relax: int = 5, epsilon: float = 2.0,
+        protocol: HceProtocol = "pysodmetrics", gt_skeleton: InputMaps | None = None,
+        normalize: bool = False, validate_args: bool = True) -> Tensor:
+    r"""Human Correction Effort, the mean over images of the per-image click count (lower is better).
+
+    Args:
+        pred: :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or a list; float in [0, 1] or uint8
+            (uint8 required for ``protocol="dis"``).
+        gt: same layout; bool, uint8 (``> 128``) or float (``> 0.5``).
+        relax: rounds of the 3×3-cross relaxation (5).
+        epsilon: Douglas–Peucker tolerance in pixels (2.0).
+        protocol: ``"pysodmetrics"`` (``pred > 0.5`` after the optional stretch) or ``"dis"`` (``pred_u8 > 128``).
+        gt_skeleton: optional cached skeletons (bool, or uint8 read as ``> 128``), same layout as ``gt``;
+            default ``skimage.morphology.skeletonize(gt)``.
+        normalize: PySODMetrics' per-image min-max stretch first (its default protocol; not with "dis").
+        validate_args: run the checks that force a device sync.
+
+    Returns:
+        scalar float64 tensor.
+
+    Example:
+        >>> gt = torch.zeros(2, 30, 30, dtype=torch.bool); gt[:, 4:26, 4:26] = True
+        >>> pred = gt.float(); pred[1, 12:15, 12:15] = 0.0
+        >>> hce(pred, gt)
+        tensor(0.5000, dtype=torch.float64)
+    """
+    return mean_over_images(*_hce_update(pred, gt, relax, epsilon, protocol, normalize, validate_args,
+                                         gt_skeleton))

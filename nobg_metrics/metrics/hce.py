@@ -1,0 +1,56 @@
+"""``HCE``: Human Correction Effort as a ``Metric`` (float64 sum of per-image counts + int64 image count)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torch import Tensor
+
+from nobg_metrics._inputs import InputMaps
+from nobg_metrics.functional.hce import HceProtocol, _check_hce_args, _hce_update
+from nobg_metrics.metrics.per_image import PerImageMean
+
+
+class HCE(PerImageMean):
+    """Human Correction Effort (DIS5K), the mean of per-image click counts (see :func:`nobg_metrics.functional.hce`).
+
+    Args:
+        relax: rounds of the 3×3-cross relaxation (5).
+        epsilon: Douglas–Peucker tolerance in pixels (2.0).
+        protocol: ``"pysodmetrics"`` (``pred > 0.5``; PySODMetrics 1.6.2 ``HumanCorrectionEffortMeasure``) or
+            ``"dis"`` (``pred_u8 > 128``, the DIS authors' tool and BiRefNet's tables; uint8 predictions).
+        normalize: PySODMetrics' per-image min-max stretch first (not with ``"dis"``).
+        validate_args: run the checks that force a device sync.
+
+    ``update(pred, gt, gt_skeleton=None)`` takes optional cached gt skeletons (the DIS tool's ``ske/`` images).
+
+    Example:
+        >>> import torch
+        >>> gt = torch.zeros(2, 30, 30, dtype=torch.bool); gt[:, 4:26, 4:26] = True
+        >>> pred = gt.float(); pred[1, 12:15, 12:15] = 0.0
+        >>> metric = HCE()
+        >>> metric.update(pred, gt)
+        >>> metric.compute()
+        tensor(0.5000, dtype=torch.float64)
+    """
+
+    higher_is_better = False
+    plot_upper_bound = None
+    _state_prefix = "hce"
+
+    def __init__(self, *, relax: int = 5, epsilon: float = 2.0, protocol: HceProtocol = "pysodmetrics",
+                 normalize: bool = False, validate_args: bool = True, **kwargs: Any) -> None:
+        _check_hce_args(relax, epsilon, protocol, normalize)
+        super().__init__(options={"relax": int(relax), "epsilon": float(epsilon), "protocol": protocol,
+                                  "normalize": normalize}, validate_args=validate_args, **kwargs)
+        self.relax, self.epsilon, self.protocol, self.normalize = relax, epsilon, protocol, normalize
+
+    def _statistics(self, pred: InputMaps, gt: InputMaps, gt_skeleton: InputMaps | None = None
+                    ) -> tuple[Tensor, Tensor]:
+        return _hce_update(pred, gt, self.relax, self.epsilon, self.protocol, self.normalize, self.validate_args,
+                           gt_skeleton)
+
+    def update(self, pred: InputMaps, gt: InputMaps, gt_skeleton: InputMaps | None = None) -> None:  # type: ignore[override]
+        """Add a batch: ``pred``, ``gt`` (and optional ``gt_skeleton``) of shape :math:`(B, 1, H, W)`,
+        :math:`(B, H, W)`, :math:`(H, W)` or lists."""
+        self._accumulate(*self._statistics(pred, gt, gt_skeleton))
