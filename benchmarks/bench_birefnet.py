@@ -99,6 +99,53 @@ def cases(size: int, device: str, batch: int = 1, seed: int = 0, pairs=None) -> 
     ]
 
 
+def protocol_gaps(size: int = 512, count: int = 10) -> str:
+    """The same generated predictions scored under the three protocols (our exact calls of each): a markdown table.
+
+    ``count`` realistic pairs at ``size``² (``shapes.real_pairs``, seed 0), then the same plus one empty gt
+    (a faint prediction of nothing) to show the 0/0 policies.
+    """
+    import nobg_metrics.functional as F
+    from nobg_metrics.functional.hqsam import hqsam_boundary_iou, hqsam_iou
+    from nobg_metrics.functional.mba import mean_boundary_accuracy
+
+    pairs = real_pairs((size, size), count=count)
+    rng = np.random.default_rng(0)
+    empty = (rng.integers(0, 40, (size, size)).astype(np.uint8), np.zeros((size, size), np.uint8))
+    rows = []
+    for label, sample in ((f"{count} realistic", pairs), (f"{count} + 1 empty gt", [*pairs, empty])):
+        pred = [torch.from_numpy(p) for p, _ in sample]
+        gt = [torch.from_numpy(g) for _, g in sample]
+        sod = {"normalize": True, "empty_gt": "reference"}
+        values = {
+            "MAE (PySODMetrics = BiRefNet)": F.mae(pred, gt, normalize=True),
+            "S (PySODMetrics = BiRefNet here)": F.s_measure(pred, gt, **sod),
+            "maxF (PySODMetrics = BiRefNet)": F.f_measure(pred, gt, "max", **sod),
+            "IoU, stretched > 0.5 (PySODMetrics IOUHandler binary)": F.iou_metric(pred, gt, **sod),
+            "IoU, v/255 > 0.5 (HQ-SAM mIoU, NaN for 0/0)": hqsam_iou(pred, gt, both_empty="nan"),
+            "IoU, v/255 > 0.5, 0/0 -> 1 (hqsam_iou default)": hqsam_iou(pred, gt),
+            "Boundary IoU, v/255 > 0.5 (HQ-SAM mBIoU)": hqsam_boundary_iou(pred, gt, both_empty="nan"),
+            "Boundary IoU, stretched > 0.5, agreement (BoundaryIoU)": F.boundary_iou(pred, gt, normalize=True),
+            "maxBIoU, grey boundary (BiRefNet)": F_grey(pred, gt, "max"),
+            "meanBIoU, grey boundary (BiRefNet)": F_grey(pred, gt, "mean"),
+            "mBA, v > 128 (BiRefNet / CascadePSP, NaN for empty band)": mean_boundary_accuracy(pred, gt, empty_gt="reference"),
+            "mBA, v/255 > 0.5 (v >= 128)": mean_boundary_accuracy(pred, gt, 0.5, empty_gt="reference"),
+            "mBA, v > 128, agreement (MBA default)": mean_boundary_accuracy(pred, gt),
+        }
+        rows.append((label, {name: float(value) for name, value in values.items()}))
+    names = list(rows[0][1])
+    lines = [f"| measure ({size}², shapes.real_pairs seed 0) | " + " | ".join(label for label, _ in rows) + " |",
+             "|---|" + "---|" * len(rows)]
+    lines += [f"| {name} | " + " | ".join(f"{values[name]:.6f}" for _, values in rows) + " |" for name in names]
+    return "\n".join(lines)
+
+
+def F_grey(pred, gt, mode):
+    from nobg_metrics.functional.grey_boundary_iou import grey_boundary_iou
+
+    return grey_boundary_iou(pred, gt, mode, normalize=True, empty_gt="reference")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1024])
@@ -106,7 +153,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--images", type=int, default=5, help="pairs (kinds cycle person, animal, text, blobs, large)")
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads and cv2.setNumThreads")
+    parser.add_argument("--protocols", action="store_true",
+                        help="print the protocol comparison table (docs/birefnet_protocol.md) instead of timing")
     args = parser.parse_args(argv)
+    if args.protocols:
+        print(protocol_gaps())
+        return 0
     if args.device == "cuda" and not torch.cuda.is_available():
         print("no CUDA device: nothing to run on cuda", file=sys.stderr)
         return 2
