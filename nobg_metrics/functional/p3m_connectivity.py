@@ -50,34 +50,61 @@ def p3m_thresholds(step: float = 0.1) -> list[float]:
     return [index * step for index in range(math.ceil(1.1 / step))]
 
 
-def _levels(batch: P3MBatch, thresholds: list[float]) -> Tensor:
-    """The level map ``n = #{i >= 1 : pd >= t_i and gt >= t_i}``: :math:`(B, H, W)` int64."""
-    joint = torch.minimum(batch.pred, batch.gt)  # pd >= t and gt >= t  <=>  min(pd, gt) >= t (exact values)
-    steps = torch.stack([torch.full((), value, dtype=torch.float64, device=joint.device) for value in thresholds[1:]])
-    return torch.bucketize(joint, steps, right=True)
+def _fill(values: list[float], device: torch.device) -> Tensor:
+    """float64 constants on ``device`` (one fill each: a tensor from a list would be a host-to-device copy)."""
+    return torch.stack([torch.full((), value, dtype=torch.float64, device=device) for value in values])
+
+
+def _uint8_values(device: torch.device) -> Tensor:
+    """``k / 255`` of every uint8 level, as the scripts' ``png / 255.``: :math:`(256,)` float64."""
+    return torch.arange(256, dtype=torch.float64, device=device).div_(torch.full((), 255.0, dtype=torch.float64,
+                                                                               device=device))
+
+
+def _level_count(matte: Tensor, steps: Tensor) -> Tensor:
+    """``#{i >= 1 : matte >= t_i}`` per pixel (float64 comparisons; uint8 through its 256 values): int32."""
+    if matte.dtype == torch.uint8:
+        table = torch.bucketize(_uint8_values(matte.device), steps, right=True, out_int32=True)
+        return table.index_select(0, matte.reshape(-1).int()).view(matte.shape)
+    return torch.bucketize(matte.double(), steps, right=True, out_int32=True)
 
 
 def _phi(alpha: Tensor, level: Tensor) -> Tensor:
-    """``1 - d * (d >= 0.15).astype(float32)``, ``d = alpha - l``, in ``alpha``'s dtype (``l`` float32)."""
-    distance = alpha - level.to(alpha.dtype)
+    """``1 - d * (d >= 0.15).astype(float32)``, ``d = alpha - l``, in ``alpha``'s dtype; ``level`` (``l`` in
+    that dtype, float32-rounded values) is overwritten and returned."""
+    distance = torch.sub(alpha, level, out=level)
     theta = torch.full((), P3M_THETA, dtype=alpha.dtype, device=alpha.device)  # float32(0.15) for float32 maps
-    return 1 - distance * (distance >= theta).to(alpha.dtype)
+    return torch.sub(1.0, distance.mul_(distance >= theta), out=distance)
 
 
 def _p3m_connectivity_per_image(batch: P3MBatch, thresholds: list[float], allow_host_sync: bool = False) -> Tensor:
-    """Per-image raw P3M connectivity error (before the reference's ``/ 1000``): :math:`(B,)` float64."""
-    level_map = _levels(batch, thresholds)
+    """Per-image raw P3M connectivity error (before the reference's ``/ 1000``): :math:`(B,)` float64.
+
+    ``l`` takes M + 1 values (``t_0 .. t_{M-1}``, 1), indexed per pixel by ``k' = k if k < K else M``; for a uint8
+    gt ``phi(gt)`` is an (M + 1) x 256 table read at ``k' * 256 + level`` (the same float64 operations).
+    """
+    device = batch.pred_source.device
     num_levels = len(thresholds) - 1
-    # the ops' MATLAB tie rule on the transposed map is skimage's raster-order rule on the map itself
+    steps = _fill(thresholds[1:], device)
+    level_map = torch.minimum(_level_count(batch.pred_source, steps), _level_count(batch.gt_source, steps))
+    # the op's MATLAB tie rule on the transposed map is skimage's raster-order rule on the map itself
     count = connected_level_count(level_map.transpose(1, 2), num_levels, allow_host_sync=allow_host_sync)
-    count = count.transpose(1, 2).contiguous().long()
-    nonempty = level_map.amax(dim=(1, 2), keepdim=True)  # K: levels 1..K have a component, the others are skipped
-    values = torch.stack([torch.full((), value, dtype=torch.float64, device=count.device) for value in thresholds])
-    level = values.float().index_select(0, count.clamp(max=num_levels - 1).view(-1)).view(count.shape)
-    level = torch.where(count < nonempty, level, torch.ones_like(level))  # l_map float32
-    pred = batch.pred_source.float() if batch.pred_is_single else batch.pred
-    difference = _phi(pred, level).double() - _phi(batch.gt, level)
-    return difference.abs_().sum(dim=(1, 2), dtype=torch.float64)
+    nonempty = level_map.amax(dim=(1, 2), keepdim=True).int()  # K: levels 1..K have a component, the rest are skipped
+    row = torch.where(count.transpose(1, 2) < nonempty, count.transpose(1, 2), num_levels).contiguous().view(-1)
+    levels = torch.cat([_fill(thresholds[:-1], device), torch.ones(1, dtype=torch.float64, device=device)])
+    levels = levels.float()  # the float32 l_map
+    shape = batch.pred_source.shape
+    if batch.pred_is_single:
+        pred_phi = _phi(batch.pred_source.float(), levels.index_select(0, row).view(shape)).double()
+    else:
+        pred_phi = _phi(batch.pred, levels.double().index_select(0, row).view(shape))
+    if batch.gt_source.dtype == torch.uint8:
+        table = _phi(_uint8_values(device)[None, :], levels.double()[:, None].expand(-1, 256).clone())
+        gt_phi = table.view(-1).index_select(0, row.mul_(256).add_(batch.gt_source.reshape(-1).int()))
+    else:
+        gt_phi = _phi(batch.gt, levels.double().index_select(0, row).view(shape)).view(-1)
+    difference = pred_phi.view(-1).sub_(gt_phi).abs_().view(shape)
+    return difference.sum(dim=(1, 2), dtype=torch.float64)
 
 
 def _p3m_connectivity_update(pred: InputMaps, gt: InputMaps, step: float, validate_args: bool,

@@ -139,6 +139,18 @@ def test_dataset_values_equal_the_port(kind):
             _close(ours(name, preds, gts, trimaps), expected, f"{name} public function")
 
 
+def test_float_gt_equals_its_uint8_png():
+    """A float64 gt ``png / 255.`` scores what the PNG bytes score (the uint8 paths are tables of the same
+    float64 operations); a float32 prediction takes numpy's float32 connectivity arithmetic."""
+    triples = samples()[::3]
+    preds, gts, trimaps = ([torch.from_numpy(a) for a in column] for column in zip(*triples))
+    as_float = [g.double() / 255 for g in gts]
+    assert all_ours(preds, gts, trimaps) == all_ours(preds, as_float, trimaps)
+    float32 = [p.float() / 255 for p in preds]
+    expected = np.mean([port.connectivity(p.numpy(), port.read_alpha(g.numpy())) for p, g in zip(float32, gts)])
+    _close(float(p3m_connectivity_error(float32, as_float)), float(expected), "float32 pred, float64 gt")
+
+
 def test_equal_size_batches_equal_the_port():
     chosen = [i for i, t in enumerate(samples()) if t[0].shape == samples()[0][0].shape]
     pred, gt, trimap = (torch.from_numpy(np.stack(column))[:, None] for column in zip(*[samples()[i] for i in chosen]))
