@@ -72,7 +72,25 @@ _REGISTRY: dict[str, tuple[str, dict[str, Any]]] = {
     "msiou_adaptive": ("MSIoU", {"mode": "adaptive"}),
     "msiou_binary": ("MSIoU", {"mode": "binary"}),
     "context_measure": ("ContextMeasure", {}),
+    # the P3M-10k / AM-2k / AIM-500 protocol (docs/matting_protocols.md); raw values
+    "p3m_sad": ("P3MSAD", {}),
+    "p3m_sad_trimap": ("P3MSAD", {"region": "trimap"}),
+    "p3m_sad_fg": ("P3MSAD", {"region": "fg"}),
+    "p3m_sad_bg": ("P3MSAD", {"region": "bg"}),
+    "p3m_mse": ("P3MMSE", {}),
+    "p3m_mse_trimap": ("P3MMSE", {"region": "trimap"}),
+    "p3m_mad": ("P3MMAD", {}),
+    "p3m_mad_trimap": ("P3MMAD", {"region": "trimap"}),
+    "p3m_gradient": ("P3MGradientError", {}),
+    "p3m_connectivity": ("P3MConnectivityError", {}),
+    # BiRefNet's boundary columns (CascadePSP's mBA, the grey-boundary BIoU)
+    "mba": ("MBA", {}),
+    "grey_biou_max": ("GreyBoundaryIoU", {"mode": "max"}),
+    "grey_biou_mean": ("GreyBoundaryIoU", {"mode": "mean"}),
 }
+
+P3M_TRIMAP_NAMES = ("p3m_sad_trimap", "p3m_sad_fg", "p3m_sad_bg", "p3m_mse_trimap", "p3m_mad_trimap")
+"""The P3M-protocol entries that need a trimap (the others score the whole image and ignore it)."""
 
 
 def _family_entries() -> dict[str, tuple[str, dict[str, Any]]]:
@@ -113,7 +131,12 @@ TIERS["medium"] = TIERS["cheap"] + (
 )
 TIERS["expensive"] = TIERS["medium"] + ("s_measure", "weighted_f_measure", "connectivity_error")
 
-SHARED_GROUPS: tuple[tuple[str, ...], ...] = (("sad", "mse_metric"), ("msiou_max", "msiou_mean"))
+SHARED_GROUPS: tuple[tuple[str, ...], ...] = (
+    ("sad", "mse_metric"), ("msiou_max", "msiou_mean"),
+    # one 8-column statistic; a whole-image entry first, so a group led by it accepts images without a trimap
+    ("p3m_sad", "p3m_mse", "p3m_mad") + P3M_TRIMAP_NAMES,
+    ("grey_biou_max", "grey_biou_mean"),
+)
 """Metrics whose states are identical by construction (same names, same statistics); the confusion family's
 group is formed in :func:`make_collection`."""
 

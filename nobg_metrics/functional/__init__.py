@@ -14,10 +14,16 @@ from nobg_metrics.functional.family import (
     specificity,
 )
 from nobg_metrics.functional.gradient import gradient_error
+from nobg_metrics.functional.grey_boundary_iou import grey_boundary_iou
+from nobg_metrics.functional.hqsam import hqsam_boundary_iou, hqsam_iou, hqsam_metrics
 from nobg_metrics.functional.mae import mae
 from nobg_metrics.functional.matting import mse_metric, sad
+from nobg_metrics.functional.matting_p3m import p3m_mad, p3m_mse, p3m_sad
+from nobg_metrics.functional.mba import mean_boundary_accuracy
 from nobg_metrics.functional.msiou import msiou, msiou_curve
 from nobg_metrics.functional.overlap import accuracy, ber, dice, iou_metric
+from nobg_metrics.functional.p3m_connectivity import p3m_connectivity_error
+from nobg_metrics.functional.p3m_gradient import p3m_gradient_error
 from nobg_metrics.functional.size_invariance import (
     si_mae,
     size_invariant,
@@ -58,12 +64,22 @@ __all__ = [
     "f_measure_mean",
     "fpr",
     "gradient_error",
+    "grey_boundary_iou",
+    "hqsam_boundary_iou",
+    "hqsam_iou",
+    "hqsam_metrics",
     "iou_metric",
     "kappa",
     "mae",
+    "mean_boundary_accuracy",
     "mse_metric",
     "msiou",
     "msiou_curve",
+    "p3m_connectivity_error",
+    "p3m_gradient_error",
+    "p3m_mad",
+    "p3m_mse",
+    "p3m_sad",
     "pr_auc",
     "precision",
     "recall",

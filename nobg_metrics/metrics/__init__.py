@@ -4,10 +4,28 @@ from nobg_metrics.metrics.boundary import BoundaryIoU
 from nobg_metrics.metrics.confusion import ConfusionMetric
 from nobg_metrics.metrics.connectivity import ConnectivityError
 from nobg_metrics.metrics.curves import EMeasure, FMeasure
-from nobg_metrics.metrics.family import F1, FPR, PRAUC, ROCAUC, Kappa, Precision, Recall, Specificity
+from nobg_metrics.metrics.family import (
+    F1,
+    FPR,
+    PRAUC,
+    ROCAUC,
+    Kappa,
+    Precision,
+    Recall,
+    Specificity,
+)
 from nobg_metrics.metrics.gradient import GradientError
+from nobg_metrics.metrics.grey_boundary_iou import GreyBoundaryIoU
 from nobg_metrics.metrics.mae import MAE
 from nobg_metrics.metrics.matting import MSE, SAD
+from nobg_metrics.metrics.matting_p3m import (
+    P3MMAD,
+    P3MMSE,
+    P3MSAD,
+    P3MConnectivityError,
+    P3MGradientError,
+)
+from nobg_metrics.metrics.mba import MBA
 from nobg_metrics.metrics.msiou import ContextMeasure, MSIoU
 from nobg_metrics.metrics.overlap import BER, Accuracy, Dice, IoU
 from nobg_metrics.metrics.size_invariance import (
@@ -23,7 +41,11 @@ __all__ = [
     "F1",
     "FPR",
     "MAE",
+    "MBA",
     "MSE",
+    "P3MMAD",
+    "P3MMSE",
+    "P3MSAD",
     "PRAUC",
     "ROCAUC",
     "SAD",
@@ -36,9 +58,12 @@ __all__ = [
     "EMeasure",
     "FMeasure",
     "GradientError",
+    "GreyBoundaryIoU",
     "IoU",
     "Kappa",
     "MSIoU",
+    "P3MConnectivityError",
+    "P3MGradientError",
     "Precision",
     "Recall",
     "SMeasure",
