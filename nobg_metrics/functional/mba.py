@@ -96,7 +96,8 @@ def _mba_counts(batch: SegBatch, threshold: float, agreement: bool) -> dict[str,
     pred = _packed_pred(batch, threshold)
     agree_mask = (pred ^ foreground).bitwise_not_()
     distinct = sorted(set(radii))
-    pieces = masks.new_empty((2 * len(distinct), *foreground.shape))  # [band_r, band_r AND agree] per radius
+    extra = 2 if agreement else 0  # |pred| and |gt| for the empty-band policy, in the same popcount pass
+    pieces = masks.new_empty((2 * len(distinct) + extra, *foreground.shape))  # [band_r, band_r AND agree] per r
     for index, dilated in enumerate(dilate_ellipses_packed(masks, width, distinct).values()):  # <= 5 radii
         # the window holds gt foreground AND background (and the pixel is inside the image: the dilations
         # spread past pixel W - 1)
@@ -104,13 +105,14 @@ def _mba_counts(batch: SegBatch, threshold: float, agreement: bool) -> dict[str,
         if width % 64:
             band.bitwise_and_(inside)
         torch.bitwise_and(band, agree_mask, out=pieces[2 * index + 1])
-    counts = count_bits(pieces.flatten(0, 1)).view(len(distinct), 2, size)  # one popcount pass
-    column = {radius: index for index, radius in enumerate(distinct)}
-    band = torch.stack([counts[column[radius], 0] for radius in radii], dim=1)
-    agree = torch.stack([counts[column[radius], 1] for radius in radii], dim=1)
     if agreement:
-        fg = count_bits(torch.cat([pred, foreground])).view(2, size)
-        pred_fg, gt_fg = fg[0], fg[1]
+        pieces[-2], pieces[-1] = pred, foreground
+    counts = count_bits(pieces.flatten(0, 1)).view(-1, size)  # one popcount pass
+    column = {radius: index for index, radius in enumerate(distinct)}
+    band = torch.stack([counts[2 * column[radius]] for radius in radii], dim=1)
+    agree = torch.stack([counts[2 * column[radius] + 1] for radius in radii], dim=1)
+    if agreement:
+        pred_fg, gt_fg = counts[-2], counts[-1]
     else:
         pred_fg = gt_fg = torch.zeros(size, dtype=torch.int64, device=band.device)
     return {"band": band, "agree": agree, "pred": pred_fg, "gt": gt_fg}

@@ -102,9 +102,9 @@ def inside_words(height: int, width: int, words: int, device: torch.device | str
     """
     whole, part = divmod(width, _WORD_BITS)
     row = torch.zeros(words, dtype=torch.int64, device=device)
-    row[:whole] = -1  # all 64 bits
+    row[:whole].fill_(-1)  # all 64 bits (fill_: a Python scalar assignment would copy a host tensor over)
     if part:
-        row[whole] = (1 << part) - 1
+        row[whole:whole + 1].fill_((1 << part) - 1)
     return row.expand(1, height, words)
 
 
