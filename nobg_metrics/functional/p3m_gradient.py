@@ -86,14 +86,17 @@ def reflect_indices(size: int, start: int, stop: int, device: torch.device) -> T
 
 def _correlate(flat: Tensor, taps: list[float], stride: int, antisymmetric: bool, exact_addcmul: bool) -> Tensor:
     """``correlate1d`` with ``taps`` reversed, in scipy's order, along the axis whose neighbours lie ``stride``
-    apart in the 1-D float64 buffer ``flat``: output ``k`` is centred on ``flat[k + 6 stride]``; the output is
-    12 ``stride`` shorter (outputs whose window crosses a row or image end are garbage, cut by the caller).
+    apart in the 1-D float64 buffer ``flat``: output ``k`` is centred on ``flat[k + 6 stride]``. The result has
+    ``flat``'s length; its last 12 ``stride`` entries are 0 and the outputs whose window crosses a row or image
+    end are garbage, cut by the caller.
 
     ``taps`` are the kernel at x = -6..6; the reversed kernel's weight at offset -j is ``taps[6 + j]``. Every
     operation runs on contiguous 1-D slices (a 2-D strided slice costs ~2x on CPU).
     """
     length = flat.numel() - 2 * P3M_RADIUS * stride
-    out = flat[P3M_RADIUS * stride:P3M_RADIUS * stride + length] * taps[P3M_RADIUS]
+    result = torch.empty_like(flat)
+    result[length:].zero_()
+    out = torch.mul(flat[P3M_RADIUS * stride:P3M_RADIUS * stride + length], taps[P3M_RADIUS], out=result[:length])
     one = torch.ones((), dtype=flat.dtype, device=flat.device)
     pair = torch.empty_like(out)
     for j in range(P3M_RADIUS, 0, -1):
@@ -104,12 +107,7 @@ def _correlate(flat: Tensor, taps: list[float], stride: int, antisymmetric: bool
             out.addcmul_(pair, one, value=taps[P3M_RADIUS + j])
         else:  # a device kernel may fuse a multiply-add: two separate kernels round as scipy does
             out.add_(pair.mul_(taps[P3M_RADIUS + j]))
-    return out
-
-
-def _grow(flat: Tensor, missing: int, shape: tuple[int, ...]) -> Tensor:
-    """``flat`` followed by ``missing`` zeros, viewed as ``shape`` (the garbage tail of a shifted pass)."""
-    return torch.cat([flat, flat.new_zeros(missing)]).view(shape)
+    return result
 
 
 CPU_STRIP_ELEMENTS = 1 << 17
@@ -126,18 +124,35 @@ def _filter_padded(padded: Tensor, orders: tuple[int, int], exact_addcmul: bool)
     margin = 2 * P3M_RADIUS
     first = _correlate(padded.view(-1), derivative if orders[0] else smooth, width, orders[0] == 1, exact_addcmul)
     # scipy stores the axis-0 pass in the float32 output; rows R .. R + 11 of each image are garbage
-    first = _grow(first, margin * width, (count, rows, width))[:, :rows - margin].float().double()
+    first = first.view(count, rows, width)[:, :rows - margin].float().double()
     second = _correlate(first.view(-1), derivative if orders[1] else smooth, 1, orders[1] == 1, exact_addcmul)
-    return _grow(second, margin, (count, rows - margin, width))[:, :, :width - margin].float()
+    return second.view(count, rows - margin, width)[:, :, :width - margin].float()
 
 
-def _reflect_padded(values: Tensor) -> Tensor:
-    """:math:`(B, H, W)` -> :math:`(B, H + 12, W + 12)` float64 under ``mode="reflect"`` (rows, then columns: the
-    first pass is the same on every column, so padding the columns before it equals padding its output)."""
-    _, height, width = values.shape
-    rows = reflect_indices(height, -P3M_RADIUS, height + P3M_RADIUS, values.device)
-    cols = reflect_indices(width, -P3M_RADIUS, width + P3M_RADIUS, values.device)
-    return values.double().index_select(1, rows).index_select(2, cols)
+def _reflect_padded(maps: list[Tensor]) -> Tensor:
+    """The maps stacked and grown by 6 on every side under ``mode="reflect"``: :math:`(B_1 + B_2 + ..., H + 12,
+    W + 12)` float64, written into one buffer (uint8 maps as ``k / 255`` in place: fresh full-size maps cost
+    page faults). Rows first, then columns over the padded rows: the first pass is the same on every column,
+    so padding the columns before it equals padding its output."""
+    _, height, width = maps[0].shape
+    device = maps[0].device
+    count = sum(m.shape[0] for m in maps)
+    r = P3M_RADIUS
+    padded = torch.empty((count, height + 2 * r, width + 2 * r), dtype=torch.float64, device=device)
+    start = 0
+    for matte in maps:  # two maps (pred, gt): a bounded loop
+        interior = padded[start:start + matte.shape[0], r:r + height, r:r + width]
+        interior.copy_(matte)
+        if matte.dtype == torch.uint8:
+            interior.div_(torch.full((), 255.0, dtype=torch.float64, device=device))
+        start += matte.shape[0]
+    inner = padded[:, r:r + height, r:r + width]
+    padded[:, :r, r:r + width] = inner.index_select(1, reflect_indices(height, -r, 0, device))
+    padded[:, r + height:, r:r + width] = inner.index_select(1, reflect_indices(height, height, height + r, device))
+    rows = padded[:, :, r:r + width]
+    padded[:, :, :r] = rows.index_select(2, reflect_indices(width, -r, 0, device))
+    padded[:, :, r + width:] = rows.index_select(2, reflect_indices(width, width, width + r, device))
+    return padded
 
 
 def _strips(padded: Tensor) -> list[tuple[int, int]]:
@@ -147,6 +162,26 @@ def _strips(padded: Tensor) -> list[tuple[int, int]]:
         return [(0, height)]
     rows = max(8, CPU_STRIP_ELEMENTS // (padded.shape[0] * padded.shape[2]) - 2 * P3M_RADIUS)
     return [(start, min(height, start + rows)) for start in range(0, height, rows)]
+
+
+def _filtered_strips(padded: Tensor, orders: tuple[tuple[int, int], ...]) -> Tensor:
+    """Each ``orders`` filter of a padded map, strip by strip on CPU, combined as one float32 map: one filter is
+    returned as is, two as ``sqrt(a^2 + b^2)``. :math:`(B, H, W)` float32, written into one buffer."""
+    count, height, width = padded.shape[0], padded.shape[1] - 2 * P3M_RADIUS, padded.shape[2] - 2 * P3M_RADIUS
+    exact_addcmul = host_reads.free_on(padded)
+    result = torch.empty((count, height, width), dtype=torch.float32, device=padded.device)
+    for start, stop in _strips(padded):  # CPU: cache-sized strips; elsewhere one
+        strip = padded[:, start:stop + 2 * P3M_RADIUS].contiguous()
+        first = _filter_padded(strip, orders[0], exact_addcmul)
+        if len(orders) == 1:
+            result[:, start:stop] = first
+            continue
+        second = _filter_padded(strip, orders[1], exact_addcmul)
+        # float32 x^2 + y^2 as numpy; its float32 sqrt through float64 (correctly rounded, as numpy's: torch
+        # 2.13's vectorised float32 sqrt on CPU is off by an ulp in ~18 % of values; the float64 one rounds
+        # back exactly, sqrt of a float32 having 2p + 2 bits of margin)
+        result[:, start:stop] = first.square_().add_(second.square_()).double().sqrt_()
+    return result
 
 
 def gaussian_filter_float32(values: Tensor, orders: tuple[int, int]) -> Tensor:
@@ -164,10 +199,7 @@ def gaussian_filter_float32(values: Tensor, orders: tuple[int, int]) -> Tensor:
         >>> round(float(gaussian_filter_float32(ramp, (0, 1))[0, 3, 10]), 6)
         0.049997
     """
-    padded = _reflect_padded(values)
-    exact_addcmul = host_reads.free_on(values)
-    return torch.cat([_filter_padded(padded[:, start:stop + 2 * P3M_RADIUS].contiguous(), orders, exact_addcmul)
-                      for start, stop in _strips(padded)], dim=1)
+    return _filtered_strips(_reflect_padded([values.double()]), (orders,))
 
 
 def p3m_gradient_magnitude(values: Tensor) -> Tensor:
@@ -178,18 +210,7 @@ def p3m_gradient_magnitude(values: Tensor) -> Tensor:
         >>> round(float(p3m_gradient_magnitude(step)[0, 2, 10]), 6)
         0.27251
     """
-    padded = _reflect_padded(values)
-    exact_addcmul = host_reads.free_on(values)
-    strips = []
-    for start, stop in _strips(padded):
-        strip = padded[:, start:stop + 2 * P3M_RADIUS].contiguous()
-        along_rows = _filter_padded(strip, (1, 0), exact_addcmul)
-        along_cols = _filter_padded(strip, (0, 1), exact_addcmul)
-        # float32 x^2 + y^2 as numpy; its float32 sqrt through float64 (correctly rounded, as numpy's: torch
-        # 2.13's vectorised float32 sqrt on CPU is off by an ulp in ~18 % of values; the float64 one rounds
-        # back exactly, sqrt of a float32 having 2p + 2 bits of margin)
-        strips.append(along_rows.square_().add_(along_cols.square_()).double().sqrt_().float())
-    return torch.cat(strips, dim=1)
+    return _filtered_strips(_reflect_padded([values]), ((1, 0), (0, 1)))
 
 
 def _p3m_gradient_per_image(batch: P3MBatch) -> Tensor:
@@ -198,8 +219,8 @@ def _p3m_gradient_per_image(batch: P3MBatch) -> Tensor:
     pred and gt are filtered as one batch; the float32 error map is summed in numpy's pairwise order.
     """
     count = batch.pred_source.shape[0]
-    magnitude = p3m_gradient_magnitude(torch.cat([batch.pred, batch.gt]))
-    error = (magnitude[:count] - magnitude[count:]).square_()
+    magnitude = _filtered_strips(_reflect_padded([batch.pred_source, batch.gt_source]), ((1, 0), (0, 1)))
+    error = magnitude[:count].sub_(magnitude[count:]).square_()
     return pairwise_sum(error.reshape(count, -1)).double()
 
 
