@@ -40,6 +40,7 @@ from nobg_metrics._inputs import (
 )
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.functional.hce_regions import hce_counts
+from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.thinning import skeletonize
 
 HceProtocol = Literal["pysodmetrics", "dis"]
@@ -76,7 +77,13 @@ def _skeleton(batch: SegBatch) -> Tensor:
     or ``skimage.morphology.skeletonize(gt)``."""
     cached = getattr(batch, "skeleton_raw", None)
     if cached is None:
-        return skeletonize(batch.gt)
+        gt = batch.gt
+        if host_reads.free_on(gt):  # on CPU: thin the box of the foreground (the outside stays background)
+            box = host_reads.window(gt, 0)
+            skeleton = torch.zeros_like(gt)
+            skeleton[box.crop] = skeletonize(gt[box.crop])
+            return skeleton
+        return skeletonize(gt)
     return cached > 128 if cached.dtype == torch.uint8 else cached
 
 

@@ -30,7 +30,8 @@ pixel, foreground is 8-connected, background 4-connected). What this module repr
   tree (subtree sizes bottom-up, offsets top-down).
 
 Host reads: data-sized index lists (border pixels, states, contours) and one loop over tree depth; a CPU
-path. Nothing loops over pixels or points in Python.
+path (which also crops the batch to the bounding box of its foreground first). Nothing loops over pixels or
+points in Python.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.components import connected_components
 
 # OpenCV's 3x3 deltas, s = 0..7: E, NE, N, NW, W, SW, S, SE as (row, col)
@@ -108,6 +110,23 @@ def find_contours(mask: Tensor) -> Contours:
     if mask.ndim not in (2, 3):
         raise ValueError(f"`mask` must have shape (B, H, W) or (H, W), got {tuple(mask.shape)}")
     batch = mask.unsqueeze(0) if mask.ndim == 2 else mask
+    if host_reads.free_on(batch):  # on CPU: trace the bounding box of the foreground (the padding is background)
+        box = host_reads.window(batch, 0)
+        if (box.rows.stop - box.rows.start, box.cols.stop - box.cols.start) != tuple(batch.shape[1:]):
+            found = _find_contours(batch[box.crop])
+            found.points = found.points + torch.tensor([box.cols.start, box.rows.start], device=batch.device)
+            labels = torch.zeros(batch.shape, dtype=torch.int64, device=batch.device)
+            labels[box.crop] = found.labels
+            found.labels = labels if mask.ndim == 3 else labels[0]
+            return found
+    found = _find_contours(batch)
+    if mask.ndim == 2:
+        found.labels = found.labels[0]
+    return found
+
+
+def _find_contours(batch: Tensor) -> Contours:
+    """:func:`find_contours` of a :math:`(B, H, W)` batch."""
     count, height, width = batch.shape
     device = batch.device
     stride, plane = width + 2, (height + 2) * (width + 2)
@@ -153,7 +172,7 @@ def find_contours(mask: Tensor) -> Contours:
     rows, cols = (points % plane) // stride - 1, points % stride - 1
     labels = fg_labels[:, 1:-1, 1:-1]
     return Contours(points=torch.stack([cols, rows], dim=1), lengths=lengths, image=starts[order] // plane,
-                    is_hole=is_hole[order], labels=labels if mask.ndim == 3 else labels[0])
+                    is_hole=is_hole[order], labels=labels)
 
 
 def _global_labels(labels: Tensor) -> tuple[Tensor, Tensor]:

@@ -13,13 +13,14 @@ condition (25 of its 256 entries differ from ``2 <= B <= 6, A == 1`` with the tw
 the table itself is the definition here: :data:`_REMOVAL_TABLE`, checked against skimage on random and
 structured masks in ``tests/ops/test_thinning.py``.
 
-How it is fast: a pixel can only be removed when it has a background 8-neighbour, so each sub-iteration
-looks only at the *border set* (foreground pixels with a background neighbour), kept as flat indices of
-the padded batch; after a sub-iteration the foreground neighbours of the removed pixels join it. The
-work is proportional to the pixels removed plus the border, not to ``iterations × H × W``.
+How it is fast: a pixel's decision changes only when its neighbourhood does. The first sub-iteration looks
+at the foreground pixels with a background neighbour (no other can go); each later one only at the
+foreground neighbours of the pixels just removed and at the pixels the table removes in the other
+sub-iteration only (flat indices of the padded batch, deduplicated by a scatter). The work follows the
+peeling front, not ``iterations × H × W``; the loop ends when no pixel is left to look at — then a full
+iteration would remove nothing, skimage's stop.
 
-Host reads: the loop stops when a sub-iteration pair removes nothing (one read per iteration) and the
-border set is a data-sized index list; on an accelerator this op therefore syncs once per iteration.
+Host reads: data-sized index lists, one loop test per sub-iteration; on an accelerator this op syncs then.
 """
 
 from __future__ import annotations
@@ -75,29 +76,34 @@ def skeletonize(mask: Tensor) -> Tensor:
     flat = padded.view(-1)
     stride = width + 2
     offsets = torch.tensor([dy * stride + dx for dy, dx in _CODE_OFFSETS], dtype=torch.int64, device=device)
-    weights = (1 << torch.arange(8, dtype=torch.int64, device=device)).to(torch.uint8)
     table = _table(device)
 
-    # border set: foreground pixels with a background 8-neighbour (only those can ever be removed)
-    fg_index = torch.nonzero(flat).flatten()
-    if fg_index.numel() == 0:
-        return mask.clone()
-    border = fg_index[(flat[fg_index.unsqueeze(1) + offsets] == 0).any(dim=1)]
-    removed_last_round = True
-    while removed_last_round:
-        removed_last_round = False
-        for pass_bit in (1, 2):
-            neighbours = flat[border.unsqueeze(1) + offsets]  # (K, 8) 0/1
-            code = (neighbours * weights).sum(dim=1, dtype=torch.int64)
-            remove = (table[code] & pass_bit) != 0
-            gone = border[remove]
-            if gone.numel() == 0:
-                continue
-            removed_last_round = True
-            flat[gone] = 0
-            # the removed pixels' foreground neighbours now touch the background: they join the border
-            touched = (gone.unsqueeze(1) + offsets).flatten()
-            touched = touched[flat[touched] != 0]
-            border = torch.unique(torch.cat([border[~remove], touched]))
+    # neighbourhood codes of every pixel, kept up to date as pixels go (removing q clears, in each of its 8
+    # neighbours n = q + offset_k, the bit of the direction n -> q; distinct removed pixels clear distinct bits)
+    codes = torch.zeros(flat.numel(), dtype=torch.uint8, device=device)
+    for bit, offset in enumerate(offsets.tolist()):
+        codes |= torch.roll(flat, -offset) << bit
+    # uint8 wraps: adding 256 - bit clears a set bit
+    opposite_bits = (256 - (1 << torch.tensor([(k + 4) % 8 for k in range(8)], device=device))).to(torch.uint8)
+    # the first sub-iteration looks at every foreground pixel with a background neighbour (no other can go)
+    active = torch.nonzero((flat != 0) & (codes != 255)).flatten()
+    writer = torch.full((flat.numel(),), -1, dtype=torch.int32, device=device)
+    pass_bit = 1
+    while active.numel():
+        entry = table[codes[active].long()]
+        remove = (entry & pass_bit) != 0
+        gone = active[remove]
+        flat[gone] = 0
+        neighbours = (gone.unsqueeze(1) + offsets).flatten()
+        codes.index_add_(0, neighbours, opposite_bits.expand(gone.numel(), 8).reshape(-1))
+        # next: the removed pixels' foreground neighbours (their code changed) and the pixels removable in
+        # the other sub-iteration only (their code did not change); no other pixel's decision can change
+        touched = neighbours[flat[neighbours] != 0]
+        waiting = active[~remove & ((entry & (3 - pass_bit)) != 0)]
+        candidates = torch.cat([waiting, touched])
+        slots = torch.arange(candidates.numel(), dtype=torch.int32, device=device)
+        writer[candidates] = slots  # one writer per pixel survives
+        active = candidates[writer[candidates] == slots]
+        pass_bit = 3 - pass_bit
     out = padded[:, 1:-1, 1:-1].bool()
     return out if mask.ndim == 3 else out[0]
