@@ -42,6 +42,7 @@ from nobg_metrics._inputs import (
 )
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.functional.boundary import _packed_pred
+from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.ellipse import dilate_ellipses_packed, inside_words
 from nobg_metrics.ops.levels import GT_CUT
 from nobg_metrics.ops.morphology import count_bits, pack_bits, pack_levels_at_least
@@ -85,8 +86,9 @@ def _mba_counts(batch: SegBatch, threshold: float, agreement: bool) -> dict[str,
     """Band and agreeing-band pixel counts per radius of one equal-size batch.
 
     Returns:
-        ``{"band": (B, 5), "agree": (B, 5), "pred": (B,), "gt": (B,)}`` int64 (``pred``/``gt``: foreground
-        pixels, counted only when ``agreement``, else 0).
+        ``{"band": (B, 5), "agree": (B, 5), "agree_all": (B,)}`` int64; ``agree_all``: pixels where the
+        binarised prediction equals the gt over the whole image, read (and exact) only where the band is
+        empty and ``agreement``.
     """
     size, height, width = batch.shape
     radii = mba_radii(height, width)
@@ -96,8 +98,10 @@ def _mba_counts(batch: SegBatch, threshold: float, agreement: bool) -> dict[str,
     pred = _packed_pred(batch, threshold)
     agree_mask = (pred ^ foreground).bitwise_not_()
     distinct = sorted(set(radii))
-    extra = 2 if agreement else 0  # |pred| and |gt| for the empty-band policy, in the same popcount pass
-    pieces = masks.new_empty((2 * len(distinct) + extra, *foreground.shape))  # [band_r, band_r AND agree] per r
+    # with the empty-band policy, the pixels agreeing over the whole image join the same popcount pass, except
+    # on CPU when no band is empty (a free host read: they are only read for constant gts)
+    eager = agreement and not host_reads.free_on(masks)
+    pieces = masks.new_empty((2 * len(distinct) + int(eager), *foreground.shape))  # [band_r, band_r AND agree]
     for index, dilated in enumerate(dilate_ellipses_packed(masks, width, distinct).values()):  # <= 5 radii
         # the window holds gt foreground AND background (and the pixel is inside the image: the dilations
         # spread past pixel W - 1)
@@ -105,17 +109,18 @@ def _mba_counts(batch: SegBatch, threshold: float, agreement: bool) -> dict[str,
         if width % 64:
             band.bitwise_and_(inside)
         torch.bitwise_and(band, agree_mask, out=pieces[2 * index + 1])
-    if agreement:
-        pieces[-2], pieces[-1] = pred, foreground
+    if eager:
+        torch.bitwise_and(agree_mask, inside, out=pieces[-1])
     counts = count_bits(pieces.flatten(0, 1)).view(-1, size)  # one popcount pass
     column = {radius: index for index, radius in enumerate(distinct)}
     band = torch.stack([counts[2 * column[radius]] for radius in radii], dim=1)
     agree = torch.stack([counts[2 * column[radius] + 1] for radius in radii], dim=1)
-    if agreement:
-        pred_fg, gt_fg = counts[-2], counts[-1]
-    else:
-        pred_fg = gt_fg = torch.zeros(size, dtype=torch.int64, device=band.device)
-    return {"band": band, "agree": agree, "pred": pred_fg, "gt": gt_fg}
+    agree_all = torch.zeros(size, dtype=torch.int64, device=band.device)
+    if eager:
+        agree_all = counts[-1]
+    elif agreement and bool((band[:, 0] == 0).any()):
+        agree_all = count_bits(agree_mask & inside)
+    return {"band": band, "agree": agree, "agree_all": agree_all}
 
 
 def _mba_per_image(batch: SegBatch, threshold: float | None, empty_gt: EmptyGt) -> Tensor:
@@ -128,10 +133,9 @@ def _mba_per_image(batch: SegBatch, threshold: float | None, empty_gt: EmptyGt) 
         total = total + accuracy[:, step]
     values = total / MBA_STEPS
     if empty_gt == "agreement":
-        pixels = batch.num_pixels
-        pred_fg, gt_fg = counts["pred"].double(), counts["gt"].double()
-        agreement = torch.where(gt_fg == 0, (pixels - pred_fg) / pixels, pred_fg / pixels)
-        values = torch.where((gt_fg == 0) | (gt_fg == pixels), agreement, values)
+        # the band is empty exactly for an all-background / all-foreground gt: (TP + TN) / N there
+        agreement = counts["agree_all"].double() / batch.num_pixels
+        values = torch.where(counts["band"][:, 0] == 0, agreement, values)
     return values
 
 
