@@ -30,7 +30,8 @@ from typing import Any
 
 from nobg_metrics.cli.files import Source
 
-_GENERIC_GT_NAMES = {"gt", "gts", "mask", "masks", "groundtruth", "ground_truth", "ground-truth", "labels"}
+_GENERIC_GT_NAMES = {"gt", "gts", "mask", "masks", "groundtruth", "ground_truth", "ground-truth", "labels",
+                     "alpha", "alpha_copy", "alphas", "matte", "mattes"}  # the last: matting layouts
 
 
 class ConfigError(Exception):

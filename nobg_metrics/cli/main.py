@@ -37,7 +37,12 @@ from nobg_metrics.cli.config import (
 from nobg_metrics.cli.dist import init_from_env, pick_device, world
 from nobg_metrics.cli.files import Source
 from nobg_metrics.cli.jobs import build_jobs, problems
-from nobg_metrics.cli.launch import LAUNCHED_ENV, default_workers, resolve_procs, run_ranks
+from nobg_metrics.cli.launch import (
+    LAUNCHED_ENV,
+    default_workers,
+    resolve_procs,
+    run_ranks,
+)
 from nobg_metrics.cli.outputs import (
     OutputBusy,
     OutputLock,
@@ -46,11 +51,13 @@ from nobg_metrics.cli.outputs import (
     markdown_table,
     results_document,
     text_writer,
+    worst_markdown,
     write_atomically,
     write_per_image_csv,
 )
 from nobg_metrics.cli.plots import draw_curves, have_matplotlib
-from nobg_metrics.cli.runner import PROTOCOLS, RunOptions, score
+from nobg_metrics.cli.protocols import PROTOCOLS, TASKS, protocol_metrics, resolve_task
+from nobg_metrics.cli.runner import RunOptions, score
 from nobg_metrics.cli.signals import checkpoint, exit_status, interruptible, signal_name
 from nobg_metrics.collection import METRIC_NAMES, TIERS
 
@@ -63,6 +70,9 @@ EXIT_INTERNAL = 3
 """An internal error (printed with its traceback), or a process of the run that died unexpectedly."""
 EXIT_BUSY = 4
 """--out is in use by another run (its lock is held)."""
+
+_PROTOCOL_ONLY = ["birefnet_mse", "birefnet_mba", "birefnet_hce"]
+"""BiRefNet's own columns (not collection names): only with --protocol birefnet."""
 
 SAMPLE_DIR = Path(nobg_metrics.__file__).resolve().parent / "data" / "sample"
 DEFAULT_OUT = Path("nobg-metrics-out")
@@ -88,12 +98,16 @@ def build_parser() -> argparse.ArgumentParser:
     files.add_argument("--allow-missing", action="store_true",
                        help="score what can be read; record missing/unreadable files instead of failing")
     what = run.add_argument_group("metrics")
-    what.add_argument("--tier", choices=list(TIERS), default="expensive", help="metric set (default: expensive)")
-    what.add_argument("--metrics", nargs="+", metavar="NAME", choices=list(METRIC_NAMES),
-                      help="explicit metric names instead of a tier")
-    what.add_argument("--protocol", choices=PROTOCOLS, default="pysodmetrics",
-                      help="pysodmetrics: uint8, min-max stretch, reference empty-gt values (default); "
-                           "raw: pred / 255, no stretch, empty gt scored by agreement")
+    what.add_argument("--task", choices=TASKS, default=None,
+                      help="sod (default), matting, or a BiRefNet task (DIS5K, COD, HRSOD, General, General-2K, "
+                           "Matting) for --protocol birefnet")
+    what.add_argument("--tier", choices=list(TIERS), default=None, help="metric set (default: expensive; sod only)")
+    what.add_argument("--metrics", nargs="+", metavar="NAME", choices=list(METRIC_NAMES) + _PROTOCOL_ONLY,
+                      help="explicit metric names instead of a tier (with a matting/BiRefNet protocol: a subset)")
+    what.add_argument("--protocol", choices=PROTOCOLS, default=None,
+                      help="sod: pysodmetrics (default: uint8, min-max stretch, reference empty-gt values) or raw "
+                           "(pred / 255, no stretch, empty gt by agreement); matting: dim (default, Composition-1k) "
+                           "or p3m (P3M-10k, AM-2k, AIM-500); birefnet: BiRefNet's eval_existingOnes.py table")
     where = run.add_argument_group("execution and outputs")
     where.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default ./nobg-metrics-out)")
     where.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
@@ -196,9 +210,21 @@ def _report_not_scored(jobs) -> None:
     _report("not scored (listed in results.json 'not_scored')", entries, NOT_SCORED_SHOWN)
 
 
+def _resolve_protocol(args: argparse.Namespace) -> None:
+    """Settle ``--task`` / ``--protocol`` / ``--tier`` on ``args`` (idempotent: ranks resolve again)."""
+    args.task, args.protocol = resolve_task(args.task, args.protocol)
+    fixed = protocol_metrics(args.protocol, args.task)
+    if fixed is not None and args.tier is not None:
+        raise ConfigError(f"--tier does not apply to --protocol {args.protocol} (its metrics are fixed: "
+                          f"{' '.join(fixed)}; --metrics picks among them)")
+    if fixed is None and args.metrics and set(args.metrics) & set(_PROTOCOL_ONLY):
+        raise ConfigError(f"--metrics {sorted(set(args.metrics) & set(_PROTOCOL_ONLY))} need --protocol birefnet")
+
+
 def run_eval(args: argparse.Namespace) -> int:
     """The ``eval`` command; returns the exit status (errors are raised: see :func:`run_guarded`)."""
     tune_cpu_allocator()  # freed tensor memory is reused, not faulted in again per image (forked ranks inherit)
+    _resolve_protocol(args)
     plan = _plan(args)
     check_plan(plan)
     _check_out(args.out, plan)
@@ -236,8 +262,8 @@ def _run_locked(args: argparse.Namespace, plan: Plan, device) -> int:
         if procs > 1:  # this process only launches the ranks (it has run no torch op: safe to fork)
             return run_ranks(procs, run_guarded, args)
         workers = args.workers if args.workers is not None else default_workers()
-        options = RunOptions(args.tier, args.metrics, args.protocol, args.batch_size, workers,
-                             args.allow_missing, not args.no_per_image, not args.quiet)
+        options = RunOptions(args.tier or "expensive", args.metrics, args.protocol, args.task, args.batch_size,
+                             workers, args.allow_missing, not args.no_per_image, not args.quiet)
         scores = score(jobs, options, device)
         if scores.unreadable and not args.allow_missing:
             if rank == 0:
@@ -260,12 +286,16 @@ def _run_locked(args: argparse.Namespace, plan: Plan, device) -> int:
 
 
 def _write(args: argparse.Namespace, jobs, scores) -> None:
-    document = results_document(jobs, scores, args.protocol, args.tier if args.metrics is None else "custom")
+    fixed = protocol_metrics(args.protocol, args.task) is not None
+    tier = "custom" if args.metrics is not None else "protocol" if fixed else args.tier or "expensive"
+    document = results_document(jobs, scores, args.protocol, tier, args.task)
     markdown = markdown_table(document)
     writers = {"results.json": json_writer(document), "table.md": text_writer(markdown),
                "table.tex": text_writer(latex_table(document))}
     if not args.no_per_image:
         writers["per_image.csv"] = lambda path: write_per_image_csv(path, scores.per_image, scores.metric_names)
+        if fixed:  # the benchmark protocols: the worst images of each method and metric
+            writers["worst.md"] = text_writer(worst_markdown(document, scores.per_image))
     plotted = not args.no_plots and have_matplotlib() and bool(scores.curves)
     if plotted:
         writers["curves.png"] = lambda path: draw_curves(jobs, scores.curves, [path])
@@ -276,6 +306,9 @@ def _write(args: argparse.Namespace, jobs, scores) -> None:
         raise InputError(f"could not write the outputs into {args.out}: {error}") from None
     if scores.skipped_metrics:
         print(f"note: metrics not available in this build were skipped: {scores.skipped_metrics}", file=sys.stderr)
+    if args.protocol == "birefnet" and "birefnet_hce" in scores.metric_names and \
+            not any("DIS-" in job.dataset for job in jobs):
+        print("note: HCE is scored on DIS- datasets only (none here): its column shows -", file=sys.stderr)
     if not args.no_plots and not plotted:
         why = "matplotlib is not installed (pip install 'nobg_metrics[plot]')" if not have_matplotlib() else \
             "no F-measure curves among the metrics"

@@ -8,20 +8,23 @@ run leaves the previous outputs as they were. :class:`OutputLock` holds ``--out/
 
 Schema of ``results.json`` (docs/cli.md "Outputs")::
 
-    {"version", "protocol", "tier", "metrics": [names], "skipped_metrics": [names],
-     "higher_is_better": {name: bool},
+    {"version", "protocol", "task", "tier", "metrics": [names], "skipped_metrics": [names],
+     "higher_is_better": {name: bool}, "printed": {name: {"label", "scale"}} (matting protocols),
      "results": [{"dataset", "method", "images", "resized", "metrics": {name: value or null}}],
      "missing": [{"dataset", "method", "file", "reason"}], "unreadable": [...], "extra": [...],
      "not_scored": [...], "resized": total number of resized predictions}
 
 Tables: one per dataset, methods as rows, best value of each column in bold (ties all bold, compared
-at the printed precision), ↑/↓ after each metric name.
+at the printed precision), ↑/↓ after each metric name. The matting protocols print each value in its
+benchmark's units with the unit in the header (``SAD (÷1000)``; :data:`~nobg_metrics.cli.protocols.PRINTED`),
+the BiRefNet protocol its own columns, order and rounding; ``results.json`` keeps the raw values.
 """
 
 from __future__ import annotations
 
 import csv
 import errno
+import functools
 import json
 import math
 import os
@@ -34,6 +37,7 @@ from typing import Any
 import nobg_metrics
 from nobg_metrics.cli.config import ConfigError
 from nobg_metrics.cli.jobs import Job, problems
+from nobg_metrics.cli.protocols import BIREFNET_COLUMNS, PRINTED, birefnet_cell
 from nobg_metrics.cli.runner import Scores
 from nobg_metrics.cli.signals import checkpoint, deferred
 
@@ -57,15 +61,18 @@ def _clean(value: float) -> float | None:
     return None if value is None or not math.isfinite(value) else value
 
 
-def results_document(jobs: list[Job], scores: Scores, protocol: str, tier: str) -> dict[str, Any]:
-    """The ``results.json`` object."""
+def results_document(jobs: list[Job], scores: Scores, protocol: str, tier: str, task: str = "sod") -> dict[str, Any]:
+    """The ``results.json`` object (raw values; ``printed`` says how the tables scale each matting metric)."""
     return {
         "version": nobg_metrics.__version__,
         "protocol": protocol,
+        "task": task,
         "tier": tier,
         "metrics": scores.metric_names,
         "skipped_metrics": scores.skipped_metrics,
         "higher_is_better": scores.higher_is_better,
+        "printed": {name: {"label": PRINTED[name].label, "scale": PRINTED[name].scale}
+                    for name in scores.metric_names if protocol in ("dim", "p3m") and name in PRINTED},
         "results": [
             {"dataset": job.dataset, "method": job.method, "images": scores.images.get(job.index, 0),
              "resized": scores.resized.get(job.index, 0),
@@ -97,15 +104,35 @@ def _arrow(higher: bool | None) -> str:
     return "↑" if higher else "↓" if higher is False else ""
 
 
+def _columns(document: dict[str, Any]) -> list[tuple[str, str, Callable[[float | None], str]]]:
+    """``(metric name, header label, cell formatter)`` per column, in the protocol's order."""
+    protocol, names = document["protocol"], document["metrics"]
+    if protocol == "birefnet":
+        task = document.get("task", "DIS5K")
+        return [(name, field, functools.partial(birefnet_cell, field, task=task))
+                for field, name in BIREFNET_COLUMNS[task] if name in names]
+    if protocol in ("dim", "p3m"):
+        return [(n, PRINTED[n].header(), PRINTED[n].format) if n in PRINTED else (n, n, format_value) for n in names]
+    return [(n, n, format_value) for n in names]
+
+
+def _as_number(cell: str) -> float | None:
+    try:
+        value = float(cell)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
 def _table_rows(document: dict[str, Any], dataset: str) -> tuple[list[str], list[list[str]], list[list[bool]]]:
     """Method names, formatted cells and bold flags of one dataset's table."""
     entries = [r for r in document["results"] if r["dataset"] == dataset]
-    names = document["metrics"]
-    cells = [[format_value(r["metrics"][n]) for n in names] for r in entries]
-    bold = [[False] * len(names) for _ in entries]
-    for column, name in enumerate(names):
+    columns = _columns(document)
+    cells = [[formatter(r["metrics"][name]) for name, _, formatter in columns] for r in entries]
+    bold = [[False] * len(columns) for _ in entries]
+    for column, (name, _, _) in enumerate(columns):
         higher = document["higher_is_better"].get(name)
-        shown = [float(row[column]) if row[column] != "-" else None for row in cells]
+        shown = [_as_number(row[column]) for row in cells]
         valid = [v for v in shown if v is not None]
         if higher is None or len(valid) < 2:
             continue
@@ -121,14 +148,14 @@ def _datasets(document: dict[str, Any]) -> list[str]:
 
 def markdown_table(document: dict[str, Any]) -> str:
     """One markdown table per dataset."""
-    names = document["metrics"]
+    columns = _columns(document)
     header = "| method | images | " + " | ".join(
-        f"{n} {_arrow(document['higher_is_better'].get(n))}".strip() for n in names) + " |"
+        f"{label} {_arrow(document['higher_is_better'].get(n))}".strip() for n, label, _ in columns) + " |"
     parts = []
     for dataset in _datasets(document):
         methods, cells, bold = _table_rows(document, dataset)
         images = {r["method"]: r["images"] for r in document["results"] if r["dataset"] == dataset}
-        lines = [f"### {dataset}", "", header, "|---|---:|" + "---:|" * len(names)]
+        lines = [f"### {dataset}", "", header, "|---|---:|" + "---:|" * len(columns)]
         for method, row, flags in zip(methods, cells, bold):
             shown = [f"**{c}**" if f else c for c, f in zip(row, flags)]
             lines.append(f"| {method} | {images[method]} | " + " | ".join(shown) + " |")
@@ -146,21 +173,52 @@ def _tex(text: str) -> str:
 
 def latex_table(document: dict[str, Any]) -> str:
     """One booktabs ``tabular`` per dataset (needs ``\\usepackage{booktabs}``)."""
-    names = document["metrics"]
+    columns = _columns(document)
     arrows = {True: r"$\uparrow$", False: r"$\downarrow$"}
     header = " & ".join(["Method"] + [
-        f"{_tex(n)} {arrows.get(document['higher_is_better'].get(n), '')}".strip() for n in names]) + r" \\"
+        f"{_tex(label)} {arrows.get(document['higher_is_better'].get(n), '')}".strip() for n, label, _ in columns]) \
+        + r" \\"
     parts = []
     for dataset in _datasets(document):
         methods, cells, bold = _table_rows(document, dataset)
         lines = [f"% {dataset}", r"\begin{table}[t]", r"\centering", f"\\caption{{{_tex(dataset)}}}",
-                 r"\begin{tabular}{l" + "r" * len(names) + "}", r"\toprule", header, r"\midrule"]
+                 r"\begin{tabular}{l" + "r" * len(columns) + "}", r"\toprule", header, r"\midrule"]
         for method, row, flags in zip(methods, cells, bold):
             shown = [f"\\textbf{{{c}}}" if f else c for c, f in zip(row, flags)]
             lines.append(" & ".join([_tex(method)] + shown) + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
         parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"
+
+
+WORST_K = 10
+"""Images listed per method and metric in ``worst.md``."""
+
+
+def worst_markdown(document: dict[str, Any], rows: list[dict[str, Any]], k: int = WORST_K) -> str:
+    """``worst.md``: per dataset / method, the ``k`` worst images of every metric with a direction (lowest first
+    when higher is better), printed as the tables print them; ties keep the image order.
+
+    Example:
+        >>> document = {"protocol": "dim", "metrics": ["sad"], "higher_is_better": {"sad": False},
+        ...             "results": [{"dataset": "D", "method": "M"}]}
+        >>> rows = [{"dataset": "D", "method": "M", "image": f"i{v}", "sad": v * 1000.0} for v in (1, 3, 2)]
+        >>> worst_markdown(document, rows, k=2).splitlines()[-1]
+        '| SAD (÷1000) ↓ | i3 (3.00), i2 (2.00) |'
+    """
+    columns = [c for c in _columns(document) if document["higher_is_better"].get(c[0]) is not None]
+    parts = [f"# The {k} worst images per method and metric", ""]
+    for result in document["results"]:
+        own = [r for r in rows if r["dataset"] == result["dataset"] and r["method"] == result["method"]]
+        lines = [f"## {result['dataset']} / {result['method']}", "", "| metric | worst images |", "|---|---|"]
+        for name, label, formatter in columns:
+            higher = document["higher_is_better"][name]
+            scored = [r for r in own if r.get(name) is not None and math.isfinite(r[name])]
+            scored.sort(key=lambda r: r[name] if higher else -r[name])
+            listed = ", ".join(f"{r['image']} ({formatter(r[name])})" for r in scored[:k])
+            lines.append(f"| {label} {_arrow(higher)} | {listed or '-'} |")
+        parts += lines + [""]
+    return "\n".join(parts)
 
 
 def write_per_image_csv(path: Path, rows: list[dict[str, Any]], names: list[str]) -> None:

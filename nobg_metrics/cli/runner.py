@@ -45,6 +45,12 @@ from nobg_metrics.cli.files import (
 )
 from nobg_metrics.cli.jobs import Item, Job
 from nobg_metrics.cli.progress import Progress
+from nobg_metrics.cli.protocols import (
+    PROTOCOLS,
+    job_metrics,
+    protocol_metrics,
+    reader_protocol,
+)
 from nobg_metrics.cli.signals import checkpoint, worker_signals
 from nobg_metrics.collection import (
     METRIC_NAMES,
@@ -55,7 +61,7 @@ from nobg_metrics.collection import (
 )
 from nobg_metrics.ops.arith import divide
 
-PROTOCOLS = ("pysodmetrics", "raw")
+__all__ = ["PROTOCOLS", "RunOptions", "Scores", "build_collection", "resolve_metrics", "score"]
 
 VALIDATE_ARGS = True
 """The metrics' value checks (NaN/inf, float ranges, trimap levels): on, once per input tensor (module notes)."""
@@ -68,6 +74,7 @@ class RunOptions:
     tier: str = "expensive"
     metrics: list[str] | None = None
     protocol: str = "pysodmetrics"
+    task: str = "sod"
     batch_size: int = 8
     workers: int = 2
     allow_missing: bool = False
@@ -90,8 +97,23 @@ class Scores:
     curves: dict[int, dict[str, list[float]]] = field(default_factory=dict)
 
 
-def resolve_metrics(tier: str, names: list[str] | None) -> tuple[list[str], list[str]]:
-    """``(available names, skipped names)``: a tier skips metrics this build lacks; an explicit list may not."""
+def resolve_metrics(tier: str, names: list[str] | None, protocol: str = "pysodmetrics",
+                    task: str = "sod") -> tuple[list[str], list[str]]:
+    """``(available names, skipped names)``: a tier skips metrics this build lacks; an explicit list may not.
+
+    The matting and BiRefNet protocols have fixed sets (:func:`~nobg_metrics.cli.protocols.protocol_metrics`);
+    ``names`` then picks among them (in the protocol's order). BiRefNet's HCE is skipped (with a note) when this
+    build has no HCE class.
+    """
+    fixed = protocol_metrics(protocol, task)
+    if fixed is not None:
+        if names is not None:
+            outside = [n for n in names if n not in fixed]
+            if outside:
+                raise ConfigError(f"--metrics {outside} are not part of --protocol {protocol}; choose among {list(fixed)}")
+        wanted = [n for n in fixed if names is None or n in names]
+        available = [n for n in wanted if n not in _EXTRAS or _EXTRAS[n]() is not None]
+        return available, [n for n in wanted if n not in available]
     if names is not None:
         unknown = [n for n in names if n not in METRIC_NAMES]
         if unknown:
@@ -107,18 +129,51 @@ def resolve_metrics(tier: str, names: list[str] | None) -> tuple[list[str], list
 
 
 def build_collection(names: list[str], protocol: str, device: torch.device, sync: bool = True) -> MetricCollection:
-    """The protocol's collection: pysodmetrics = ``normalize=True, empty_gt="reference"``; raw = defaults.
+    """The protocol's collection: pysodmetrics (and birefnet) = ``normalize=True, empty_gt="reference"``; raw, dim,
+    p3m = defaults; BiRefNet's own columns (:data:`_EXTRAS`) are added as they are built there.
 
     ``allow_host_sync``: the command has no training step for the host to run ahead of, so on a GPU the
     connectivity error labels with lists sized by the data — far less device work (no effect on CPU).
     """
-    options = {"normalize": protocol == "pysodmetrics",
-               "empty_gt": "reference" if protocol == "pysodmetrics" else "agreement",
+    stretch = protocol in ("pysodmetrics", "birefnet")
+    registered = [n for n in names if n not in _EXTRAS]
+    options = {"normalize": stretch, "empty_gt": "reference" if stretch else "agreement",
                "validate_args": VALIDATE_ARGS, "allow_host_sync": True}
-    accepted = set().union(*(accepted_options(name) for name in names))
+    accepted = set().union(*(accepted_options(name) for name in registered))
     options = {k: v for k, v in options.items() if k in accepted}
     # the scratch collection of one image never syncs
-    return make_collection(metrics=names, sync_on_compute=sync, **options).to(device)
+    collection = make_collection(metrics=registered, sync_on_compute=sync, **options)
+    extras = {n: _EXTRAS[n]()(sync_on_compute=sync) for n in names if n in _EXTRAS}
+    if extras:
+        collection.add_metrics(extras)  # each its own compute group
+    return collection.to(device)
+
+
+def _birefnet_hce() -> type | None:
+    """BiRefNet's HCE column: the DIS tool's rule (``pred_u8 > 128``, skeleton of ``gt > 128``), or ``None`` in a
+    build without the HCE class."""
+    try:
+        from nobg_metrics.metrics.hce import HCE
+    except ImportError:
+        return None
+    return functools.partial(HCE, protocol="dis", validate_args=VALIDATE_ARGS)
+
+
+def _birefnet_mba() -> type:
+    """BiRefNet's mBA column: raw bytes ``> 128`` (no stretch); an empty band is NaN, as there."""
+    from nobg_metrics.metrics.mba import MBA
+
+    return functools.partial(MBA, empty_gt="reference", validate_args=VALIDATE_ARGS)
+
+
+def _birefnet_mse() -> type:
+    from nobg_metrics.cli.birefnet import BinarisedGtMSE
+
+    return functools.partial(BinarisedGtMSE, validate_args=VALIDATE_ARGS)
+
+
+_EXTRAS = {"birefnet_hce": _birefnet_hce, "birefnet_mba": _birefnet_mba, "birefnet_mse": _birefnet_mse}
+"""Metrics of the BiRefNet protocol built with options of their own (not collection names)."""
 
 
 def _available(name: str) -> bool:
@@ -134,7 +189,7 @@ class _Pairs(Dataset):
 
     def __init__(self, items: list[Item], protocol: str = "pysodmetrics") -> None:
         self.items = items
-        self.protocol = protocol  # how predictions are read and resized (files.read_prediction)
+        self.protocol = reader_protocol(protocol)  # how predictions are read and resized (files.read_prediction)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -225,14 +280,23 @@ def _synced_curves(metric: Metric) -> dict[str, list[float]] | None:
 
 def score(jobs: list[Job], options: RunOptions, device: torch.device) -> Scores:
     """Score every job's items (this rank's share of them) and return the complete, gathered scores."""
-    names, skipped = resolve_metrics(options.tier, options.metrics)
+    names, skipped = resolve_metrics(options.tier, options.metrics, options.protocol, options.task)
     rank, size = world()
-    collections = [build_collection(names, options.protocol, device) for _ in jobs]
-    higher = {n: getattr(m, "higher_is_better", None) for n, m in collections[0].items(keep_base=True, copy_state=False)} \
-        if collections else {}
-    scores = Scores(names, skipped, higher)
-    scratch = build_collection(names, options.protocol, device, sync=False)
-    scratch_metrics = dict(scratch.items(keep_base=True, copy_state=False))
+    per_job = [job_metrics(names, options.protocol, job.dataset, job.has_trimap) for job in jobs]
+    if options.protocol != "birefnet":  # a column no job scores (P3M's trimap metrics without trimaps) is left out
+        names = [n for n in names if any(n in job_names for job_names in per_job)]
+        if not names:
+            raise ConfigError("no metric to compute: the trimap metrics of --protocol p3m need a trimap folder")
+    collections = [build_collection(job_names, options.protocol, device) for job_names in per_job]
+    higher: dict[str, bool | None] = {}
+    for collection in collections:
+        higher.update({n: getattr(m, "higher_is_better", None) for n, m in collection.items(keep_base=True,
+                                                                                              copy_state=False)})
+    scores = Scores(names, skipped, {n: higher.get(n) for n in names})
+    scratches: dict[tuple[str, ...], MetricCollection] = {}  # one per metric set (a job may score fewer names)
+    for job_names in per_job:
+        if tuple(job_names) not in scratches:
+            scratches[tuple(job_names)] = build_collection(job_names, options.protocol, device, sync=False)
     targets = [dict(c.items(keep_base=True, copy_state=False)) for c in collections]
     items = [item for job in jobs for item in shard(job.items, rank, size)]
     worker_init = functools.partial(_worker_init, os.getpid()) if options.workers else None
@@ -268,6 +332,9 @@ def score(jobs: list[Job], options: RunOptions, device: torch.device) -> Scores:
                 pred, gt, trimap = _as_tensors(group, options.protocol, device)
                 if options.per_image:
                     kept, values = [], []
+                    job_names = per_job[job_index]
+                    scratch = scratches[tuple(job_names)]
+                    scratch_metrics = dict(scratch.items(keep_base=True, copy_state=False))
                     for i, sample in enumerate(group):
                         scratch.reset()
                         try:
@@ -276,13 +343,14 @@ def score(jobs: list[Job], options: RunOptions, device: torch.device) -> Scores:
                             unreadable.append(_rejected(job, sample, error))
                             continue
                         computed = scratch.compute()
-                        values.append(torch.stack([computed[n].double().reshape(()) for n in names]))
+                        values.append(torch.stack([computed[n].double().reshape(()) for n in job_names]))
                         _merge(targets[job_index], scratch_metrics)
                         kept.append(sample)
                     table = torch.stack(values).cpu().tolist() if values else []
                     for sample, row in zip(kept, table):
                         rows.append({"dataset": job.dataset, "method": job.method, "image": sample["item"].name,
-                                     "resized": sample["resized"], **dict(zip(names, row))})
+                                     "resized": sample["resized"], **dict.fromkeys(names),
+                                     **dict(zip(job_names, row))})
                 else:
                     kept = _batched_update(collections[job_index], pred, gt, trimap, group, job, unreadable)
                 counts[job_index] += len(kept)
@@ -337,7 +405,8 @@ def _finish(jobs: list[Job], collections: list[MetricCollection], scores: Scores
         members = dict(collection.items(keep_base=True, copy_state=False))
         with warnings.catch_warnings():  # a rank (or a job) without images is harmless: sums of zero
             warnings.filterwarnings("ignore", message=".*was called before the ``update`` method.*")
-            scores.values[job.index] = {name: float(members[name].compute()) for name in scores.metric_names}
+            scores.values[job.index] = {name: float(members[name].compute()) for name in scores.metric_names
+                                        if name in members}
         for name in ("f_measure_max", "f_measure_mean", "f_measure_adaptive"):
             if name in members:
                 curves = _synced_curves(members[name])

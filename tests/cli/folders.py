@@ -69,3 +69,45 @@ def make_dataset(root: Path, count: int = 6, shape: tuple[int, int] = (40, 56), 
 def read_results(out: Path) -> dict:
     """The parsed results.json of an output folder."""
     return json.loads((out / "results.json").read_text())
+
+
+def make_mattes(count: int = 5, shape: tuple[int, int] = (36, 48), seed: int = 0) -> dict[str, tuple]:
+    """``name -> (alpha, trimap, pred)`` uint8 maps: soft-edged mattes (one fully transparent, one fully opaque),
+    trimaps of 0 / 128 / 255 with an unknown band around every soft edge, noisy predictions."""
+    from scipy import ndimage
+
+    rng = np.random.default_rng(seed)
+    mattes = {}
+    for index in range(count):
+        kind = "empty" if index == 1 else "full" if index == 2 else "blob"
+        hard = gt_uint8(rng, *shape, kind=kind).astype(np.float64)
+        alpha = np.clip(np.rint(ndimage.uniform_filter(hard, size=5, mode="nearest")), 0, 255).astype(np.uint8)
+        soft = (alpha > 0) & (alpha < 255)
+        band = ndimage.binary_dilation(soft, iterations=2)
+        trimap = np.where(band, 128, np.where(alpha == 255, 255, 0)).astype(np.uint8)
+        noise = rng.normal(0, 30, shape)
+        pred = np.clip(np.rint(alpha + noise * band + 6 * noise * (rng.random(shape) < 0.02)), 0, 255).astype(np.uint8)
+        mattes[f"m_{index:02d}"] = (alpha, trimap, pred)
+    return mattes
+
+
+def make_matting_dataset(root: Path, methods: tuple[str, ...] = ("A", "B"), count: int = 5,
+                         shape: tuple[int, int] = (36, 48), seed: int = 0, alpha_dir: str = "alpha",
+                         trimap_dir: str = "trimaps") -> dict[str, dict[str, tuple]]:
+    """A Composition-1k-like layout: ``root/<alpha_dir>/*.png``, ``root/<trimap_dir>/*.png`` and
+    ``root/<method>/*.png``; each method's predictions come from its own seed. Returns ``method -> mattes``."""
+    out = {}
+    (root / alpha_dir).mkdir(parents=True, exist_ok=True)
+    (root / trimap_dir).mkdir(parents=True, exist_ok=True)
+    for offset, method in enumerate(methods):
+        mattes = make_mattes(count, shape, seed)
+        rng = np.random.default_rng(seed + 100 + offset)
+        (root / method).mkdir(exist_ok=True)
+        for name, (alpha, trimap, pred) in mattes.items():
+            pred = np.clip(pred.astype(np.int64) + rng.integers(-8, 9, pred.shape), 0, 255).astype(np.uint8)
+            mattes[name] = (alpha, trimap, pred)
+            Image.fromarray(alpha).save(root / alpha_dir / f"{name}.png")
+            Image.fromarray(trimap).save(root / trimap_dir / f"{name}.png")
+            Image.fromarray(pred).save(root / method / f"{name}.png")
+        out[method] = mattes
+    return out
