@@ -1,0 +1,110 @@
+"""HCE (Human Correction Effort) vs its references, side by side in one process, one image per call:
+
+- protocol "pysodmetrics": ``nm.HCE(normalize=True)`` vs PySODMetrics 1.6.2 ``HumanCorrectionEffortMeasure``
+  (``step`` = prepare + ``cal_hce``);
+- protocol "dis": ``nm.HCE(protocol="dis")`` vs the DIS tool's port (``tests/reference/hce_dis.py``).
+
+Images: ``shapes.real_pairs`` (person, animal, text, blobs, large silhouettes with model-like predictions),
+and the same gts with degraded predictions (``--degraded``: many error regions, the expensive case).
+Both sides check their values agree before timing. ratio = reference / ours (> 1: ours is faster).
+
+    python benchmarks/bench_hce.py --threads 1                 # 1024², 5 pairs
+    python benchmarks/bench_hce.py --threads 1 --sizes 512 --degraded
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import platform
+import sys
+
+import cv2
+import numpy as np
+import py_sod_metrics as psm
+import torch
+
+ROOT = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT.parent))
+from harness import Case, combine_rows, format_rows, run_case
+from shapes import real_pairs
+
+from nobg_metrics.metrics.hce import HCE
+from tests.reference.hce_dis import hce_dis
+
+TARGET = 1.0
+
+
+def _degrade(rng: np.random.Generator, gt: np.ndarray) -> np.ndarray:
+    """A poor prediction: speckled misses, a shifted edge, scattered false-positive blobs, soft levels."""
+    mask = gt > 128
+    pred = mask & (rng.random(mask.shape) > 0.03)
+    pred = cv2.dilate(pred.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+    pred |= cv2.dilate((rng.random(mask.shape) < 0.0005).astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
+    return np.where(pred, rng.integers(100, 256, mask.shape), rng.integers(0, 160, mask.shape)).astype(np.uint8)
+
+
+def cases(size: int, device: str, seed: int = 0, degraded: bool = False) -> list[Case]:
+    pred, gt = real_pairs((size, size), count=1, seed=seed)[0]
+    if degraded:
+        pred = _degrade(np.random.default_rng(seed), gt)
+    pred_t, gt_t = torch.from_numpy(pred).to(device), torch.from_numpy(gt).to(device)
+    ours_pysod = HCE(normalize=True, validate_args=False).to(device)
+    ours_dis = HCE(protocol="dis", validate_args=False).to(device)
+
+    def run(metric: HCE):
+        def call():
+            metric.reset()
+            metric.update(pred_t, gt_t)
+            return metric.compute()
+        return call
+
+    def ref_pysod():
+        reference = psm.HumanCorrectionEffortMeasure(relax=5, epsilon=2.0)
+        reference.step(pred, gt)
+        return reference.get_results()["hce"]
+
+    assert float(run(ours_pysod)()) == float(ref_pysod()), "pysodmetrics values differ"
+    assert float(run(ours_dis)()) == hce_dis(gt, pred), "DIS values differ"
+    label = " degraded" if degraded else ""
+    return [
+        Case(f"hce pysodmetrics{label}", size, device, run(ours_pysod), ref_pysod, "psm.HumanCorrectionEffortMeasure"),
+        Case(f"hce dis{label}", size, device, run(ours_dis), lambda: hce_dis(gt, pred), "DIS tool port"),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1024])
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--images", type=int, default=5, help="pairs (real_pairs cycles the 5 kinds)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads and cv2.setNumThreads")
+    parser.add_argument("--degraded", action="store_true", help="poor predictions instead of model-like ones")
+    args = parser.parse_args(argv)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print("no CUDA device: nothing to run on cuda", file=sys.stderr)
+        return 2
+    if args.threads:
+        torch.set_num_threads(args.threads)
+        cv2.setNumThreads(args.threads)
+    rows = []
+    for size in args.sizes:
+        per_pair = [cases(size, args.device, seed=seed, degraded=args.degraded) for seed in range(args.images)]
+        for variants in zip(*per_pair):
+            rows.append(combine_rows([run_case(case, args.repeat) for case in variants]))
+            print(f"  {variants[0].name} {size}²: {rows[-1]['ours_ms']:.1f} ms", file=sys.stderr, flush=True)
+    device_name = torch.cuda.get_device_name() if args.device == "cuda" else platform.processor() or platform.machine()
+    print(f"torch {torch.__version__}, {args.device} ({device_name}), {torch.get_num_threads()} threads, "
+          f"mean over {args.images} pairs of medians of {args.repeat} calls")
+    print(format_rows(rows))
+    for row in rows:
+        verdict = "meets" if row["ratio"] >= TARGET else "MISSES"
+        print(f"{row['size']}² {row['name']}: ours {row['ours_ms']:.1f} ms/image, reference {row['ref_ms']:.1f} "
+              f"ms/image: {row['ratio']:.2f}x ({verdict} >= {TARGET:g}x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
