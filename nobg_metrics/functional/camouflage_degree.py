@@ -1,0 +1,181 @@
+"""The camouflage degree ``cd`` of the camouflage context measure CCm (Wang et al. 2025; PySODMetrics 1.6.2
+``CamouflageContextMeasure._calculate_camouflage_degree``): how well the object is rebuilt from its surroundings.
+
+Reference, per image (RGB uint8 ``img``, gt mask ``fg``; ``w = 7``, stride ``d = 3``, λ = 20, γ = 8)::
+
+    bg        = dilate(fg, ones(20, 20)) - fg                 # the surrounding background (cv2 anchor (10, 10))
+    lab       = cv2.cvtColor(img, COLOR_RGB2Lab)              # uint8, ops.lab.opencv_rgb_to_lab
+    patches   = 7 x 7 windows at rows, columns 0, 3, 6, ... lying wholly in fg (queries) / bg (candidates),
+                features = their 147 Lab values (row-major patch order)
+    coords    = StandardScaler over the patch corners of [bg; fg];  features += λ · coords; float32
+    nn        = sklearn NearestNeighbors(1, euclidean).kneighbors(fg features) among the bg features
+    recon     = round(Σ over fg patches of img[matched bg patch] / (count + eps)), uint8   (np.round: half to even)
+    sim       = 1 - clip(deltaE_ciede2000(rgb2lab(recon), rgb2lab(img · fg)) / 100, 0, 1)   # scikit-image
+    cd        = (exp(γ · sim · fg) - 1) / (exp(γ) - 1)
+    no fg patch or no bg patch (small objects, thin rings, images under 7 px): cd = 0
+
+**Nearest neighbour, exactly.** The Lab part of a squared distance is an integer (exact in float64 in any order);
+the coordinate part is a sum of squared differences of float32 values. The search ranks all candidates by the
+matrix-product form ``|q|² + |x|² - 2 q·x`` (float64, error ~1e-9), keeps the :data:`SHORTLIST` nearest, recomputes
+those directly (``Σ (q - x)²``: exact to rounding) and takes the smallest, ties to the lowest candidate index as
+sklearn's brute-force heap does (it keeps the first of equal distances). sklearn itself ranks by the matrix-product
+form in float64, so where two candidates lie within its ~1e-9 rounding of each other it may pick the other.
+
+**Sizes are the data's.** The number of patches differs per image, so the search runs image by image on the valid
+patches (read from the device once per image); the masks, Lab conversions, reconstruction sums (``fold``) and the
+colour difference are batched.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from nobg_metrics.ops.lab import ciede2000, opencv_rgb_to_lab, skimage_rgb_to_lab
+
+PATCH = 7
+STRIDE = 3
+SURROUND = 20
+SHORTLIST = 4
+"""Candidates per query recomputed exactly after the matrix-product ranking."""
+
+_QUERY_BLOCK_ELEMENTS = 1 << 25
+"""Distance-matrix entries per block of queries (256 MB of float64)."""
+
+_EPS = float(torch.finfo(torch.float64).eps)
+
+
+def surrounding_background(gt: Tensor) -> Tensor:
+    """``cv2.dilate(gt, ones((20, 20))) - gt``: the pixels within the 20 x 20 window (rows ``i - 10 .. i + 9``, as
+    OpenCV's centred anchor puts it) of a gt pixel, outside the gt. :math:`(B, H, W)` bool -> bool.
+
+    Example:
+        >>> gt = torch.zeros(1, 30, 30, dtype=torch.bool); gt[0, 15, 15] = True
+        >>> ring = surrounding_background(gt)[0]
+        >>> int(ring.sum()), bool(ring[6, 6]), bool(ring[5, 5]), bool(ring[25, 25]), bool(ring[26, 26])
+        (399, True, False, True, False)
+    """
+    half = SURROUND // 2
+    padded = F.pad(gt[:, None].float(), (half, SURROUND - 1 - half, half, SURROUND - 1 - half))
+    return (F.max_pool2d(padded, SURROUND, stride=1)[:, 0] > 0) & ~gt
+
+
+def _full_patches(mask: Tensor) -> Tensor:
+    """:math:`(B, n_r, n_c)` bool: the 7 x 7 patch at ``(3 i, 3 j)`` lies wholly in ``mask``."""
+    return F.max_pool2d((~mask)[:, None].float(), PATCH, stride=STRIDE)[:, 0] == 0
+
+
+def _standardised(coords: Tensor) -> Tensor:
+    """sklearn ``StandardScaler().fit_transform`` of :math:`(N, 2)` integer coordinates, float64: population
+    variance ``(Σ t² - (Σ t)² / n) / n`` of ``t = x - Σx / n``, a constant column scaled by 1."""
+    values = coords.double()
+    count = values.shape[0]
+    mean = values.sum(dim=0) / count
+    centred = values - mean
+    variance = ((centred**2).sum(dim=0) - centred.sum(dim=0) ** 2 / count) / count
+    constant = variance <= count * _EPS * variance + (count * mean * _EPS) ** 2
+    scale = torch.where(constant, torch.ones_like(variance), variance.sqrt())
+    return (values - mean) / scale
+
+
+def nearest_background(queries: Tensor, candidates: Tensor) -> Tensor:
+    """Index of each query's nearest candidate (Euclidean; ties to the lower index).
+
+    Args:
+        queries: :math:`(Q, D)` float64 (float32 values).
+        candidates: :math:`(N, D)` float64.
+
+    Returns:
+        :math:`(Q,)` int64.
+
+    Example:
+        >>> x = torch.tensor([[0.0, 0.0], [2.0, 0.0], [4.0, 0.0]], dtype=torch.float64)
+        >>> nearest_background(torch.tensor([[1.0, 0.0], [3.0, 0.1]], dtype=torch.float64), x).tolist()  # a tie: 0
+        [0, 1]
+    """
+    shortlist = min(SHORTLIST, candidates.shape[0])
+    norms = (candidates**2).sum(dim=1)
+    block = max(1, _QUERY_BLOCK_ELEMENTS // max(1, candidates.shape[0]))
+    best = []
+    for start in range(0, queries.shape[0], block):  # blocks of the data-sized distance matrix
+        query = queries[start : start + block]
+        approximate = norms - 2 * query @ candidates.T  # |q|² is the same for every candidate of a query
+        near = approximate.topk(shortlist, dim=1, largest=False).indices  # (q, k)
+        exact = ((query[:, None, :] - candidates[near]) ** 2).sum(dim=-1)
+        lowest = exact.min(dim=1, keepdim=True).values
+        tied = torch.where(exact == lowest, near, torch.full_like(near, candidates.shape[0]))
+        best.append(tied.min(dim=1).values)
+    return torch.cat(best)
+
+
+def _count_divisors(device: torch.device) -> Tensor:
+    """The reference's per-pixel divisor for ``k`` covering patches: ``eps`` plus one ``k`` times, in float64
+    (``k = 1``: ``1 + 2^-52``; ``k >= 2``: ``k``)."""
+    values, total = [], _EPS
+    for _ in range(PATCH * PATCH + 1):
+        values.append(total)
+        total = total + 1.0
+    return torch.tensor(values, dtype=torch.float64, device=device)
+
+
+def _reconstruct(image: Tensor, valid_fg: Tensor, valid_bg: Tensor, lab: Tensor, lambda_spatial: float) -> Tensor:
+    """The reference's ``img_recon`` of one image: :math:`(3, H, W)` uint8 (zeros without fg or bg patches)."""
+    _, height, width = image.shape
+    n_cols = valid_fg.shape[1]
+    fg_index, bg_index = valid_fg.flatten().nonzero()[:, 0], valid_bg.flatten().nonzero()[:, 0]  # data-sized
+    if fg_index.numel() == 0 or bg_index.numel() == 0:
+        return torch.zeros_like(image)
+    lab_patches = F.unfold(lab[None].double(), PATCH, stride=STRIDE)[0]  # (147, n_r n_c)
+    corners = torch.stack([bg_index // n_cols, bg_index % n_cols], dim=1) * STRIDE
+    corners = torch.cat([corners, torch.stack([fg_index // n_cols, fg_index % n_cols], dim=1) * STRIDE])
+    spatial = (lambda_spatial * _standardised(corners)).float().double()  # np.hstack(...).astype(np.float32)
+    features = torch.cat([lab_patches[:, torch.cat([bg_index, fg_index])].T, spatial], dim=1)
+    matched = bg_index[nearest_background(features[bg_index.numel() :], features[: bg_index.numel()])]
+    rgb_patches = F.unfold(image[None].double(), PATCH, stride=STRIDE)[0]  # (147, n_r n_c)
+    columns = torch.zeros_like(rgb_patches)
+    columns[:, fg_index] = rgb_patches[:, matched]  # a local tensor
+    sums = F.fold(columns[None], (height, width), PATCH, stride=STRIDE)[0]
+    covered = torch.zeros(PATCH * PATCH, rgb_patches.shape[1], dtype=torch.float64, device=image.device)
+    covered[:, fg_index] = 1.0
+    counts = F.fold(covered[None], (height, width), PATCH, stride=STRIDE)[0, 0].long()
+    return torch.round(sums / _count_divisors(image.device)[counts]).to(torch.uint8)
+
+
+def camouflage_degree(image: Tensor, gt: Tensor, *, gamma: float = 8.0, lambda_spatial: float = 20.0) -> Tensor:
+    """The reference's camouflage degree map per image (see the module notes).
+
+    Args:
+        image: :math:`(B, 3, H, W)` uint8 RGB.
+        gt: :math:`(B, H, W)` bool.
+        gamma: γ, the sharpness of the degree.
+        lambda_spatial: λ, the weight of the standardised patch coordinates in the search.
+
+    Returns:
+        :math:`(B, H, W)` float64 in [0, 1], zero off the gt.
+
+    Example:
+        >>> image = torch.full((1, 3, 40, 40), 90, dtype=torch.uint8); gt = torch.zeros(1, 40, 40, dtype=torch.bool)
+        >>> gt[0, 12:28, 12:28] = True; image[0, :, 12:28, 12:28] = 100  # a grey object on a darker grey
+        >>> cd = camouflage_degree(image, gt)
+        >>> round(cd[0, 14, 14].item(), 6), round(cd[0, 27, 27].item(), 6), cd[0, 0, 0].item()
+        (0.746631, 0.746631, 0.0)
+    """
+    batch, _, height, width = image.shape
+    similarity = torch.zeros(batch, height, width, dtype=torch.float64, device=image.device)
+    if height >= PATCH and width >= PATCH:
+        background = surrounding_background(gt)
+        valid_fg, valid_bg = _full_patches(gt), _full_patches(background)
+        lab = opencv_rgb_to_lab(image)
+        recon = torch.stack([_reconstruct(image[b], valid_fg[b], valid_bg[b], lab[b], lambda_spatial)
+                             for b in range(batch)])  # the search's sizes are each image's own
+        foreground = image * gt[:, None]
+        difference = ciede2000(skimage_rgb_to_lab(recon), skimage_rgb_to_lab(foreground))
+        similarity = 1 - (difference / 100).clamp(0, 1)
+        rebuilt = valid_fg.flatten(1).any(dim=1) & valid_bg.flatten(1).any(dim=1)
+        similarity = torch.where(rebuilt[:, None, None], similarity, torch.zeros_like(similarity))
+        similarity = torch.where(gt, similarity, torch.zeros_like(similarity))
+    # cd = (np.exp(gamma * similarity_matrix * mask_binary) - 1) / (np.exp(gamma) - 1)
+    return (torch.exp(gamma * similarity * gt) - 1) / (math.exp(gamma) - 1)
