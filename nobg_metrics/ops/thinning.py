@@ -28,6 +28,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from nobg_metrics.ops import host_reads
+
 # scikit-image's removal table, entry ``code``: digit 0 keep, 1 first sub-iteration, 2 second, 3 both.
 _REMOVAL_TABLE = (
     "0001001300311013000000002020303300000000300000000000000020003022"
@@ -80,11 +82,14 @@ def skeletonize(mask: Tensor) -> Tensor:
 
     # neighbourhood codes of every pixel, kept up to date as pixels go (removing q clears, in each of its 8
     # neighbours n = q + offset_k, the bit of the direction n -> q; distinct removed pixels clear distinct bits)
-    codes = torch.zeros(flat.numel(), dtype=torch.uint8, device=device)
+    # uint8 on CPU, where adding 256 - bit wraps and clears a set bit; int32 and -bit elsewhere (atomics)
+    small = host_reads.free_on(flat)
+    code_dtype = torch.uint8 if small else torch.int32
+    codes = torch.zeros(flat.numel(), dtype=code_dtype, device=device)
     for bit, offset in enumerate(offsets.tolist()):
-        codes |= torch.roll(flat, -offset) << bit
-    # uint8 wraps: adding 256 - bit clears a set bit
-    opposite_bits = (256 - (1 << torch.tensor([(k + 4) % 8 for k in range(8)], device=device))).to(torch.uint8)
+        codes |= torch.roll(flat, -offset).to(code_dtype) << bit
+    bits = 1 << torch.tensor([(k + 4) % 8 for k in range(8)], device=device)
+    opposite_bits = (256 - bits if small else -bits).to(code_dtype)
     # the first sub-iteration looks at every foreground pixel with a background neighbour (no other can go)
     active = torch.nonzero((flat != 0) & (codes != 255)).flatten()
     writer = torch.full((flat.numel(),), -1, dtype=torch.int32, device=device)
