@@ -47,6 +47,11 @@ def gca_connectivity(pred: np.ndarray, gt: np.ndarray, trimap: np.ndarray | None
     return float(error[trimap == 128].sum() if trimap is not None else error.sum())
 
 
+def cases(size: int, device: str, batch: int = 1, seed: int = 0) -> list:
+    """No timing cases (``benchmarks/run.py`` collects every ``bench_*.py``): run this script directly."""
+    return []
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", type=int, default=512)
