@@ -304,7 +304,9 @@ def _write(args: argparse.Namespace, jobs, scores) -> None:
         write_atomically(args.out, writers)
     except OSError as error:
         raise InputError(f"could not write the outputs into {args.out}: {error}") from None
-    if scores.skipped_metrics:
+    if "birefnet_hce" in scores.skipped_metrics:
+        print("note: this build has no HCE metric: BiRefNet's HCE column is left out", file=sys.stderr)
+    if set(scores.skipped_metrics) - {"birefnet_hce"}:
         print(f"note: metrics not available in this build were skipped: {scores.skipped_metrics}", file=sys.stderr)
     if args.protocol == "birefnet" and "birefnet_hce" in scores.metric_names and \
             not any("DIS-" in job.dataset for job in jobs):

@@ -109,11 +109,19 @@ def _columns(document: dict[str, Any]) -> list[tuple[str, str, Callable[[float |
     protocol, names = document["protocol"], document["metrics"]
     if protocol == "birefnet":
         task = document.get("task", "DIS5K")
-        return [(name, field, functools.partial(birefnet_cell, field, task=task))
+        return [(name, field, functools.partial(_birefnet_cell, field, task))
                 for field, name in BIREFNET_COLUMNS[task] if name in names]
     if protocol in ("dim", "p3m"):
         return [(n, PRINTED[n].header(), PRINTED[n].format) if n in PRINTED else (n, n, format_value) for n in names]
     return [(n, n, format_value) for n in names]
+
+
+def _birefnet_cell(field: str, task: str, value: float | None, dataset: str = "") -> str:
+    """BiRefNet's cell; a value that is null in results.json was NaN (printed ``nan``, as BiRefNet prints it),
+    except HCE off ``DIS-`` datasets, which is not scored there (``-``)."""
+    if value is None and (field != "HCE" or "DIS-" in dataset):
+        value = math.nan
+    return birefnet_cell(field, value, task)
 
 
 def _as_number(cell: str) -> float | None:
@@ -124,17 +132,23 @@ def _as_number(cell: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _cell(formatter: Callable[..., str], value: float | None, dataset: str) -> str:
+    if isinstance(formatter, functools.partial) and formatter.func is _birefnet_cell:
+        return formatter(value, dataset)
+    return formatter(value)
+
+
 def _table_rows(document: dict[str, Any], dataset: str) -> tuple[list[str], list[list[str]], list[list[bool]]]:
     """Method names, formatted cells and bold flags of one dataset's table."""
     entries = [r for r in document["results"] if r["dataset"] == dataset]
     columns = _columns(document)
-    cells = [[formatter(r["metrics"][name]) for name, _, formatter in columns] for r in entries]
+    cells = [[_cell(formatter, r["metrics"][name], dataset) for name, _, formatter in columns] for r in entries]
     bold = [[False] * len(columns) for _ in entries]
     for column, (name, _, _) in enumerate(columns):
         higher = document["higher_is_better"].get(name)
         shown = [_as_number(row[column]) for row in cells]
         valid = [v for v in shown if v is not None]
-        if higher is None or len(valid) < 2:
+        if higher is None or len(valid) < 2 or document["protocol"] == "birefnet":  # BiRefNet's table: no bold
             continue
         best = max(valid) if higher else min(valid)
         for row, value in enumerate(shown):
@@ -207,6 +221,8 @@ def worst_markdown(document: dict[str, Any], rows: list[dict[str, Any]], k: int 
         '| SAD (÷1000) ↓ | i3 (3.00), i2 (2.00) |'
     """
     columns = [c for c in _columns(document) if document["higher_is_better"].get(c[0]) is not None]
+    if document["protocol"] == "birefnet":  # its cells print 1.0 as ".000"; the list prints plain numbers
+        columns = [(name, label, format_value) for name, label, _ in columns]
     parts = [f"# The {k} worst images per method and metric", ""]
     for result in document["results"]:
         own = [r for r in rows if r["dataset"] == result["dataset"] and r["method"] == result["method"]]
