@@ -49,6 +49,7 @@ from nobg_metrics._inputs import (
     prepare_segmentation,
 )
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
+from nobg_metrics.functional.camouflage_degree import camouflage_degree
 from nobg_metrics.functional.ccm_filters import (  # noqa: F401 (kernel_grid_radius, correlate_reflect_101: re-exported)
     EPS,
     context_filters,
@@ -56,6 +57,7 @@ from nobg_metrics.functional.ccm_filters import (  # noqa: F401 (kernel_grid_rad
     correlate_reflect_101,
     kernel_grid_radius,
 )
+from nobg_metrics.functional.ccm_inputs import InputImages, prepare_camouflage
 
 _E_FACTOR = math.e / (math.e - 1)
 
@@ -65,8 +67,9 @@ def _dot(first: Tensor, second: Tensor) -> Tensor:
     return (first.flatten(1)[:, None, :] @ second.flatten(1)[:, :, None])[:, 0, 0]
 
 
-def _context_measure_per_image(batch: SegBatch, beta2: float, alpha: float, empty_gt: EmptyGt) -> Tensor:
-    """:math:`(B,)` float64 Cm of one equal-size group."""
+def _context_measure_per_image(batch: SegBatch, beta2: float, alpha: float, empty_gt: EmptyGt,
+                               camouflage: Tensor | None = None) -> Tensor:
+    """:math:`(B,)` float64 Cm of one equal-size group; CCm with the camouflage degree ``camouflage`` (``cd``)."""
     pred = batch.pred.double()
     target = batch.gt.double()
     kernels = context_kernels(target, alpha, kernel_grid_radius(alpha))
@@ -74,10 +77,13 @@ def _context_measure_per_image(batch: SegBatch, beta2: float, alpha: float, empt
     # forward = x_binary * global_relevance_matrix;  mforward = sum(forward * pred) / (sum(pred) + EPS)  (pred >= 0)
     pred_sum = pred.sum(dim=(-2, -1))
     m_forward = forward_sum / (pred_sum + EPS)
-    # reverse = e / (e - 1) * Y * (1 - exp(-filter2D(X, K)));  wreverse = sum(reverse * (gt + cd)) / (...), cd = 0:
-    # Σ gt (1 - exp(-R)) = Σ gt - Σ gt exp(-R)  (``smoothed`` is a local tensor: exponentiated in place)
+    # reverse = e / (e - 1) * Y * (1 - exp(-filter2D(X, K)));  wreverse = sum(reverse * (gt + cd)) / (sum(gt) +
+    # sum(cd) + EPS): cd is 0 off the gt, so Σ reverse (gt + cd) = e / (e - 1) (Σ w - Σ w exp(-R)), w = gt + cd
+    # (``smoothed`` is a local tensor: negated in place)
     gt_sum = target.sum(dim=(-2, -1))
-    w_reverse = _E_FACTOR * (gt_sum - _dot(target, torch.exp(smoothed.neg_()))) / (gt_sum + EPS)
+    weight = target if camouflage is None else target + camouflage
+    weight_sum = gt_sum if camouflage is None else gt_sum + camouflage.sum(dim=(-2, -1))
+    w_reverse = _E_FACTOR * (weight_sum - _dot(weight, torch.exp(smoothed.neg_()))) / (weight_sum + EPS)
     value = (1 + beta2) * m_forward * w_reverse / (beta2 * m_forward + w_reverse + EPS)
     if empty_gt == "reference":
         return value
@@ -123,3 +129,50 @@ def context_measure(pred: InputMaps, gt: InputMaps, *, beta2: float = 1.0, alpha
     """
     _check_context_measure_args(beta2, alpha, empty_gt)
     return mean_over_images(*_context_measure_update(pred, gt, beta2, alpha, normalize, empty_gt, validate_args))
+
+
+def _check_camouflage_args(beta2: float, alpha: float, gamma: float, lambda_spatial: float,
+                           empty_gt: EmptyGt) -> None:
+    _check_context_measure_args(beta2, alpha, empty_gt)
+    check_number("gamma", gamma, low=0.0, low_open=True, high=700.0)
+    check_number("lambda_spatial", lambda_spatial, low=0.0)
+
+
+def _camouflage_context_measure_update(pred: InputMaps, gt: InputMaps, image: InputImages, beta2: float,
+                                       alpha: float, gamma: float, lambda_spatial: float, normalize: bool,
+                                       empty_gt: EmptyGt, validate_args: bool) -> tuple[Tensor, Tensor]:
+    """Sum of per-image CCm and the number of images of a batch: ``(float64 scalar, int64 scalar)``."""
+    groups = prepare_camouflage(pred, gt, image, normalize=normalize, validate_args=validate_args)
+    values = torch.cat([_context_measure_per_image(batch, beta2, alpha, empty_gt, camouflage_degree(
+        images, batch.gt, gamma=gamma, lambda_spatial=lambda_spatial)) for batch, images in groups])
+    return values.sum(), torch.full((), values.shape[0], dtype=torch.int64, device=values.device)
+
+
+def camouflage_context_measure(pred: InputMaps, gt: InputMaps, image: InputImages, *, beta2: float = 1.2,
+                               alpha: float = 6.0, gamma: float = 8.0, lambda_spatial: float = 20.0,
+                               normalize: bool = False, empty_gt: EmptyGt = "agreement",
+                               validate_args: bool = True) -> Tensor:
+    r"""Camouflage context measure CCm: Cm whose reverse term weighs each gt pixel by ``1 + cd``, the camouflage
+    degree of :func:`~nobg_metrics.functional.camouflage_degree.camouflage_degree` (PySODMetrics 1.6.2
+    ``CamouflageContextMeasure``, β² = 1.2, γ = 8, λ = 20), per image, averaged over images::
+
+        wR = Σ e/(e-1) gt (1 - exp(-filter2D(pred, K))) (gt + cd) / (Σ gt + Σ cd + eps)
+
+    Args:
+        pred, gt: as :func:`context_measure`.
+        image: the RGB images, :math:`(B, 3, H, W)` uint8 (or a list beside list ``pred`` / ``gt``).
+        beta2, alpha, normalize, empty_gt, validate_args: as :func:`context_measure` (β² defaults to 1.2).
+        gamma: γ of the camouflage degree; lambda_spatial: λ, the weight of patch positions in the search.
+
+    Returns:
+        scalar float64 tensor.
+
+    Example:
+        >>> gt = torch.zeros(40, 40, dtype=torch.bool); gt[10:30, 12:28] = True
+        >>> image = torch.full((3, 40, 40), 90, dtype=torch.uint8); image[:, gt] = 100
+        >>> round(camouflage_context_measure(gt.float(), gt, image).item(), 4)
+        0.7182
+    """
+    _check_camouflage_args(beta2, alpha, gamma, lambda_spatial, empty_gt)
+    return mean_over_images(*_camouflage_context_measure_update(pred, gt, image, beta2, alpha, gamma, lambda_spatial,
+                                                                normalize, empty_gt, validate_args))

@@ -1,11 +1,10 @@
-"""``MSIoU`` (multi-scale IoU) and ``ContextMeasure`` (Cm) as ``Metric`` classes: the states of
-:func:`nobg_metrics.functional.msiou` and :func:`nobg_metrics.functional.context_measure`.
+"""``MSIoU`` (multi-scale IoU) as a ``Metric`` class: the states of :func:`nobg_metrics.functional.msiou`
+(``ContextMeasure`` lives in :mod:`nobg_metrics.metrics.context_measure`; re-exported here for older imports).
 
 ``MSIoU`` states (fixed size, summed over batches and DDP ranks): the sum of the per-image statistic the mode
 reads — ``msiou_curve_sum`` :math:`(257,)` for ``"max"`` and ``"mean"`` (the same states: they share one update in a
 compute group), ``msiou_adaptive_sum`` or ``msiou_binary_sum`` — the image count ``msiou_count``, and the
-fingerprint of the options that change the statistic. ``ContextMeasure``: a :class:`~nobg_metrics.metrics.per_image.PerImageMean`
-(``context_measure_sum``, ``context_measure_count``).
+fingerprint of the options that change the statistic.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps
 from nobg_metrics.functional._per_image import mean_over_images
-from nobg_metrics.functional.context_measure import _check_context_measure_args, _context_measure_update
 from nobg_metrics.functional.msiou import (
     NUM_THRESHOLDS,
     MSIoUMode,
@@ -26,7 +24,7 @@ from nobg_metrics.functional.msiou import (
     mode_statistic,
 )
 from nobg_metrics.metrics.base import NobgMetric
-from nobg_metrics.metrics.per_image import PerImageMean
+from nobg_metrics.metrics.context_measure import ContextMeasure  # noqa: F401 (re-exported)
 
 
 class MSIoU(NobgMetric):
@@ -84,38 +82,3 @@ class MSIoU(NobgMetric):
         if self._statistic != "curve":
             raise ValueError(f"`curve()` needs mode 'max' or 'mean'; this MSIoU has mode {self.mode!r}")
         return mean_over_images(self.msiou_curve_sum, self.msiou_count)
-
-
-class ContextMeasure(PerImageMean):
-    """Context measure Cm (Wang et al., 2025), the mean of per-image values; see
-    :func:`nobg_metrics.functional.context_measure` (the camouflage variant CCm is not implemented).
-
-    Args:
-        beta2: β², the weight of the forward inference.
-        alpha: the spatial context scale α, in (0, 64].
-        normalize: per-image min-max stretch of ``pred`` first (PySODMetrics' protocol).
-        empty_gt: ``"agreement"`` or ``"reference"`` for all-background / all-foreground gts.
-        validate_args: run the checks that force a device sync.
-
-    Example:
-        >>> import torch
-        >>> gt = torch.zeros(12, 16, dtype=torch.bool); gt[3:9, 4:11] = True
-        >>> metric = ContextMeasure()
-        >>> metric.update(gt.float(), gt)
-        >>> round(metric.compute().item(), 4)
-        0.3583
-    """
-
-    higher_is_better = True
-    _state_prefix = "context_measure"
-
-    def __init__(self, beta2: float = 1.0, alpha: float = 6.0, *, normalize: bool = False,
-                 empty_gt: EmptyGt = "agreement", validate_args: bool = True, **kwargs: Any) -> None:
-        _check_context_measure_args(beta2, alpha, empty_gt)
-        super().__init__(options={"beta2": float(beta2), "alpha": float(alpha), "normalize": normalize,
-                                  "empty_gt": empty_gt}, validate_args=validate_args, **kwargs)
-        self.beta2, self.alpha, self.normalize, self.empty_gt = beta2, alpha, normalize, empty_gt
-
-    def _statistics(self, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
-        return _context_measure_update(pred, gt, self.beta2, self.alpha, self.normalize, self.empty_gt,
-                                       self.validate_args)

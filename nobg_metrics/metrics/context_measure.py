@@ -1,0 +1,105 @@
+"""The context measures as ``Metric`` classes: ``ContextMeasure`` (Cm) and ``CamouflageContextMeasure`` (CCm,
+``update(pred, gt, image)``), both :class:`~nobg_metrics.metrics.per_image.PerImageMean` (float64 sum of per-image
+values and an int64 image count: ``context_measure_sum`` / ``_count``, ``camouflage_context_measure_sum`` /
+``_count``), the states of :func:`nobg_metrics.functional.context_measure` and
+:func:`nobg_metrics.functional.context_measure.camouflage_context_measure`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torch import Tensor
+
+from nobg_metrics._inputs import EmptyGt, InputMaps
+from nobg_metrics.functional.ccm_inputs import InputImages
+from nobg_metrics.functional.context_measure import (
+    _camouflage_context_measure_update,
+    _check_camouflage_args,
+    _check_context_measure_args,
+    _context_measure_update,
+)
+from nobg_metrics.metrics.per_image import PerImageMean
+
+
+class ContextMeasure(PerImageMean):
+    """Context measure Cm (Wang et al., 2025), the mean of per-image values; see
+    :func:`nobg_metrics.functional.context_measure` (the camouflage variant: :class:`CamouflageContextMeasure`).
+
+    Args:
+        beta2: β², the weight of the forward inference.
+        alpha: the spatial context scale α, in (0, 64].
+        normalize: per-image min-max stretch of ``pred`` first (PySODMetrics' protocol).
+        empty_gt: ``"agreement"`` or ``"reference"`` for all-background / all-foreground gts.
+        validate_args: run the checks that force a device sync.
+
+    Example:
+        >>> import torch
+        >>> gt = torch.zeros(12, 16, dtype=torch.bool); gt[3:9, 4:11] = True
+        >>> metric = ContextMeasure()
+        >>> metric.update(gt.float(), gt)
+        >>> round(metric.compute().item(), 4)
+        0.3583
+    """
+
+    higher_is_better = True
+    _state_prefix = "context_measure"
+
+    def __init__(self, beta2: float = 1.0, alpha: float = 6.0, *, normalize: bool = False,
+                 empty_gt: EmptyGt = "agreement", validate_args: bool = True, **kwargs: Any) -> None:
+        _check_context_measure_args(beta2, alpha, empty_gt)
+        super().__init__(options={"beta2": float(beta2), "alpha": float(alpha), "normalize": normalize,
+                                  "empty_gt": empty_gt}, validate_args=validate_args, **kwargs)
+        self.beta2, self.alpha, self.normalize, self.empty_gt = beta2, alpha, normalize, empty_gt
+
+    def _statistics(self, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
+        return _context_measure_update(pred, gt, self.beta2, self.alpha, self.normalize, self.empty_gt,
+                                       self.validate_args)
+
+
+class CamouflageContextMeasure(PerImageMean):
+    """Camouflage context measure CCm (Wang et al., 2025), the mean of per-image values; see
+    :func:`nobg_metrics.functional.context_measure.camouflage_context_measure`. ``update(pred, gt, image)`` takes the
+    RGB images, :math:`(B, 3, H, W)` uint8.
+
+    Args:
+        beta2: β², the weight of the forward inference (1.2 for camouflage).
+        alpha: the spatial context scale α, in (0, 64].
+        gamma: γ, the sharpness of the camouflage degree.
+        lambda_spatial: λ, the weight of the patch positions in the 1-NN search.
+        normalize: per-image min-max stretch of ``pred`` first (PySODMetrics' protocol).
+        empty_gt: ``"agreement"`` or ``"reference"`` for all-background / all-foreground gts.
+        validate_args: run the checks that force a device sync (the 1-NN search reads its sizes regardless).
+
+    Example:
+        >>> import torch
+        >>> gt = torch.zeros(40, 40, dtype=torch.bool); gt[10:30, 12:28] = True
+        >>> image = torch.full((3, 40, 40), 90, dtype=torch.uint8); image[:, gt] = 100
+        >>> metric = CamouflageContextMeasure()
+        >>> metric.update(gt.float(), gt, image)
+        >>> round(metric.compute().item(), 4)
+        0.7182
+    """
+
+    higher_is_better = True
+    _state_prefix = "camouflage_context_measure"
+
+    def __init__(self, beta2: float = 1.2, alpha: float = 6.0, gamma: float = 8.0, lambda_spatial: float = 20.0, *,
+                 normalize: bool = False, empty_gt: EmptyGt = "agreement", validate_args: bool = True,
+                 **kwargs: Any) -> None:
+        _check_camouflage_args(beta2, alpha, gamma, lambda_spatial, empty_gt)
+        super().__init__(options={"beta2": float(beta2), "alpha": float(alpha), "gamma": float(gamma),
+                                  "lambda_spatial": float(lambda_spatial), "normalize": normalize,
+                                  "empty_gt": empty_gt}, validate_args=validate_args, **kwargs)
+        self.beta2, self.alpha, self.gamma, self.lambda_spatial = beta2, alpha, gamma, lambda_spatial
+        self.normalize, self.empty_gt = normalize, empty_gt
+
+    def update(self, pred: InputMaps, gt: InputMaps, image: InputImages) -> None:  # type: ignore[override]
+        """Add a batch: ``pred``, ``gt`` as every segmentation metric takes them and the RGB ``image``
+        :math:`(B, 3, H, W)` uint8 (or lists of each)."""
+        self._accumulate(*self._statistics(pred, gt, image))
+
+    def _statistics(self, pred: InputMaps, gt: InputMaps, image: InputImages) -> tuple[Tensor, Tensor]:
+        return _camouflage_context_measure_update(pred, gt, image, self.beta2, self.alpha, self.gamma,
+                                                  self.lambda_spatial, self.normalize, self.empty_gt,
+                                                  self.validate_args)
