@@ -45,11 +45,13 @@ def _degrade(rng: np.random.Generator, gt: np.ndarray) -> np.ndarray:
     return np.where(pred, rng.integers(100, 256, mask.shape), rng.integers(0, 160, mask.shape)).astype(np.uint8)
 
 
-def cases(size: int, device: str, seed: int = 0, degraded: bool = False) -> list[Case]:
-    pred, gt = real_pairs((size, size), count=1, seed=seed)[0]
+def cases(size: int, device: str, batch: int = 1, seed: int = 0, degraded: bool = False) -> list[Case]:
+    """``run.py``'s signature: ``batch`` images per call (pairs ``seed, seed + 1, ...``)."""
+    pairs = [real_pairs((size, size), count=1, seed=seed + k)[0] for k in range(batch)]
     if degraded:
-        pred = _degrade(np.random.default_rng(seed), gt)
-    pred_t, gt_t = torch.from_numpy(pred).to(device), torch.from_numpy(gt).to(device)
+        pairs = [(_degrade(np.random.default_rng(seed + k), gt), gt) for k, (_, gt) in enumerate(pairs)]
+    preds, gts = np.stack([p for p, _ in pairs]), np.stack([g for _, g in pairs])
+    pred_t, gt_t = torch.from_numpy(preds).to(device), torch.from_numpy(gts).to(device)
     ours_pysod = HCE(normalize=True, validate_args=False).to(device)
     ours_dis = HCE(protocol="dis", validate_args=False).to(device)
 
@@ -62,15 +64,20 @@ def cases(size: int, device: str, seed: int = 0, degraded: bool = False) -> list
 
     def ref_pysod():
         reference = psm.HumanCorrectionEffortMeasure(relax=5, epsilon=2.0)
-        reference.step(pred, gt)
+        for pred, gt in zip(preds, gts):
+            reference.step(pred, gt)
         return reference.get_results()["hce"]
 
+    def ref_dis():
+        return float(np.mean([hce_dis(gt, pred) for pred, gt in zip(preds, gts)]))
+
     assert float(run(ours_pysod)()) == float(ref_pysod()), "pysodmetrics values differ"
-    assert float(run(ours_dis)()) == hce_dis(gt, pred), "DIS values differ"
+    assert float(run(ours_dis)()) == ref_dis(), "DIS values differ"
     label = " degraded" if degraded else ""
     return [
-        Case(f"hce pysodmetrics{label}", size, device, run(ours_pysod), ref_pysod, "psm.HumanCorrectionEffortMeasure"),
-        Case(f"hce dis{label}", size, device, run(ours_dis), lambda: hce_dis(gt, pred), "DIS tool port"),
+        Case(f"hce pysodmetrics{label}", size, device, run(ours_pysod), ref_pysod, "psm.HumanCorrectionEffortMeasure",
+             batch),
+        Case(f"hce dis{label}", size, device, run(ours_dis), ref_dis, "DIS tool port", batch),
     ]
 
 
@@ -91,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         cv2.setNumThreads(args.threads)
     rows = []
     for size in args.sizes:
-        per_pair = [cases(size, args.device, seed=seed, degraded=args.degraded) for seed in range(args.images)]
+        per_pair = [cases(size, args.device, 1, seed, degraded=args.degraded) for seed in range(args.images)]
         for variants in zip(*per_pair):
             rows.append(combine_rows([run_case(case, args.repeat) for case in variants]))
             print(f"  {variants[0].name} {size}²: {rows[-1]['ours_ms']:.1f} ms", file=sys.stderr, flush=True)

@@ -36,6 +36,7 @@ points in Python.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import torch
@@ -68,6 +69,7 @@ class Contours:
     labels: Tensor
 
 
+@functools.lru_cache(maxsize=8)
 def _next_direction_table(device: torch.device) -> Tensor:
     """(256, 8) int64: for an occupancy code (bit s = neighbour s is foreground) and a back direction b, the
     first foreground direction among b+1, ..., b+8 (mod 8); -1 for code 0."""

@@ -25,6 +25,8 @@ Host reads: data-sized index lists, one loop test per sub-iteration; on an accel
 
 from __future__ import annotations
 
+import functools
+
 import torch
 from torch import Tensor
 
@@ -42,6 +44,7 @@ _REMOVAL_TABLE = (
 _CODE_OFFSETS = ((-1, -1), (-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1))
 
 
+@functools.lru_cache(maxsize=8)
 def _table(device: torch.device) -> Tensor:
     return torch.tensor([int(d) for d in _REMOVAL_TABLE], dtype=torch.uint8, device=device)
 
