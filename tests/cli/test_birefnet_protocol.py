@@ -23,6 +23,7 @@ from tests.reference import birefnet_port
 FAST = ["--workers", "0", "--quiet", "--no-plots"]
 FIELDS = {  # BiRefNet eval_existingOnes.py task_to_field_names, without "Dataset", "Method"
     "DIS5K": "maxFm wFmeasure MAE Smeasure meanEm HCE maxEm meanFm adpEm adpFm mBA maxBIoU meanBIoU",
+    "COD": "Smeasure wFmeasure meanFm meanEm maxEm MAE maxFm adpEm adpFm HCE mBA maxBIoU meanBIoU",
     "HRSOD": "Smeasure maxFm meanEm MAE maxEm meanFm wFmeasure adpEm adpFm HCE mBA maxBIoU meanBIoU",
     "Matting": "Smeasure maxFm meanEm MSE maxEm meanFm wFmeasure adpEm adpFm HCE mBA maxBIoU meanBIoU",
 }
@@ -106,7 +107,8 @@ def _run(layout: Path, out: Path, dataset: str, task: str | None) -> int:
                  "--out", str(out), *FAST])
 
 
-@pytest.mark.parametrize("dataset, task", [("DIS-VD", None), ("DIS-VD", "Matting"), ("HRSOD-TE", "HRSOD")])
+@pytest.mark.parametrize("dataset, task", [("DIS-VD", None), ("DIS-VD", "Matting"), ("HRSOD-TE", "HRSOD"),
+                                           ("HRSOD-TE", "COD")])
 def test_table_equals_birefnet_column_for_column_digit_for_digit(layout, tmp_path, dataset, task):
     out = tmp_path / "out"
     assert _run(layout, out, dataset, task) == 0
