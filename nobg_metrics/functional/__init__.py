@@ -15,6 +15,7 @@ from nobg_metrics.functional.family import (
 )
 from nobg_metrics.functional.gradient import gradient_error
 from nobg_metrics.functional.grey_boundary_iou import grey_boundary_iou
+from nobg_metrics.functional.hce import hce, hce_per_image
 from nobg_metrics.functional.hqsam import hqsam_boundary_iou, hqsam_iou, hqsam_metrics
 from nobg_metrics.functional.mae import mae
 from nobg_metrics.functional.matting import mse_metric, sad
@@ -65,6 +66,8 @@ __all__ = [
     "fpr",
     "gradient_error",
     "grey_boundary_iou",
+    "hce",
+    "hce_per_image",
     "hqsam_boundary_iou",
     "hqsam_iou",
     "hqsam_metrics",

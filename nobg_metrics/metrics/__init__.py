@@ -16,6 +16,7 @@ from nobg_metrics.metrics.family import (
 )
 from nobg_metrics.metrics.gradient import GradientError
 from nobg_metrics.metrics.grey_boundary_iou import GreyBoundaryIoU
+from nobg_metrics.metrics.hce import HCE
 from nobg_metrics.metrics.mae import MAE
 from nobg_metrics.metrics.matting import MSE, SAD
 from nobg_metrics.metrics.matting_p3m import (
@@ -40,6 +41,7 @@ __all__ = [
     "BER",
     "F1",
     "FPR",
+    "HCE",
     "MAE",
     "MBA",
     "MSE",
