@@ -16,9 +16,10 @@ Reference, per image (RGB uint8 ``img``, gt mask ``fg``; ``w = 7``, stride ``d =
 
 **Nearest neighbour, exactly.** The Lab part of a squared distance is an integer (exact in float64 in any order);
 the coordinate part is a sum of squared differences of float32 values. The search ranks all candidates by the
-matrix-product form ``|q|² + |x|² - 2 q·x`` (float64, error ~1e-9), keeps the :data:`SHORTLIST` nearest, recomputes
-those directly (``Σ (q - x)²``: exact to rounding) and takes the smallest, ties to the lowest candidate index as
-sklearn's brute-force heap does (it keeps the first of equal distances). sklearn itself ranks by the matrix-product
+matrix-product form ``|q|² + |x|² - 2 q·x`` (float64, error ~1e-9), recomputes those within a rounding bound of the
+best directly (``Σ (q - x)²``: exact to rounding) and takes the smallest, ties to the lowest candidate index as
+sklearn's brute-force heap does (it keeps the first of equal distances; 149 features: ``algorithm="auto"`` is brute
+force). sklearn itself ranks by the matrix-product
 form in float64, so where two candidates lie within its ~1e-9 rounding of each other it may pick the other.
 
 **Sizes are the data's.** The number of patches differs per image, so the search runs image by image on the valid
@@ -39,9 +40,6 @@ from nobg_metrics.ops.lab import ciede2000, opencv_rgb_to_lab, skimage_rgb_to_la
 PATCH = 7
 STRIDE = 3
 SURROUND = 20
-SHORTLIST = 4
-"""Candidates per query recomputed exactly after the matrix-product ranking."""
-
 _QUERY_BLOCK_ELEMENTS = 1 << 25
 """Distance-matrix entries per block of queries (256 MB of float64)."""
 
@@ -82,7 +80,12 @@ def _standardised(coords: Tensor) -> Tensor:
 
 
 def nearest_background(queries: Tensor, candidates: Tensor) -> Tensor:
-    """Index of each query's nearest candidate (Euclidean; ties to the lower index).
+    """Index of each query's nearest candidate (Euclidean; exact ties to the lower index).
+
+    Every candidate is ranked by ``|x|² - 2 q·x`` (a float64 matrix product, rounding ~1e-9 of the norms); those
+    within a rounding bound of the best are recomputed directly, ``Σ (q - x)²``, and the smallest, then the lowest
+    index, wins (sklearn's brute-force heap keeps the first of equal distances). The recomputed pairs are a
+    data-sized list (a host read off CPU).
 
     Args:
         queries: :math:`(Q, D)` float64 (float32 values).
@@ -96,18 +99,22 @@ def nearest_background(queries: Tensor, candidates: Tensor) -> Tensor:
         >>> nearest_background(torch.tensor([[1.0, 0.0], [3.0, 0.1]], dtype=torch.float64), x).tolist()  # a tie: 0
         [0, 1]
     """
-    shortlist = min(SHORTLIST, candidates.shape[0])
     norms = (candidates**2).sum(dim=1)
+    # the matrix-product form's worst rounding: D terms of magnitude <= |q|² + |x|² (generous: near sets stay small)
+    bound = 64 * _EPS * candidates.shape[1] * (norms.max() + (queries**2).sum(dim=1))
     block = max(1, _QUERY_BLOCK_ELEMENTS // max(1, candidates.shape[0]))
     best = []
     for start in range(0, queries.shape[0], block):  # blocks of the data-sized distance matrix
         query = queries[start : start + block]
         approximate = norms - 2 * query @ candidates.T  # |q|² is the same for every candidate of a query
-        near = approximate.topk(shortlist, dim=1, largest=False).indices  # (q, k)
-        exact = ((query[:, None, :] - candidates[near]) ** 2).sum(dim=-1)
-        lowest = exact.min(dim=1, keepdim=True).values
-        tied = torch.where(exact == lowest, near, torch.full_like(near, candidates.shape[0]))
-        best.append(tied.min(dim=1).values)
+        lowest = approximate.min(dim=1, keepdim=True).values
+        rows, cols = (approximate <= lowest + bound[start : start + block, None]).nonzero().unbind(1)
+        exact = ((query[rows] - candidates[cols]) ** 2).sum(dim=1)
+        fill = torch.full((query.shape[0],), torch.inf, dtype=exact.dtype, device=exact.device)
+        smallest = fill.scatter_reduce(0, rows, exact, "amin")
+        tied = torch.where(exact == smallest[rows], cols, torch.full_like(cols, candidates.shape[0]))
+        first = torch.full((query.shape[0],), candidates.shape[0], dtype=cols.dtype, device=cols.device)
+        best.append(first.scatter_reduce(0, rows, tied, "amin"))
     return torch.cat(best)
 
 
