@@ -35,6 +35,7 @@ from nobg_metrics._inputs import InputMaps
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.functional.matting_p3m import P3MBatch, prepare_p3m
 from nobg_metrics.ops import host_reads
+from nobg_metrics.ops.arith import any_along
 from nobg_metrics.ops.numpy_sum import pairwise_sum
 
 P3M_SIGMA = 1.4
@@ -164,23 +165,52 @@ def _strips(padded: Tensor) -> list[tuple[int, int]]:
     return [(start, min(height, start + rows)) for start in range(0, height, rows)]
 
 
+def _varying_columns(strip: Tensor) -> tuple[int, int]:
+    """Output columns ``[a, b)`` of a padded strip whose 13 x 13 window is not constant (host reads: CPU only).
+
+    Output column c reads padded columns c .. c + 12; a change between padded columns x and x + 1 (or between two
+    rows at column x) lies in that window only if ``x - 12 <= c <= x``. Where every window is constant both
+    Gaussian derivatives are exactly (±)0, so the magnitude is 0.
+    """
+    width = strip.shape[2] - 2 * P3M_RADIUS
+    columns = any_along(strip[:, 1:] != strip[:, :-1], (0, 1))  # (W + 12,): a vertical change at column x
+    across = any_along(strip[:, :, 1:] != strip[:, :, :-1], (0, 1))  # (W + 11,): between x and x + 1
+    columns[:-1] |= across
+    where = torch.nonzero(columns).flatten()
+    if where.numel() == 0:
+        return 0, 0
+    return max(0, int(where[0]) - 2 * P3M_RADIUS), min(width, int(where[-1]) + 1)
+
+
 def _filtered_strips(padded: Tensor, orders: tuple[tuple[int, int], ...]) -> Tensor:
     """Each ``orders`` filter of a padded map, strip by strip on CPU, combined as one float32 map: one filter is
-    returned as is, two as ``sqrt(a^2 + b^2)``. :math:`(B, H, W)` float32, written into one buffer."""
+    returned as is, two as ``sqrt(a^2 + b^2)``. :math:`(B, H, W)` float32, written into one buffer.
+
+    On CPU, when every filter takes a derivative, each strip is filtered only on the columns whose window varies
+    (a binary or saturated matte is constant over most of the frame; elsewhere the derivatives are 0): the same
+    operations on the same inputs for every value computed.
+    """
     count, height, width = padded.shape[0], padded.shape[1] - 2 * P3M_RADIUS, padded.shape[2] - 2 * P3M_RADIUS
     exact_addcmul = host_reads.free_on(padded)
-    result = torch.empty((count, height, width), dtype=torch.float32, device=padded.device)
+    boxed = exact_addcmul and all(1 in order for order in orders)
+    result = (torch.zeros if boxed else torch.empty)((count, height, width), dtype=torch.float32,
+                                                     device=padded.device)
     for start, stop in _strips(padded):  # CPU: cache-sized strips; elsewhere one
-        strip = padded[:, start:stop + 2 * P3M_RADIUS].contiguous()
+        strip = padded[:, start:stop + 2 * P3M_RADIUS]
+        first_column, last_column = _varying_columns(strip) if boxed else (0, width)
+        if first_column == last_column:
+            continue  # every window constant: the zeros stay
+        strip = strip[:, :, first_column:last_column + 2 * P3M_RADIUS].contiguous()
+        target = result[:, start:stop, first_column:last_column]
         first = _filter_padded(strip, orders[0], exact_addcmul)
         if len(orders) == 1:
-            result[:, start:stop] = first
+            target.copy_(first)
             continue
         second = _filter_padded(strip, orders[1], exact_addcmul)
         # float32 x^2 + y^2 as numpy; its float32 sqrt through float64 (correctly rounded, as numpy's: torch
         # 2.13's vectorised float32 sqrt on CPU is off by an ulp in ~18 % of values; the float64 one rounds
         # back exactly, sqrt of a float32 having 2p + 2 bits of margin)
-        result[:, start:stop] = first.square_().add_(second.square_()).double().sqrt_()
+        target.copy_(first.square_().add_(second.square_()).double().sqrt_())
     return result
 
 
@@ -219,8 +249,13 @@ def _p3m_gradient_per_image(batch: P3MBatch) -> Tensor:
     pred and gt are filtered as one batch; the float32 error map is summed in numpy's pairwise order.
     """
     count = batch.pred_source.shape[0]
-    magnitude = _filtered_strips(_reflect_padded([batch.pred_source, batch.gt_source]), ((1, 0), (0, 1)))
-    error = magnitude[:count].sub_(magnitude[count:]).square_()
+    both = ((1, 0), (0, 1))
+    if host_reads.free_on(batch.pred_source):  # CPU: each map boxed on its own varying columns
+        error = _filtered_strips(_reflect_padded([batch.pred_source]), both).sub_(
+            _filtered_strips(_reflect_padded([batch.gt_source]), both)).square_()
+    else:  # one batch of pred and gt: half the kernel launches
+        magnitude = _filtered_strips(_reflect_padded([batch.pred_source, batch.gt_source]), both)
+        error = magnitude[:count].sub_(magnitude[count:]).square_()
     return pairwise_sum(error.reshape(count, -1)).double()
 
 

@@ -178,6 +178,28 @@ def test_reflect_indices_are_numpy_symmetric_padding():
         assert reflect_indices(size, -6, size + 6, torch.device("cpu")).tolist() == expected.tolist()
 
 
+@pytest.mark.parametrize("shape", [(41, 67), (1, 30), (30, 1), (13, 13), (5, 12)])
+def test_gradient_filters_only_where_the_map_varies(shape, monkeypatch):
+    """On CPU each strip is filtered on its varying columns only; a GPU filters everything. Bit-identical:
+    single changed pixels at corners and borders, a disc cut by the border, a constant map, an empty one."""
+    rng = np.random.default_rng(sum(shape))
+    h, w = shape
+    gt = np.zeros((4, h, w), np.uint8)
+    gt[0, -1, -1] = 255
+    gt[1, 0, w // 2] = 200
+    yy, xx = np.mgrid[0:h, 0:w]
+    gt[2] = np.where((yy - h) ** 2 + (xx - w / 3) ** 2 <= (h * h + w * w) / 9, 255, 0)
+    pred = np.where(rng.random(gt.shape) < 0.05, rng.integers(0, 256, gt.shape), gt).astype(np.uint8)
+    pred[3] = 77
+    p, g = torch.from_numpy(pred), torch.from_numpy(gt)
+    boxed = [float(p3m_gradient_error(p[i], g[i])) for i in range(4)]
+    with monkeypatch.context() as patch:
+        patch.setattr(host_reads, "free_on", lambda tensor: False)
+        whole = [float(p3m_gradient_error(p[i], g[i])) for i in range(4)]
+    assert boxed == whole
+    assert boxed == [port.gradient(port.read_alpha(a), port.read_alpha(b)) for a, b in zip(pred, gt)]
+
+
 @pytest.mark.parametrize("step", [0.1, 0.05, 0.2, 0.25, 0.3])
 def test_thresholds_are_numpy_arange(step):
     assert p3m_thresholds(step) == [float(v) for v in np.arange(0, 1.1, step)]
