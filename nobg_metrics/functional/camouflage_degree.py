@@ -23,8 +23,9 @@ force). sklearn itself ranks by the matrix-product
 form in float64, so where two candidates lie within its ~1e-9 rounding of each other it may pick the other.
 
 **Sizes are the data's.** The number of patches differs per image, so the search runs image by image on the valid
-patches (read from the device once per image); the masks, Lab conversions, reconstruction sums (``fold``) and the
-colour difference are batched.
+patches (read from the device once per image); only the patches' pixels are converted to Lab, the reconstruction is
+an exact integer ``index_add`` of the matched patches, and the colour difference is evaluated, batched, on the gt
+pixels (``cd`` is 0 elsewhere).
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ _QUERY_BLOCK_ELEMENTS = 1 << 25
 """Distance-matrix entries per block of queries (256 MB of float64)."""
 
 _EPS = float(torch.finfo(torch.float64).eps)
+_EPS32 = float(torch.finfo(torch.float32).eps)
+_COORDINATES = 2
+"""The last two features of a patch: its scaled corner coordinates (the rest are Lab integers)."""
 
 
 def surrounding_background(gt: Tensor) -> Tensor:
@@ -58,7 +62,8 @@ def surrounding_background(gt: Tensor) -> Tensor:
     """
     half = SURROUND // 2
     padded = F.pad(gt[:, None].float(), (half, SURROUND - 1 - half, half, SURROUND - 1 - half))
-    return (F.max_pool2d(padded, SURROUND, stride=1)[:, 0] > 0) & ~gt
+    grown = F.max_pool2d(F.max_pool2d(padded, (SURROUND, 1), stride=1), (1, SURROUND), stride=1)  # separable
+    return (grown[:, 0] > 0) & ~gt
 
 
 def _full_patches(mask: Tensor) -> Tensor:
@@ -82,10 +87,11 @@ def _standardised(coords: Tensor) -> Tensor:
 def nearest_background(queries: Tensor, candidates: Tensor) -> Tensor:
     """Index of each query's nearest candidate (Euclidean; exact ties to the lower index).
 
-    Every candidate is ranked by ``|x|² - 2 q·x`` (a float64 matrix product, rounding ~1e-9 of the norms); those
-    within a rounding bound of the best are recomputed directly, ``Σ (q - x)²``, and the smallest, then the lowest
-    index, wins (sklearn's brute-force heap keeps the first of equal distances). The recomputed pairs are a
-    data-sized list (a host read off CPU).
+    Every candidate is ranked by ``|x|² - 2 q·x`` (a float32 matrix product of the features centred on the
+    candidates' mean: the Lab products stay exact integers); those within a bound of that product's rounding of the
+    best are recomputed directly in float64, ``Σ (q - x)²``, and the smallest, then the lowest index, wins
+    (sklearn's brute-force heap keeps the first of equal distances). The recomputed pairs are a data-sized list (a
+    host read off CPU). The features' last two columns are the coordinates, the others integers.
 
     Args:
         queries: :math:`(Q, D)` float64 (float32 values).
@@ -95,18 +101,24 @@ def nearest_background(queries: Tensor, candidates: Tensor) -> Tensor:
         :math:`(Q,)` int64.
 
     Example:
-        >>> x = torch.tensor([[0.0, 0.0], [2.0, 0.0], [4.0, 0.0]], dtype=torch.float64)
-        >>> nearest_background(torch.tensor([[1.0, 0.0], [3.0, 0.1]], dtype=torch.float64), x).tolist()  # a tie: 0
+        >>> x = torch.tensor([[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [4.0, 0.0, 0.0]], dtype=torch.float64)
+        >>> q = torch.tensor([[1.0, 0.0, 0.0], [3.0, 0.0, 0.1]], dtype=torch.float64)
+        >>> nearest_background(q, x).tolist()  # a tie at the first: the lower index
         [0, 1]
     """
-    norms = (candidates**2).sum(dim=1)
-    # the matrix-product form's worst rounding: D terms of magnitude <= |q|² + |x|² (generous: near sets stay small)
-    bound = 64 * _EPS * candidates.shape[1] * (norms.max() + (queries**2).sum(dim=1))
+    # the ranking in float32 on features centred by the candidates' mean (rounded on the integer Lab part, so those
+    # products stay exact): |x'|² - 2 q'·x' with a rounding bound of the products' size (generous: near sets stay small)
+    shift = candidates.mean(dim=0)
+    shift[: -_COORDINATES] = shift[: -_COORDINATES].round()  # a local tensor
+    shifted_queries, shifted = (queries - shift).float(), (candidates - shift).float()
+    norms = (candidates - shift).pow(2).sum(dim=1).float()
+    size = shifted.double().pow(2).sum(dim=1).max()
+    bound = (4 * _EPS32 * (candidates.shape[1] + 2) * (size + (queries - shift).pow(2).sum(dim=1)) + 0.01).float()
     block = max(1, _QUERY_BLOCK_ELEMENTS // max(1, candidates.shape[0]))
     best = []
     for start in range(0, queries.shape[0], block):  # blocks of the data-sized distance matrix
         query = queries[start : start + block]
-        approximate = norms - 2 * query @ candidates.T  # |q|² is the same for every candidate of a query
+        approximate = torch.addmm(norms, shifted_queries[start : start + block], shifted.T, alpha=-2)
         lowest = approximate.min(dim=1, keepdim=True).values
         rows, cols = (approximate <= lowest + bound[start : start + block, None]).nonzero().unbind(1)
         exact = ((query[rows] - candidates[cols]) ** 2).sum(dim=1)
@@ -128,26 +140,34 @@ def _count_divisors(device: torch.device) -> Tensor:
     return torch.tensor(values, dtype=torch.float64, device=device)
 
 
-def _reconstruct(image: Tensor, valid_fg: Tensor, valid_bg: Tensor, lab: Tensor, lambda_spatial: float) -> Tensor:
-    """The reference's ``img_recon`` of one image: :math:`(3, H, W)` uint8 (zeros without fg or bg patches)."""
+def _patch_pixels(index: Tensor, n_cols: int, width: int) -> Tensor:
+    """Flat pixel indices :math:`(P, 49)` of the patches at grid positions ``index`` (row-major in each patch)."""
+    offsets = torch.arange(PATCH, device=index.device)
+    offsets = (offsets[:, None] * width + offsets).flatten()
+    return ((index // n_cols) * STRIDE * width + (index % n_cols) * STRIDE)[:, None] + offsets
+
+
+def _reconstruct(image: Tensor, valid_fg: Tensor, valid_bg: Tensor, lambda_spatial: float) -> Tensor:
+    """The reference's ``img_recon`` of one image, :math:`(3, H W)` uint8 (zeros without fg or bg patches): the
+    matched background patches summed onto the fg patches (int64: exact) over the covering counts."""
     _, height, width = image.shape
     n_cols = valid_fg.shape[1]
+    flat = image.flatten(1)
     fg_index, bg_index = valid_fg.flatten().nonzero()[:, 0], valid_bg.flatten().nonzero()[:, 0]  # data-sized
     if fg_index.numel() == 0 or bg_index.numel() == 0:
-        return torch.zeros_like(image)
-    lab_patches = F.unfold(lab[None].double(), PATCH, stride=STRIDE)[0]  # (147, n_r n_c)
-    corners = torch.stack([bg_index // n_cols, bg_index % n_cols], dim=1) * STRIDE
-    corners = torch.cat([corners, torch.stack([fg_index // n_cols, fg_index % n_cols], dim=1) * STRIDE])
+        return torch.zeros_like(flat)
+    index = torch.cat([bg_index, fg_index])
+    pixels = _patch_pixels(index, n_cols, width)  # (P, 49)
+    lab = opencv_rgb_to_lab(flat[:, pixels][None])[0]  # (3, P, 49): only the patches' pixels
+    corners = torch.stack([index // n_cols, index % n_cols], dim=1) * STRIDE
     spatial = (lambda_spatial * _standardised(corners)).float().double()  # np.hstack(...).astype(np.float32)
-    features = torch.cat([lab_patches[:, torch.cat([bg_index, fg_index])].T, spatial], dim=1)
-    matched = bg_index[nearest_background(features[bg_index.numel() :], features[: bg_index.numel()])]
-    rgb_patches = F.unfold(image[None].double(), PATCH, stride=STRIDE)[0]  # (147, n_r n_c)
-    columns = torch.zeros_like(rgb_patches)
-    columns[:, fg_index] = rgb_patches[:, matched]  # a local tensor
-    sums = F.fold(columns[None], (height, width), PATCH, stride=STRIDE)[0]
-    covered = torch.zeros(PATCH * PATCH, rgb_patches.shape[1], dtype=torch.float64, device=image.device)
-    covered[:, fg_index] = 1.0
-    counts = F.fold(covered[None], (height, width), PATCH, stride=STRIDE)[0, 0].long()
+    features = torch.cat([lab.permute(1, 2, 0).flatten(1).double(), spatial], dim=1)
+    matched = nearest_background(features[bg_index.numel() :], features[: bg_index.numel()])
+    targets, sources = pixels[bg_index.numel() :].flatten(), pixels[matched].flatten()
+    sums = torch.zeros(3, height * width, dtype=torch.int64, device=image.device)
+    sums = sums.index_add(1, targets, flat[:, sources].long())
+    counts = torch.zeros(height * width, dtype=torch.int64, device=image.device)
+    counts = counts.index_add(0, targets, torch.ones_like(targets))
     return torch.round(sums / _count_divisors(image.device)[counts]).to(torch.uint8)
 
 
@@ -175,14 +195,16 @@ def camouflage_degree(image: Tensor, gt: Tensor, *, gamma: float = 8.0, lambda_s
     if height >= PATCH and width >= PATCH:
         background = surrounding_background(gt)
         valid_fg, valid_bg = _full_patches(gt), _full_patches(background)
-        lab = opencv_rgb_to_lab(image)
-        recon = torch.stack([_reconstruct(image[b], valid_fg[b], valid_bg[b], lab[b], lambda_spatial)
-                             for b in range(batch)])  # the search's sizes are each image's own
-        foreground = image * gt[:, None]
-        difference = ciede2000(skimage_rgb_to_lab(recon), skimage_rgb_to_lab(foreground))
-        similarity = 1 - (difference / 100).clamp(0, 1)
+        recon = torch.stack([_reconstruct(image[b], valid_fg[b], valid_bg[b], lambda_spatial)
+                             for b in range(batch)])  # (B, 3, H W): the search's sizes are each image's own
+        # the colour difference on the gt pixels only (cd is 0 elsewhere)
         rebuilt = valid_fg.flatten(1).any(dim=1) & valid_bg.flatten(1).any(dim=1)
-        similarity = torch.where(rebuilt[:, None, None], similarity, torch.zeros_like(similarity))
-        similarity = torch.where(gt, similarity, torch.zeros_like(similarity))
+        inside = (gt & rebuilt[:, None, None]).flatten().nonzero()[:, 0]  # data-sized
+        rebuilt_rgb = recon.movedim(1, 0).flatten(1)[:, inside]
+        original_rgb = image.movedim(1, 0).flatten(1)[:, inside]  # img * fg on the gt
+        difference = ciede2000(skimage_rgb_to_lab(rebuilt_rgb[None, :, :, None]),
+                               skimage_rgb_to_lab(original_rgb[None, :, :, None]))[0, :, 0]
+        similarity = similarity.flatten().index_copy(0, inside, 1 - (difference / 100).clamp(0, 1))
+        similarity = similarity.view(batch, height, width)
     # cd = (np.exp(gamma * similarity_matrix * mask_binary) - 1) / (np.exp(gamma) - 1)
     return (torch.exp(gamma * similarity * gt) - 1) / (math.exp(gamma) - 1)
