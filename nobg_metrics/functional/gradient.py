@@ -140,10 +140,11 @@ def _gradient_magnitude(padded: Tensor, tables: Tensor | None) -> Tensor:
     magnitude = torch.zeros((size, rows, cols), dtype=torch.float32, device=padded.device)
     if out_rows.start == out_rows.stop:
         return magnitude
-    window = padded[:, out_rows.start:out_rows.stop + 2 * half, out_cols.start:out_cols.stop + 2 * half]
-    values = _tiled_values(tables, window) if tables is not None else banded.tiled(window)
-    gx, gy = gaussian_gradient_tiled(values, DIM_SIGMA)
-    magnitude[:, out_rows, out_cols] = gx.square_().add_(gy.square_()).sqrt_()
+    for rows_part, cols_part in banded.strips(out_rows, out_cols, size, half):  # bounded buffers, any shape
+        window = padded[:, rows_part.start:rows_part.stop + 2 * half, cols_part.start:cols_part.stop + 2 * half]
+        values = _tiled_values(tables, window) if tables is not None else banded.tiled(window)
+        gx, gy = gaussian_gradient_tiled(values, DIM_SIGMA)
+        magnitude[:, rows_part, cols_part] = gx.square_().add_(gy.square_()).sqrt_()
     return magnitude
 
 

@@ -76,11 +76,23 @@ def _gaussian_same(image: Tensor) -> Tensor:
         image: :math:`(B, H, W)` float64.
 
     Returns:
-        :math:`(B, H, W)` float64 (a view).
+        :math:`(B, H, W)` float64 (a view; on a thin image, a map filled strip by strip).
     """
     kernel = matlab_gaussian_1d().tolist()  # Python floats: no device sync, taps are constants
-    rows = banded.correlate_rows(banded.tiled(image, pad=3), kernel)  # 3: the kernel's half-size
-    return banded.correlate_columns(rows, kernel).valid()
+    size, height, width = image.shape
+    parts = banded.strips(slice(0, height), slice(0, width), size, 3)  # 3: the kernel's half-size
+    if len(parts) == 1:
+        rows = banded.correlate_rows(banded.tiled(image, pad=3), kernel)
+        return banded.correlate_columns(rows, kernel).valid()
+    out = torch.empty_like(image)
+    for rows, cols in parts:  # bounded buffers on any aspect ratio (a one-pixel-thin image pays no 32x layout)
+        window = image[:, max(rows.start - 3, 0):rows.stop + 3, max(cols.start - 3, 0):cols.stop + 3]
+        pads = (3 - (cols.start - max(cols.start - 3, 0)), 3 - (min(cols.stop + 3, width) - cols.stop),
+                3 - (rows.start - max(rows.start - 3, 0)), 3 - (min(rows.stop + 3, height) - rows.stop))
+        padded = torch.nn.functional.pad(window.unsqueeze(1), pads)[:, 0]  # zeros beyond the image only
+        part = banded.correlate_rows(banded.tiled(padded), kernel)
+        out[:, rows, cols] = banded.correlate_columns(part, kernel).valid()
+    return out
 
 
 _SATURATED = 300

@@ -78,3 +78,23 @@ def test_a_layout_in_a_view_of_a_larger_buffer():
     torch.testing.assert_close(out, shifted_sum(shifted_sum(image, taps, -1), taps, -2), rtol=1e-14, atol=1e-14)
     columns_only = banded.correlate_columns(moved, taps).valid()
     torch.testing.assert_close(columns_only, shifted_sum(image, taps, -2), rtol=1e-14, atol=1e-14)
+
+
+# strips: bounded working buffers on any aspect ratio, the same values -------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(1, 150_000), (150_000, 1), (3, 70_001)])
+def test_thin_images_are_filtered_in_strips_with_the_same_values(shape, monkeypatch):
+    import nobg_metrics as nm
+    from nobg_metrics.ops import banded
+
+    generator = torch.Generator().manual_seed(7)
+    pred = torch.randint(0, 256, (1, 1, *shape), dtype=torch.uint8, generator=generator)
+    gt = (torch.rand((1, 1, *shape), generator=generator) > 0.7).to(torch.uint8) * 255
+    assert len(banded.strips(slice(0, shape[0]), slice(0, shape[1]), 1, 4)) > 1
+    stripped = (nm.functional.gradient_error(pred, gt), nm.functional.weighted_f_measure(pred, gt))
+    monkeypatch.setattr(banded, "STRIP_BOUNDS", (1 << 40, 1 << 40))  # one strip: the layout of the whole map
+    assert len(banded.strips(slice(0, shape[0]), slice(0, shape[1]), 1, 4)) == 1
+    whole = (nm.functional.gradient_error(pred, gt), nm.functional.weighted_f_measure(pred, gt))
+    for ours, reference in zip(stripped, whole):
+        assert torch.allclose(ours, reference, rtol=1e-12, atol=0), (ours, reference)
