@@ -1,9 +1,7 @@
 """MSIoU vs PySODMetrics ``MSIoU`` (uint8, normalize=True): the dynamic curve with the adaptive and binary scores,
-and the two binarised modes alone; the context measure Cm vs ``ContextMeasure`` (the same module: both are the
-"rest of PySODMetrics").
+and the two binarised modes alone (the context measures Cm and CCm: ``bench_context_measure.py``).
 
     python benchmarks/run.py --sizes 256 1024 --only msiou --images 2 --repeat 2
-    python benchmarks/run.py --sizes 256 1024 --only context_measure
 
 The reference binarises and edge-detects the prediction once per threshold the image holds (up to 257 times, ten
 cell sizes each): ~19 s per 1024² pair on this VM, so a row at 1024² costs minutes (a warm-up and at least one
@@ -16,8 +14,8 @@ import warnings
 
 import py_sod_metrics as psm
 import torch
-
 from harness import Case, sample_uint8
+
 from nobg_metrics.collection import make_collection
 
 ALL_MODES = ("msiou_max", "msiou_mean", "msiou_adaptive", "msiou_binary")
@@ -32,20 +30,11 @@ def _reference(preds, gts, dynamic: bool) -> dict:
     return metric.get_results()
 
 
-def _reference_cm(preds, gts) -> dict:
-    metric = psm.ContextMeasure()
-    for pred, gt in zip(preds, gts):
-        metric.step(pred, gt)
-    return metric.get_results()
-
-
 def cases(size: int, device: str, batch: int = 1, seed: int = 0) -> list[Case]:
     preds, gts = sample_uint8(size, batch, seed=seed)
     pred_t = torch.from_numpy(preds).to(device)
     gt_t = torch.from_numpy(gts).to(device)
     every = make_collection(metrics=ALL_MODES, normalize=True, empty_gt="reference", validate_args=False).to(device)
-    context = make_collection(metrics=["context_measure"], normalize=True, empty_gt="reference",
-                              validate_args=False).to(device)
     binarised = make_collection(metrics=ALL_MODES[2:], normalize=True, empty_gt="reference",
                                 validate_args=False).to(device)
 
@@ -62,6 +51,4 @@ def cases(size: int, device: str, batch: int = 1, seed: int = 0) -> list[Case]:
              "psm.MSIoU", batch),
         Case("msiou (adaptive + binary)", size, device, ours(binarised), lambda: _reference(preds, gts, False),
              "psm.MSIoU", batch),
-        Case("context_measure", size, device, ours(context), lambda: _reference_cm(preds, gts),
-             "psm.ContextMeasure", batch),
     ]
