@@ -40,11 +40,14 @@ def _bad_pred():
 def test_a_rejected_batch_changes_nothing_through_update_and_forward(name):
     metric = make_collection(metrics=[name])[name]
     pred, gt = _pair()
-    metric.update(pred, gt)
+    trimap = torch.where(gt > 0.5, 1.0, 0.0)
+    trimap[:, :, 8:16] = 0.5  # known foreground, background and an unknown band: every region is non-empty
+    arguments = {"trimap": trimap} if "trimap" in metric._update_signature.parameters else {}
+    metric.update(pred, gt, **arguments)
     before, count, value = _states(metric), metric._update_count, metric.compute()
     for call in (metric.update, metric.forward):
         with pytest.raises(ValueError, match=r"`pred` must be finite"):
-            call(_bad_pred(), gt)
+            call(_bad_pred(), gt, **arguments)
         assert _same(before, metric) and metric._update_count == count, call.__name__
     assert torch.equal(metric.compute(), value)
 
