@@ -1,4 +1,7 @@
-"""The console script ``nobg-metrics`` (and ``python -m nobg_metrics``): import the command, then run it.
+"""The console script ``nobg-metrics`` (and ``python -m nobg_metrics``): parse the arguments, import the command, run it.
+
+The parser (:mod:`nobg_metrics.cli.parser`) needs no torch: ``--help``, ``--version`` and usage errors answer at
+once (measured: docs/cli.md).
 
 Importing the command loads torch (seconds). A Ctrl-C (SIGINT) in that time used to print a traceback from
 inside torch's import; here it ends the start-up quietly with the exit status of an interrupted run
@@ -22,8 +25,15 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command with ``argv`` (``sys.argv[1:]`` by default); returns its exit status."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # read once, when torch's OpenMP runtime starts
     try:
-        from nobg_metrics.cli.main import main as run
+        from nobg_metrics.cli.parser import build_parser
+
+        parser = build_parser()
+        args = parser.parse_args(argv)  # --help, --version and usage errors end here, before torch loads
+        if args.command is None:
+            parser.print_help()
+            return 0
+        from nobg_metrics.cli.main import run_guarded
     except KeyboardInterrupt:
         print("nobg-metrics: interrupted (SIGINT) while starting; nothing was read or written", file=sys.stderr)
         return 128 + signal.SIGINT
-    return run(argv)
+    return run_guarded(args)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import os
 import signal
 import sys
@@ -56,10 +57,12 @@ from nobg_metrics.cli.outputs import (
     write_per_image_csv,
 )
 from nobg_metrics.cli.plots import draw_curves, have_matplotlib
-from nobg_metrics.cli.protocols import PROTOCOLS, TASKS, protocol_metrics, resolve_task
+from nobg_metrics.cli.names import PROTOCOL_ONLY_METRICS
+from nobg_metrics.cli.parser import DEFAULT_OUT, build_parser  # noqa: F401  (DEFAULT_OUT: part of the module's API)
+from nobg_metrics.cli.protocols import protocol_metrics, resolve_task
 from nobg_metrics.cli.runner import RunOptions, score
 from nobg_metrics.cli.signals import checkpoint, exit_status, interruptible, signal_name
-from nobg_metrics.collection import METRIC_NAMES, TIERS
+from nobg_metrics.collection import METRIC_NAMES
 
 EXIT_OK = 0
 EXIT_INPUTS = 1
@@ -71,63 +74,9 @@ EXIT_INTERNAL = 3
 EXIT_BUSY = 4
 """--out is in use by another run (its lock is held)."""
 
-_PROTOCOL_ONLY = ["birefnet_mse", "birefnet_mba", "birefnet_hce"]
-"""BiRefNet's own columns (not collection names): only with --protocol birefnet."""
+_PROTOCOL_ONLY = list(PROTOCOL_ONLY_METRICS)
 
 SAMPLE_DIR = Path(nobg_metrics.__file__).resolve().parent / "data" / "sample"
-DEFAULT_OUT = Path("nobg-metrics-out")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The ``nobg-metrics`` parser (every flag is documented in docs/cli.md)."""
-    parser = argparse.ArgumentParser(prog="nobg-metrics", description="Score folders of saliency/segmentation "
-                                     "maps and alpha mattes the way benchmark tables are made.")
-    parser.add_argument("--version", action="version", version=f"nobg-metrics {nobg_metrics.__version__}")
-    commands = parser.add_subparsers(dest="command")
-    run = commands.add_parser("eval", help="score prediction folders against gt folders",
-                              description="Score prediction folders. With no arguments: the bundled sample.")
-    files = run.add_argument_group("inputs")
-    files.add_argument("--gt", metavar="[NAME=]DIR", help="gt mask folder of one dataset (name: folder name)")
-    files.add_argument("--pred", metavar="[NAME=]DIR", nargs="+", action="extend", default=[],
-                       help="prediction folder(s); method name = folder name unless NAME=DIR")
-    files.add_argument("--trimap", metavar="DIR", help="trimap folder (matting: metrics on the unknown region)")
-    files.add_argument("--config", metavar="FILE", nargs="+", action="extend", default=[], type=Path,
-                       help="JSON/YAML config(s): ours, or PySODEvalToolkit's dataset + method JSON")
-    files.add_argument("--dataset-json", metavar="FILE", type=Path, help="PySODEvalToolkit dataset JSON")
-    files.add_argument("--method-json", metavar="FILE", type=Path, help="PySODEvalToolkit method JSON")
-    files.add_argument("--allow-missing", action="store_true",
-                       help="score what can be read; record missing/unreadable files instead of failing")
-    what = run.add_argument_group("metrics")
-    what.add_argument("--task", choices=TASKS, default=None,
-                      help="sod (default), matting, or a BiRefNet task (DIS5K, COD, HRSOD, General, General-2K, "
-                           "Matting) for --protocol birefnet")
-    what.add_argument("--tier", choices=list(TIERS), default=None, help="metric set (default: expensive; sod only)")
-    what.add_argument("--metrics", nargs="+", metavar="NAME", choices=list(METRIC_NAMES) + _PROTOCOL_ONLY,
-                      help="explicit metric names instead of a tier (with a matting/BiRefNet protocol: a subset)")
-    what.add_argument("--protocol", choices=PROTOCOLS, default=None,
-                      help="sod: pysodmetrics (default: uint8, min-max stretch, reference empty-gt values) or raw "
-                           "(pred / 255, no stretch, empty gt by agreement); matting: dim (default, Composition-1k) "
-                           "or p3m (P3M-10k, AM-2k, AIM-500); birefnet: BiRefNet's eval_existingOnes.py table")
-    where = run.add_argument_group("execution and outputs")
-    where.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default ./nobg-metrics-out)")
-    where.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    where.add_argument("--batch-size", type=int, default=8, help="images decoded per loader step (default 8)")
-    where.add_argument("--procs", default="auto", type=_procs_value,
-                       help="scoring processes on CPU (auto: one per core when there are >= 64 images each)")
-    where.add_argument("--workers", type=int, default=None,
-                       help="decoding processes per scoring process (default: min(4, cores) / procs; "
-                            "0: decode in the scoring process)")
-    where.add_argument("--no-per-image", action="store_true",
-                       help="skip per_image.csv; score equal-size images as one batched update")
-    where.add_argument("--no-plots", action="store_true", help="skip curves.png / curves.pdf")
-    where.add_argument("--quiet", action="store_true", help="no progress bars and no table on the console")
-    return parser
-
-
-def _procs_value(text: str) -> str:
-    if text == "auto" or (text.isdigit() and int(text) >= 1):
-        return text
-    raise argparse.ArgumentTypeError(f"expected 'auto' or a positive integer, got {text!r}")
 
 
 def _plan(args: argparse.Namespace) -> Plan:
@@ -221,9 +170,21 @@ def _resolve_protocol(args: argparse.Namespace) -> None:
         raise ConfigError(f"--metrics {sorted(set(args.metrics) & set(_PROTOCOL_ONLY))} need --protocol birefnet")
 
 
+def check_metric_names(names: list[str] | None) -> None:
+    """``--metrics``: every name must be a collection name or a BiRefNet column; a wrong one is named with the
+    closest valid ones (the parser does not list them: that would import the metrics for ``--help``)."""
+    valid = list(METRIC_NAMES) + _PROTOCOL_ONLY
+    for name in names or ():
+        if name not in valid:
+            close = difflib.get_close_matches(name, valid, n=3)
+            hint = f"; did you mean {' or '.join(close)}?" if close else ""
+            raise ConfigError(f"--metrics: unknown metric {name!r}{hint} (docs/cli.md lists all {len(valid)} names)")
+
+
 def run_eval(args: argparse.Namespace) -> int:
     """The ``eval`` command; returns the exit status (errors are raised: see :func:`run_guarded`)."""
     tune_cpu_allocator()  # freed tensor memory is reused, not faulted in again per image (forked ranks inherit)
+    check_metric_names(args.metrics)
     _resolve_protocol(args)
     plan = _plan(args)
     check_plan(plan)

@@ -16,14 +16,10 @@ import math
 from dataclasses import dataclass
 
 from nobg_metrics.cli.config import ConfigError
+from nobg_metrics.cli.names import BIREFNET_TASKS, MATTING_PROTOCOLS, PROTOCOLS, SOD_PROTOCOLS, TASKS  # noqa: F401
 from nobg_metrics.collection import P3M_TRIMAP_NAMES
 from nobg_metrics.functional.matting_p3m import PRINTED_SCALE as P3M_SCALE
 
-SOD_PROTOCOLS = ("pysodmetrics", "raw")
-MATTING_PROTOCOLS = ("dim", "p3m")
-BIREFNET_TASKS = ("DIS5K", "COD", "HRSOD", "General", "General-2K", "Matting")
-TASKS = ("sod", "matting") + BIREFNET_TASKS
-PROTOCOLS = SOD_PROTOCOLS + MATTING_PROTOCOLS + ("birefnet",)
 _DEFAULT_PROTOCOL = {"sod": "pysodmetrics", "matting": "dim", **{task: "birefnet" for task in BIREFNET_TASKS}}
 
 
