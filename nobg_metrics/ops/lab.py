@@ -40,8 +40,12 @@ def _srgb_linear(values: Tensor) -> Tensor:
     return torch.where(values > 0.04045, ((values + 0.055) / 1.055).pow(2.4), values / 12.92)
 
 
-def _opencv_tables(device: torch.device) -> tuple[Tensor, Tensor, Tensor]:
-    """OpenCV's 8-bit gamma table (256), cube-root table (3072) and XYZ coefficients (3 x 3), int64."""
+_OPENCV_XYZ = tuple(tuple(round(4096 * value / white) for value in row) for row, white in zip(_SRGB_TO_XYZ, _OPENCV_WHITE))
+"""OpenCV's 12-bit XYZ coefficients ``round(4096 M / white)`` (rows X, Y, Z; columns R, G, B)."""
+
+
+def _opencv_tables(device: torch.device) -> tuple[Tensor, Tensor]:
+    """OpenCV's 8-bit gamma table (256) and cube-root table (3072), int64."""
     levels = torch.arange(256, dtype=torch.float64, device=device) / 255.0
     gamma = torch.round(2040 * torch.where(levels <= 0.04045, levels / 12.92, ((levels + 0.055) / 1.055).pow(2.4)))
     ratio = torch.arange(3072, dtype=torch.float64, device=device) / 2040.0
@@ -49,10 +53,7 @@ def _opencv_tables(device: torch.device) -> tuple[Tensor, Tensor, Tensor]:
     cube_root = torch.round(32768 * cube_root).long()
     for index, delta in _CBRT_FIXES.items():
         cube_root[index] += delta  # a local table being built, not a state
-    matrix = torch.tensor(_SRGB_TO_XYZ, dtype=torch.float64, device=device)
-    white = torch.tensor(_OPENCV_WHITE, dtype=torch.float64, device=device)
-    coefficients = torch.round(4096 * matrix / white[:, None]).long()
-    return gamma.long(), cube_root, coefficients
+    return gamma.long(), cube_root
 
 
 def _cbrt(values: Tensor) -> Tensor:
@@ -75,11 +76,11 @@ def opencv_rgb_to_lab(image: Tensor) -> Tensor:
         >>> opencv_rgb_to_lab(torch.tensor([255, 0, 0], dtype=torch.uint8).view(1, 3, 1, 1)).flatten().tolist()
         [136, 208, 195]
     """
-    gamma, cube_root, coefficients = _opencv_tables(image.device)
+    gamma, cube_root = _opencv_tables(image.device)
     linear = gamma[image.long()]  # (B, 3, H, W) in 0 .. 2040
     red, green, blue = linear.unbind(1)
     f_x, f_y, f_z = (cube_root[(red * row[0] + green * row[1] + blue * row[2] + (1 << 11)) >> 12]
-                     for row in coefficients.tolist())  # integers: exact
+                     for row in _OPENCV_XYZ)  # integers: exact
 
     def descale(value: Tensor) -> Tensor:
         return ((value + (1 << 14)) >> 15).clamp(0, 255)
