@@ -188,9 +188,9 @@ class NobgCollection(MetricCollection):
         if leaders_only and groups_checked and not self._state_is_copy:
             # torchmetrics' update runs only each group's first member; the others get its states by reference
             # again below, so the leaders' snapshots are all a rollback needs
-            members = [getattr(self, group[0]) for group in self._groups.values()]
+            members = [self._modules[group[0]] for group in self._groups.values()]
         else:
-            members = [getattr(self, str(key)) for key in self.keys(keep_base=True)]
+            members = list(self._modules.values())
         snapshots = [take_snapshot(member) for member in members]
         try:
             with shared_checks():  # each input tensor's value checks run once, not once per member
@@ -211,13 +211,13 @@ class NobgCollection(MetricCollection):
             super()._compute_groups_create_state_ref(copy=True)
             return
         if not self._state_is_copy:
+            modules = self._modules  # the members by name (a plain dict: no Module.__getattr__ per member)
             for group in self._groups.values():
-                first = getattr(self, group[0])
+                first = modules[group[0]]
                 shared = {name: first.__dict__[name] for name in first._defaults}
+                shared["_update_count"] = first._update_count
                 for name in group[1:]:
-                    member = getattr(self, name)
-                    member.__dict__.update(shared)
-                    member.__dict__["_update_count"] = first._update_count
+                    modules[name].__dict__.update(shared)
         self._state_is_copy = copy
 
     def update(self, *args: Any, **kwargs: Any) -> None:
@@ -231,10 +231,11 @@ class NobgCollection(MetricCollection):
         """torchmetrics' update once its compute groups are formed (``MetricCollection.update``, first branch),
         with the members' caches cleared by direct dict writes (``Module.__setattr__`` per member cost more than
         the confusion family's whole statistics pass)."""
-        for key in self.keys(keep_base=True):
-            getattr(self, str(key)).__dict__["_computed"] = None
+        modules = self._modules
+        for member in modules.values():
+            member.__dict__["_computed"] = None
         for group in self._groups.values():
-            first = getattr(self, group[0])  # only the first member computes; the others share its states
+            first = modules[group[0]]  # only the first member computes; the others share its states
             first.update(*args, **first._filter_kwargs(**kwargs))
         self._state_is_copy = False
         self._compute_groups_create_state_ref()

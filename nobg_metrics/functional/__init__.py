@@ -2,7 +2,8 @@
 
 from nobg_metrics.functional.boundary import boundary_iou
 from nobg_metrics.functional.connectivity import connectivity_error
-from nobg_metrics.functional.context_measure import context_measure
+from nobg_metrics.functional.camouflage_degree import camouflage_degree
+from nobg_metrics.functional.context_measure import camouflage_context_measure, context_measure
 from nobg_metrics.functional.family import (
     confusion_curves,
     fpr,
@@ -53,6 +54,8 @@ __all__ = [
     "boundary_iou",
     "confusion_curves",
     "connectivity_error",
+    "camouflage_context_measure",
+    "camouflage_degree",
     "context_measure",
     "dice",
     "e_measure",

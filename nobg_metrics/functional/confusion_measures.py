@@ -12,7 +12,7 @@ float64 values of that shape. The degenerate-gt policy is applied by the caller
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import groupby
 from typing import Literal, NamedTuple
@@ -70,16 +70,28 @@ def divide(numerator: Tensor, denominator: Tensor) -> Tensor:
     return torch.where(denominator == 0, 0.0, numerator / denominator)  # 0/0 and x/0 are masked, never returned
 
 
-class Ratios:
-    """The counts of one binarisation and the ratios several measures read, each computed once when first read.
+RATIOS: dict[str, tuple[Callable[[Counts], Tensor], Callable[[Counts], Tensor]]] = {
+    "precision": (lambda c: c.tp, lambda c: c.tp + c.fp),  # PrecisionHandler: tp / (tp + fp)
+    "recall": (lambda c: c.tp, lambda c: c.tp + c.fn),  # RecallHandler (= TPR = sensitivity): tp / (tp + fn)
+    "specificity": (lambda c: c.tn, lambda c: c.tn + c.fp),  # SpecificityHandler (= TNR): tn / (tn + fp)
+    "fpr": (lambda c: c.fp, lambda c: c.tn + c.fp),  # FPRHandler: fp / (tn + fp)
+    "iou": (lambda c: c.tp, lambda c: c.tp + c.fp + c.fn),  # IOUHandler: tp / (tp + fp + fn)
+    "dice": (lambda c: 2 * c.tp, lambda c: c.tp + c.fn + c.tp + c.fp),  # DICEHandler: 2tp / (tp + fn + tp + fp)
+    "accuracy": (lambda c: c.tp + c.tn, lambda c: c.tp + c.fp + c.tn + c.fn),  # OverallAccuracyHandler: (tp+tn)/N
+}
+"""The guarded ratios of counts the measures are made of: ``name -> (numerator, denominator)`` (int64)."""
 
-    Precision and recall serve F and F1 (and F's curve serves every β²-free reader), recall and specificity
-    serve BER, the overall accuracy serves kappa: evaluating the whole family on one :class:`Ratios` costs one
-    set of divisions, with the same bits as evaluating each measure alone (the same operations, shared).
+
+class Ratios:
+    """The counts of one binarisation and the guarded ratios the measures read, each computed once.
+
+    :meth:`prefetch` divides every ratio a set of measures needs in one stacked :func:`divide` (elementwise the
+    same operation, so the same bits as dividing each alone); precision and recall then serve F and F1,
+    recall and specificity BER, the accuracy kappa and the degenerate-gt policy.
 
     Example:
         >>> ratios = Ratios(Counts(*[torch.tensor([v]) for v in (3, 1, 4, 2)]))
-        >>> ratios.precision.item(), ratios.recall.item()
+        >>> ratios.ratio("precision").item(), ratios.ratio("recall").item()
         (0.75, 0.6)
     """
 
@@ -87,73 +99,47 @@ class Ratios:
         self.counts = counts
         self._cache: dict[str, Tensor] = {}
 
-    def _once(self, name: str, value: Callable[[], Tensor]) -> Tensor:
+    def prefetch(self, names: Iterable[str]) -> None:
+        """Compute the :data:`RATIOS` ``names`` not computed yet, in one division."""
+        missing = [name for name in dict.fromkeys(names) if name not in self._cache]
+        if not missing:
+            return
+        c = self.counts
+        if len(missing) == 1:
+            numerator, denominator = RATIOS[missing[0]]
+            self._cache[missing[0]] = divide(numerator(c), denominator(c))
+            return
+        numerators = torch.stack([RATIOS[name][0](c) for name in missing])
+        denominators = torch.stack([RATIOS[name][1](c) for name in missing])
+        self._cache.update(zip(missing, divide(numerators, denominators).unbind(0)))
+
+    def ratio(self, name: str) -> Tensor:
+        """The guarded ratio ``name`` of :data:`RATIOS` (float64, the counts' shape)."""
         if name not in self._cache:
-            self._cache[name] = value()
+            self.prefetch((name,))
         return self._cache[name]
 
     @property
-    def precision(self) -> Tensor:
-        c = self.counts
-        return self._once("precision", lambda: divide(c.tp, c.tp + c.fp))  # PrecisionHandler: tp / (tp + fp)
-
-    @property
-    def recall(self) -> Tensor:
-        # RecallHandler (= TPR = sensitivity): tp / (tp + fn)
-        c = self.counts
-        return self._once("recall", lambda: divide(c.tp, c.tp + c.fn))
-
-    @property
-    def specificity(self) -> Tensor:
-        c = self.counts
-        return self._once("specificity", lambda: divide(c.tn, c.tn + c.fp))  # SpecificityHandler (= TNR)
-
-    @property
     def accuracy(self) -> Tensor:
-        # OverallAccuracyHandler: (tp + tn) / N
-        c = self.counts
-        return self._once("accuracy", lambda: divide(c.tp + c.tn, c.tp + c.fp + c.tn + c.fn))
+        return self.ratio("accuracy")
 
 
-def _precision(r: Ratios, options: MeasureOptions) -> Tensor:
-    return r.precision
+def _ratio_measure(name: str) -> Callable[[Ratios, MeasureOptions], Tensor]:
+    def formula(r: Ratios, options: MeasureOptions) -> Tensor:
+        return r.ratio(name)
 
-
-def _recall(r: Ratios, options: MeasureOptions) -> Tensor:
-    return r.recall
-
-
-def _specificity(r: Ratios, options: MeasureOptions) -> Tensor:
-    return r.specificity
-
-
-def _fpr(r: Ratios, options: MeasureOptions) -> Tensor:
-    c = r.counts
-    return divide(c.fp, c.tn + c.fp)  # FPRHandler: fp / (tn + fp)
-
-
-def _iou(r: Ratios, options: MeasureOptions) -> Tensor:
-    c = r.counts
-    return divide(c.tp, c.tp + c.fp + c.fn)  # IOUHandler: tp / (tp + fp + fn)
-
-
-def _dice(r: Ratios, options: MeasureOptions) -> Tensor:
-    c = r.counts
-    return divide(2 * c.tp, c.tp + c.fn + c.tp + c.fp)  # DICEHandler: 2tp / (tp + fn + tp + fp)
-
-
-def _accuracy(r: Ratios, options: MeasureOptions) -> Tensor:
-    return r.accuracy
+    formula.__name__ = f"_{name}"
+    return formula
 
 
 def _ber(r: Ratios, options: MeasureOptions) -> Tensor:
     # BERHandler: 1 - 0.5 * (tp / (tp + fn) + tn / (tn + fp)), each ratio guarded
-    return 1 - 0.5 * (r.recall + r.specificity)
+    return 1 - 0.5 * (r.ratio("recall") + r.ratio("specificity"))
 
 
 def _f_of(r: Ratios, beta2: float) -> Tensor:
     # FmeasureHandler: (beta + 1) * p * r / (beta * p + r), beta = β², p and r guarded
-    p, rec = r.precision, r.recall
+    p, rec = r.ratio("precision"), r.ratio("recall")
     return divide((beta2 + 1) * p * rec, beta2 * p + rec)
 
 
@@ -205,6 +191,7 @@ class Measure:
         reference: the PySODMetrics handler (or class) that defines it.
         reads: the :class:`MeasureOptions` fields the formula reads (they enter the state fingerprint).
         binary_reference: whether the reference has a binary (``pred > 0.5``) value of it.
+        ratios: the :data:`RATIOS` its formula reads (prefetched together for a table of measures).
     """
 
     formula: Callable[[Ratios, MeasureOptions], Tensor]
@@ -212,23 +199,27 @@ class Measure:
     reference: str
     reads: tuple[str, ...] = ()
     binary_reference: bool = True
+    ratios: tuple[str, ...] = ()
 
     def __call__(self, counts: Counts | Ratios, options: MeasureOptions) -> Tensor:
         return self.formula(counts if isinstance(counts, Ratios) else Ratios(counts), options)
 
 
 MEASURES: dict[str, Measure] = {
-    "precision": Measure(_precision, True, "PrecisionHandler"),
-    "recall": Measure(_recall, True, "RecallHandler (TPRHandler, SensitivityHandler)"),
-    "specificity": Measure(_specificity, True, "SpecificityHandler (TNRHandler)"),
-    "fpr": Measure(_fpr, False, "FPRHandler"),
-    "iou": Measure(_iou, True, "IOUHandler"),
-    "dice": Measure(_dice, True, "DICEHandler"),
-    "accuracy": Measure(_accuracy, True, "OverallAccuracyHandler"),
-    "ber": Measure(_ber, False, "BERHandler"),
-    "kappa": Measure(_kappa, True, "KappaHandler", reads=("chance",)),
-    "f_measure": Measure(_f_measure, True, "FmeasureHandler (Fmeasure)", reads=("beta2",)),
-    "f1": Measure(_f1, True, "FmeasureHandler(beta=1)"),
+    "precision": Measure(_ratio_measure("precision"), True, "PrecisionHandler", ratios=("precision",)),
+    "recall": Measure(_ratio_measure("recall"), True, "RecallHandler (TPRHandler, SensitivityHandler)",
+                      ratios=("recall",)),
+    "specificity": Measure(_ratio_measure("specificity"), True, "SpecificityHandler (TNRHandler)",
+                           ratios=("specificity",)),
+    "fpr": Measure(_ratio_measure("fpr"), False, "FPRHandler", ratios=("fpr",)),
+    "iou": Measure(_ratio_measure("iou"), True, "IOUHandler", ratios=("iou",)),
+    "dice": Measure(_ratio_measure("dice"), True, "DICEHandler", ratios=("dice",)),
+    "accuracy": Measure(_ratio_measure("accuracy"), True, "OverallAccuracyHandler", ratios=("accuracy",)),
+    "ber": Measure(_ber, False, "BERHandler", ratios=("recall", "specificity")),
+    "kappa": Measure(_kappa, True, "KappaHandler", reads=("chance",), ratios=("accuracy",)),
+    "f_measure": Measure(_f_measure, True, "FmeasureHandler (Fmeasure)", reads=("beta2",),
+                         ratios=("precision", "recall")),
+    "f1": Measure(_f1, True, "FmeasureHandler(beta=1)", ratios=("precision", "recall")),
     "e_measure": Measure(_e_measure, True, "Emeasure", binary_reference=False),
 }
 """Every measure of the family by name; the names are the state names' and the collection's."""
@@ -264,6 +255,7 @@ def measure_table(names: tuple[str, ...], counts: Counts | Ratios, options: Meas
         [[0.75, 0.6]]
     """
     ratios = counts if isinstance(counts, Ratios) else Ratios(counts)
+    ratios.prefetch(ratio for name in names for ratio in MEASURES[name].ratios + (("accuracy",) if agreement else ()))
     values = torch.stack([MEASURES[name](ratios, options) for name in names], dim=-1)
     if not agreement:
         return values

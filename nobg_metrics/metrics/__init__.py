@@ -27,7 +27,8 @@ from nobg_metrics.metrics.matting_p3m import (
     P3MGradientError,
 )
 from nobg_metrics.metrics.mba import MBA
-from nobg_metrics.metrics.msiou import ContextMeasure, MSIoU
+from nobg_metrics.metrics.context_measure import CamouflageContextMeasure, ContextMeasure
+from nobg_metrics.metrics.msiou import MSIoU
 from nobg_metrics.metrics.overlap import BER, Accuracy, Dice, IoU
 from nobg_metrics.metrics.size_invariance import (
     SizeInvariant,
@@ -55,6 +56,7 @@ __all__ = [
     "BoundaryIoU",
     "ConfusionMetric",
     "ConnectivityError",
+    "CamouflageContextMeasure",
     "ContextMeasure",
     "Dice",
     "EMeasure",
