@@ -7,23 +7,16 @@ Importing the command loads torch (seconds). A Ctrl-C (SIGINT) in that time used
 inside torch's import; here it ends the start-up quietly with the exit status of an interrupted run
 (``128 + SIGINT``), before anything was read or written. Once the command runs, its own handlers
 (:mod:`nobg_metrics.cli.signals`) take over.
-
-Before torch loads, the OpenMP wait policy defaults to ``PASSIVE`` (unless ``OMP_WAIT_POLICY`` is set): the command
-runs its decoding workers next to its scoring threads, and OpenMP's default spin-waiting made every parallel region
-of the scoring process wait for threads that a busy core could not run (benchmarks/busy_machine.py; numbers in
-docs/performance.md "A busy machine").
 """
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command with ``argv`` (``sys.argv[1:]`` by default); returns its exit status."""
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # read once, when torch's OpenMP runtime starts
     try:
         from nobg_metrics.cli.parser import build_parser
 
