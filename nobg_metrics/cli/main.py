@@ -37,6 +37,7 @@ from nobg_metrics.cli.config import (
 )
 from nobg_metrics.cli.dist import init_from_env, pick_device, world
 from nobg_metrics.cli.files import Source
+from nobg_metrics.cli.groups import group_means, groups_markdown, read_groups
 from nobg_metrics.cli.jobs import build_jobs, problems
 from nobg_metrics.cli.launch import (
     LAUNCHED_ENV,
@@ -51,6 +52,7 @@ from nobg_metrics.cli.outputs import (
     latex_table,
     markdown_table,
     results_document,
+    table_columns,
     text_writer,
     worst_markdown,
     write_atomically,
@@ -185,6 +187,11 @@ def run_eval(args: argparse.Namespace) -> int:
     """The ``eval`` command; returns the exit status (errors are raised: see :func:`run_guarded`)."""
     tune_cpu_allocator()  # freed tensor memory is reused, not faulted in again per image (forked ranks inherit)
     check_metric_names(args.metrics)
+    args.groups = None
+    if args.categories is not None:
+        if args.no_per_image:
+            raise ConfigError("--categories averages the per-image records: it cannot go with --no-per-image")
+        args.groups = read_groups(args.categories)
     _resolve_protocol(args)
     plan = _plan(args)
     check_plan(plan)
@@ -250,6 +257,10 @@ def _write(args: argparse.Namespace, jobs, scores) -> None:
     fixed = protocol_metrics(args.protocol, args.task) is not None
     tier = "custom" if args.metrics is not None else "protocol" if fixed else args.tier or "expensive"
     document = results_document(jobs, scores, args.protocol, tier, args.task)
+    grouped = None
+    if getattr(args, "groups", None):
+        grouped = group_means(document["results"], scores.per_image, scores.metric_names, args.groups)
+        document["groups"] = grouped
     markdown = markdown_table(document)
     writers = {"results.json": json_writer(document), "table.md": text_writer(markdown),
                "table.tex": text_writer(latex_table(document))}
@@ -257,6 +268,8 @@ def _write(args: argparse.Namespace, jobs, scores) -> None:
         writers["per_image.csv"] = lambda path: write_per_image_csv(path, scores.per_image, scores.metric_names)
         if fixed:  # the benchmark protocols: the worst images of each method and metric
             writers["worst.md"] = text_writer(worst_markdown(document, scores.per_image))
+    if grouped is not None:
+        writers["groups.md"] = text_writer(groups_markdown(grouped, table_columns(document)))
     plotted = not args.no_plots and have_matplotlib() and bool(scores.curves)
     if plotted:
         writers["curves.png"] = lambda path: draw_curves(jobs, scores.curves, [path])

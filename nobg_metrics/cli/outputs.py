@@ -104,7 +104,7 @@ def _arrow(higher: bool | None) -> str:
     return "↑" if higher else "↓" if higher is False else ""
 
 
-def _columns(document: dict[str, Any]) -> list[tuple[str, str, Callable[[float | None], str]]]:
+def table_columns(document: dict[str, Any]) -> list[tuple[str, str, Callable[[float | None], str]]]:
     """``(metric name, header label, cell formatter)`` per column, in the protocol's order."""
     protocol, names = document["protocol"], document["metrics"]
     if protocol == "birefnet":
@@ -141,7 +141,7 @@ def _cell(formatter: Callable[..., str], value: float | None, dataset: str) -> s
 def _table_rows(document: dict[str, Any], dataset: str) -> tuple[list[str], list[list[str]], list[list[bool]]]:
     """Method names, formatted cells and bold flags of one dataset's table."""
     entries = [r for r in document["results"] if r["dataset"] == dataset]
-    columns = _columns(document)
+    columns = table_columns(document)
     cells = [[_cell(formatter, r["metrics"][name], dataset) for name, _, formatter in columns] for r in entries]
     bold = [[False] * len(columns) for _ in entries]
     for column, (name, _, _) in enumerate(columns):
@@ -162,7 +162,7 @@ def _datasets(document: dict[str, Any]) -> list[str]:
 
 def markdown_table(document: dict[str, Any]) -> str:
     """One markdown table per dataset."""
-    columns = _columns(document)
+    columns = table_columns(document)
     header = "| method | images | " + " | ".join(
         f"{label} {_arrow(document['higher_is_better'].get(n))}".strip() for n, label, _ in columns) + " |"
     parts = []
@@ -187,7 +187,7 @@ def _tex(text: str) -> str:
 
 def latex_table(document: dict[str, Any]) -> str:
     """One booktabs ``tabular`` per dataset (needs ``\\usepackage{booktabs}``)."""
-    columns = _columns(document)
+    columns = table_columns(document)
     arrows = {True: r"$\uparrow$", False: r"$\downarrow$"}
     header = " & ".join(["Method"] + [
         f"{_tex(label)} {arrows.get(document['higher_is_better'].get(n), '')}".strip() for n, label, _ in columns]) \
@@ -220,7 +220,7 @@ def worst_markdown(document: dict[str, Any], rows: list[dict[str, Any]], k: int 
         >>> worst_markdown(document, rows, k=2).splitlines()[-1]
         '| SAD (÷1000) ↓ | i3 (3.00), i2 (2.00) |'
     """
-    columns = [c for c in _columns(document) if document["higher_is_better"].get(c[0]) is not None]
+    columns = [c for c in table_columns(document) if document["higher_is_better"].get(c[0]) is not None]
     if document["protocol"] == "birefnet":  # its cells print 1.0 as ".000"; the list prints plain numbers
         columns = [(name, label, format_value) for name, label, _ in columns]
     parts = [f"# The {k} worst images per method and metric", ""]

@@ -33,6 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="JSON/YAML config(s): ours, or PySODEvalToolkit's dataset + method JSON")
     files.add_argument("--dataset-json", metavar="FILE", type=Path, help="PySODEvalToolkit dataset JSON")
     files.add_argument("--method-json", metavar="FILE", type=Path, help="PySODEvalToolkit method JSON")
+    files.add_argument("--categories", metavar="FILE", type=Path,
+                       help="JSON {image stem: {grouping: group}} (AIM-500's aim_category_type.json): every metric "
+                            "averaged per group too (groups.md, results.json 'groups')")
     files.add_argument("--allow-missing", action="store_true",
                        help="score what can be read; record missing/unreadable files instead of failing")
     what = run.add_argument_group("metrics")
