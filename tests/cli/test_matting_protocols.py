@@ -194,3 +194,28 @@ def test_task_matting_defaults_to_dim_and_metrics_pick_a_subset(layout, tmp_path
     document = read_results(out)
     assert document["protocol"] == "dim" and document["metrics"] == ["sad", "mse_metric"]
     assert document["tier"] == "custom"
+
+
+def test_a_p3m_layout_gives_the_ports_table_digit_for_digit(tmp_path):
+    """P3M-10k's ``P3M-500-P/{mask, trimap}`` with predictions by name: the table is the port's, the dataset is named
+    by the parent folder."""
+    root = tmp_path / "P3M-500-P"
+    make_matting_dataset(root, ("A",), count=4, alpha_dir="mask", trimap_dir="trimap", seed=5)
+    out = tmp_path / "out"
+    assert main(["eval", "--task", "matting", "--protocol", "p3m", "--gt", str(root / "mask"), "--trimap",
+                 str(root / "trimap"), "--pred", str(root / "A"), "--out", str(out), *FAST]) == 0
+    values: dict[str, list[float]] = {}
+    for alpha_path in sorted((root / "mask").glob("*.png")):
+        trimap = _read(root / "trimap" / alpha_path.name)
+        image = p3m.all_metrics(p3m.read_alpha(_read(root / "A" / alpha_path.name)), p3m.read_alpha(_read(alpha_path)),
+                                trimap)
+        if not (trimap == 128).any():
+            image["mse_trimap"] = image["mad_trimap"] = 0.0
+        for port_name, value in image.items():
+            values.setdefault(P3M_PORT[port_name], []).append(value)
+    document, row = read_results(out), _table(out)["A"]
+    assert document["results"][0]["dataset"] == "P3M-500-P"
+    for name in document["metrics"]:
+        mean = float(np.mean(np.array(values[name], np.float64)))
+        _close(document["results"][0]["metrics"][name], mean, name)
+        assert row[f"{PRINTED[name].header()} ↓"] == PRINTED[name].format(mean), name
