@@ -80,6 +80,24 @@ def _unknown_region(trimap: Tensor) -> Tensor:
     return trimap == 128 if trimap.dtype == torch.uint8 else trimap == 0.5
 
 
+def checked_matting_items(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None,
+                          validate_args: bool) -> list[tuple[str, dict[str, Tensor]]]:
+    """The ``(where, {"pred", "gt"[, "trimap"]})`` images of a matting batch, checked: dtypes always (a bool trimap is
+    refused), values and trimap levels with ``validate_args`` — shared by every matting protocol's inputs."""
+    maps: dict[str, InputMaps] = {"pred": pred, "gt": gt}
+    if trimap is not None:
+        maps["trimap"] = trimap
+    items = _paired_images(maps)
+    for where, item in items:
+        for name, tensor in item.items():
+            _check_dtype(name + where, tensor, allow_bool=name != "trimap")
+            if validate_args:
+                _check_values(name + where, tensor)
+                if name == "trimap":
+                    _check_trimap_values(tensor, name + where)
+    return items
+
+
 def prepare_matting(
     pred: InputMaps,
     gt: InputMaps,
@@ -108,17 +126,7 @@ def prepare_matting(
         >>> prepare_matting(torch.rand(1, 4, 4), torch.rand(1, 4, 4), tri)[0].region.all()
         tensor(True)
     """
-    maps: dict[str, InputMaps] = {"pred": pred, "gt": gt}
-    if trimap is not None:
-        maps["trimap"] = trimap
-    items = _paired_images(maps)
-    for where, item in items:
-        for name, tensor in item.items():
-            _check_dtype(name + where, tensor, allow_bool=name != "trimap")
-            if validate_args:
-                _check_values(name + where, tensor)
-                if name == "trimap":
-                    _check_trimap_values(tensor, name + where)
+    items = checked_matting_items(pred, gt, trimap, validate_args)
     batches = []
     for group in _group_by_size([item for _, item in items]):
         both64 = group["pred"].dtype == torch.float64 and group["gt"].dtype == torch.float64

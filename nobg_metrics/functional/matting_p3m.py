@@ -26,15 +26,8 @@ from typing import Literal
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import (
-    InputMaps,
-    _check_dtype,
-    _check_trimap_values,
-    _check_values,
-    _group_by_size,
-    _paired_images,
-    check_option,
-)
+from nobg_metrics._inputs import InputMaps, _group_by_size, check_option
+from nobg_metrics._matting_inputs import checked_matting_items
 from nobg_metrics.functional._per_image import sum_per_image
 
 P3MRegion = Literal["image", "trimap", "fg", "bg"]
@@ -111,17 +104,7 @@ def prepare_p3m(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None,
         >>> len(groups), groups[0].pred.dtype
         (1, torch.float64)
     """
-    maps: dict[str, InputMaps] = {"pred": pred, "gt": gt}
-    if trimap is not None:
-        maps["trimap"] = trimap
-    items = _paired_images(maps)
-    for where, item in items:
-        for name, tensor in item.items():
-            _check_dtype(name + where, tensor, allow_bool=name != "trimap")
-            if validate_args:
-                _check_values(name + where, tensor)
-                if name == "trimap":
-                    _check_trimap_values(tensor, name + where)
+    items = checked_matting_items(pred, gt, trimap, validate_args)
     return [P3MBatch(group["pred"], group["gt"], group.get("trimap"))
             for group in _group_by_size([item for _, item in items])]
 

@@ -45,6 +45,15 @@ def _cross_step(mask: Tensor, erode: bool) -> Tensor:
     return out
 
 
+def _rounds(mask: Tensor, iterations: int, erode: bool) -> Tensor:
+    """``iterations`` cross steps (a bounded number of vectorised rounds) on a copy of ``mask``."""
+    _check(mask, iterations)
+    out = mask.clone()
+    for _ in range(iterations):
+        out = _cross_step(out, erode=erode)
+    return out
+
+
 def cross_erode(mask: Tensor, iterations: int = 1) -> Tensor:
     """``cv2.erode(mask, disk(1), iterations=iterations)``: the image edge does not erode.
 
@@ -61,11 +70,7 @@ def cross_erode(mask: Tensor, iterations: int = 1) -> Tensor:
                 [1, 0, 0],
                 [1, 1, 0]], dtype=torch.int32)
     """
-    _check(mask, iterations)
-    out = mask.clone()
-    for _ in range(iterations):
-        out = _cross_step(out, erode=True)
-    return out
+    return _rounds(mask, iterations, erode=True)
 
 
 def cross_dilate(mask: Tensor, iterations: int = 1) -> Tensor:
@@ -84,8 +89,4 @@ def cross_dilate(mask: Tensor, iterations: int = 1) -> Tensor:
                 [1, 1, 1],
                 [0, 1, 0]], dtype=torch.int32)
     """
-    _check(mask, iterations)
-    out = mask.clone()
-    for _ in range(iterations):
-        out = _cross_step(out, erode=False)
-    return out
+    return _rounds(mask, iterations, erode=False)
