@@ -20,6 +20,7 @@ Sources of a plan, all ending in the same :class:`Plan`:
 
 from __future__ import annotations
 
+import difflib
 import errno
 import json
 import os
@@ -53,6 +54,8 @@ class DatasetSpec:
     name: str
     gt: Source
     trimap: Source | None = None
+    index: tuple[str, ...] | None = None
+    """PySODEvalToolkit's ``index_file``: only these image stems are scored (``None``: every gt image)."""
 
 
 @dataclass
@@ -61,6 +64,8 @@ class Plan:
 
     datasets: list[DatasetSpec] = field(default_factory=list)
     methods: dict[str, dict[str, Source]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    """What was left out on purpose (e.g. a PySODEvalToolkit method's dataset absent from the dataset JSON)."""
 
     def folders(self) -> list[Path]:
         """Every input folder (outputs must never be written inside one)."""
@@ -182,11 +187,24 @@ def _path(value: Any, base: Path, where: str) -> Path:
     return base / value
 
 
+def closest(word: str, valid: list[str] | tuple[str, ...]) -> str:
+    """``"; did you mean X?"`` for the closest valid word, or ``""``.
+
+    Example:
+        >>> closest("suffx", ("path", "prefix", "suffix"))
+        "; did you mean 'suffix'?"
+    """
+    same_letters = [str(v) for v in valid if str(v).lower() == str(word).lower()]
+    found = same_letters or difflib.get_close_matches(str(word), [str(v) for v in valid], n=1)
+    return f"; did you mean {found[0]!r}?" if found else ""
+
+
 def _check_keys(value: dict, allowed: tuple[str, ...], where: str) -> None:
     unknown = [key for key in value if key not in allowed]
     if unknown:
         raise ConfigError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
-                          f"{', '.join(repr(k) for k in unknown)} (expected {', '.join(allowed)})")
+                          f"{', '.join(repr(k) for k in unknown)}{closest(unknown[0], allowed)} "
+                          f"(expected {', '.join(allowed)})")
 
 
 def _mapping(value: Any, where: str, what: str) -> dict:
@@ -261,6 +279,7 @@ def _merge_ours(plan: Plan, data: dict, base: Path, where: str) -> None:
 def plan_from_configs(paths: list[Path]) -> Plan:
     """Merge one or more config files (ours, or PySODEvalToolkit's dataset + method JSON) into a plan."""
     plan = Plan()
+    pysod_entries: set[tuple[str, str]] = set()
     for path in paths:
         problem = folder_problem(path)
         if problem is None:
@@ -273,19 +292,45 @@ def plan_from_configs(paths: list[Path]) -> Plan:
         if "datasets" in data or "methods" in data:
             _merge_ours(plan, data, path.parent, str(path))
         elif _is_pysod_datasets(data):
-            for name, entry in data.items():  # other keys ("image", "depth", ...) name inputs we do not read
-                plan.datasets.append(DatasetSpec(_name(name, f"{path} {name}"),
-                                                 _source(entry["mask"], Path(), f"{path} {name}.mask")))
+            for name, entry in data.items():
+                plan.datasets.append(_pysod_dataset(name, entry, path))
         elif _is_pysod_methods(data):
             for method, per_dataset in data.items():
                 for dataset, value in per_dataset.items():
                     where = f"{path} {method}.{dataset}"
                     plan.methods.setdefault(_name(method, where), {})[_name(dataset, where)] = \
                         _source(value, Path(), where)
+                    pysod_entries.add((str(method), str(dataset)))
         else:
             raise ConfigError(f"{path}: neither a nobg-metrics config ('datasets'/'methods') nor a "
                               f"PySODEvalToolkit dataset or method JSON")
+    known = {dataset.name for dataset in plan.datasets}
+    for method, dataset in sorted(pysod_entries):
+        if dataset not in known:  # PySODEvalToolkit evaluates the datasets both files name; so do we, and say it
+            del plan.methods[method][dataset]
+            plan.notes.append(f"method {method!r} names dataset {dataset!r}, which no dataset JSON defines: skipped")
+    for method in [m for m, per in plan.methods.items() if not per]:
+        del plan.methods[method]
     return plan
+
+
+_PYSOD_DATASET_KEYS = ("image", "mask", "depth", "edge", "index_file")
+"""The keys of a PySODEvalToolkit dataset entry: we read ``mask`` and ``index_file``; the others name inputs of
+other tasks (images, depth maps) that no metric here reads."""
+
+
+def _pysod_dataset(name: Any, entry: dict, path: Path) -> DatasetSpec:
+    where = f"{path} {name}"
+    _check_keys(entry, _PYSOD_DATASET_KEYS, where)
+    index = None
+    if entry.get("index_file") is not None:
+        index_path = Path(_text(entry["index_file"], f"{where}.index_file"))
+        try:
+            lines = index_path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as error:
+            raise ConfigError(f"{where}.index_file {index_path}: cannot be read ({error})") from None
+        index = tuple(dict.fromkeys(Path(line.strip()).stem for line in lines if line.strip()))
+    return DatasetSpec(_name(name, where), _source(entry["mask"], Path(), f"{where}.mask"), index=index)
 
 
 def check_plan(plan: Plan) -> None:
@@ -308,3 +353,28 @@ def check_plan(plan: Plan) -> None:
             raise InputError(f"input folder {folder} {problem}")
         if problem is not None:
             raise ConfigError(f"folder not found: {folder} ({problem})")
+
+
+def filter_plan(plan: Plan, include_datasets: list[str] | None, exclude_datasets: list[str] | None,
+                include_methods: list[str] | None, exclude_methods: list[str] | None) -> None:
+    """PySODEvalToolkit's ``--include-datasets / --exclude-datasets / --include-methods / --exclude-methods``:
+    keep (or drop) the named ones; a name the plan does not hold is a usage error naming the closest one."""
+    datasets = [d.name for d in plan.datasets]
+    for flag, names, valid in (("--include-datasets", include_datasets, datasets),
+                               ("--exclude-datasets", exclude_datasets, datasets),
+                               ("--include-methods", include_methods, list(plan.methods)),
+                               ("--exclude-methods", exclude_methods, list(plan.methods))):
+        for name in names or ():
+            if name not in valid:
+                raise ConfigError(f"{flag}: {name!r} is not in the plan{closest(name, valid)} (have {valid})")
+    dropped = {d.name for d in plan.datasets if (include_datasets is not None and d.name not in include_datasets)
+               or d.name in (exclude_datasets or ())}
+    plan.datasets[:] = [d for d in plan.datasets if d.name not in dropped]
+    for method in list(plan.methods):
+        if (include_methods is not None and method not in include_methods) or method in (exclude_methods or ()):
+            del plan.methods[method]
+            continue
+        if dropped:
+            plan.methods[method] = {k: v for k, v in plan.methods[method].items() if k not in dropped}
+            if not plan.methods[method]:
+                del plan.methods[method]

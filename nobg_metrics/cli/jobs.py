@@ -89,6 +89,10 @@ def build_jobs(plan: Plan) -> list[Job]:
         if not gt_listing.found:
             raise InputError(_empty_gt_message(dataset.gt, gt_listing))
         gts = gt_listing.found
+        unlisted: list[str] = []
+        if dataset.index is not None:  # index_file: only the listed stems; listed stems without a gt are missing
+            unlisted = [f"gt/{stem}.* (in index_file)" for stem in dataset.index if stem not in gts]
+            gts = {stem: path for stem, path in gts.items() if stem in set(dataset.index)}
         trimap_listing = None if dataset.trimap is None else _scan(dataset.trimap, cache)
         trimaps = {} if trimap_listing is None else trimap_listing.found
         for method, per_dataset in plan.methods.items():
@@ -106,6 +110,7 @@ def build_jobs(plan: Plan) -> list[Job]:
                 job.extra += sorted(f"trimap/{trimaps[stem].name}" for stem in set(trimaps) - set(gts))
                 job.not_scored += [(f"trimap/{name}", reason) for name, reason in trimap_listing.not_scored]
             job.not_scored += list(listing.not_scored)
+            job.missing += unlisted
             for stem in sorted(gts):
                 if stem not in preds:
                     job.missing.append(f"{source.prefix}{stem}{source.suffix or '.*'}")

@@ -29,6 +29,7 @@ from nobg_metrics.cli.config import (
     InputError,
     Plan,
     check_plan,
+    filter_plan,
     folder_problem,
     plan_from_args,
     plan_from_configs,
@@ -82,7 +83,18 @@ SAMPLE_DIR = Path(nobg_metrics.__file__).resolve().parent / "data" / "sample"
 
 
 def _plan(args: argparse.Namespace) -> Plan:
-    configs = list(args.config) + [p for p in (args.dataset_json, args.method_json) if p is not None]
+    """The run's plan: from the flags or configs, then PySODEvalToolkit's include / exclude filters; what was left
+    out on purpose is said on stderr (rank 0)."""
+    plan = _build_plan(args)
+    filter_plan(plan, args.include_datasets, args.exclude_datasets, args.include_methods, args.exclude_methods)
+    if _is_rank_zero() and os.environ.get(LAUNCHED_ENV) != "1":
+        for note in plan.notes:
+            print(f"note: {note}", file=sys.stderr)
+    return plan
+
+
+def _build_plan(args: argparse.Namespace) -> Plan:
+    configs = list(args.config) + list(args.dataset_json) + list(args.method_json)
     if not configs and args.gt is None and not args.pred:
         plan = Plan()  # the bundled sample
         plan_gt = plan_from_args(str(SAMPLE_DIR / "gt"), [], None)

@@ -31,8 +31,15 @@ def build_parser() -> argparse.ArgumentParser:
     files.add_argument("--trimap", metavar="DIR", help="trimap folder (matting: metrics on the unknown region)")
     files.add_argument("--config", metavar="FILE", nargs="+", action="extend", default=[], type=Path,
                        help="JSON/YAML config(s): ours, or PySODEvalToolkit's dataset + method JSON")
-    files.add_argument("--dataset-json", metavar="FILE", type=Path, help="PySODEvalToolkit dataset JSON")
-    files.add_argument("--method-json", metavar="FILE", type=Path, help="PySODEvalToolkit method JSON")
+    files.add_argument("--dataset-json", metavar="FILE", nargs="+", action="extend", default=[], type=Path,
+                       help="PySODEvalToolkit dataset JSON(s)")
+    files.add_argument("--method-json", metavar="FILE", nargs="+", action="extend", default=[], type=Path,
+                       help="PySODEvalToolkit method JSON(s)")
+    for what in ("datasets", "methods"):
+        files.add_argument(f"--include-{what}", metavar="NAME", nargs="+", default=None,
+                           help=f"score only these {what} of the config (PySODEvalToolkit's flag)")
+        files.add_argument(f"--exclude-{what}", metavar="NAME", nargs="+", default=None,
+                           help=f"leave these {what} of the config out (PySODEvalToolkit's flag)")
     files.add_argument("--categories", metavar="FILE", type=Path,
                        help="JSON {image stem: {grouping: group}} (AIM-500's aim_category_type.json): every metric "
                             "averaged per group too (groups.md, results.json 'groups')")
