@@ -120,18 +120,26 @@ def default_dataset_name(gt_dir: Path) -> str:
     return path.parent.name if path.name.lower() in _GENERIC_GT_NAMES else path.name
 
 
-def plan_from_args(gt: str, preds: list[str], trimap: str | None) -> Plan:
-    """A one-dataset plan from ``--gt``, ``--pred`` (repeatable) and ``--trimap``."""
+def plan_from_args(gt: str, preds: list[str], trimap: str | None, prefix: str = "", suffix: str = "") -> Plan:
+    """A one-dataset plan from ``--gt``, ``--pred`` (repeatable), ``--trimap`` and the predictions' file-name
+    ``--prefix`` / ``--suffix``.
+
+    A method is named ``NAME`` (``NAME=DIR``) or after its folder; folders of one name in different places
+    (``preds/A/DIS-VD preds/B/DIS-VD``) are named after their parents (``A``, ``B``).
+    """
     name, gt_path = split_named(gt)
     dataset = DatasetSpec(name or default_dataset_name(Path(gt_path)), Source(Path(gt_path)),
                           Source(Path(trimap)) if trimap else None)
     plan = Plan([dataset])
-    for value in preds:
-        method, path = split_named(value)
-        method = method or resolved(Path(path)).name
+    named = [split_named(value) for value in preds]
+    folder_names = [resolved(Path(path)).name for method, path in named if method is None]
+    for method, path in named:
+        if method is None:
+            folder = resolved(Path(path))
+            method = folder.parent.name if folder_names.count(folder.name) > 1 else folder.name
         if method in plan.methods:
             raise ConfigError(f"two --pred folders share the method name {method!r}; name them with NAME=DIR")
-        plan.methods[method] = {dataset.name: Source(Path(path))}
+        plan.methods[method] = {dataset.name: Source(Path(path), prefix, suffix)}
     return plan
 
 

@@ -108,6 +108,9 @@ def _build_plan(args: argparse.Namespace) -> Plan:
         plan = plan_from_configs(configs)
         if args.trimap is not None:
             raise ConfigError("--trimap and --config cannot be combined (put 'trimap' in the config's dataset)")
+        if args.prefix or args.suffix:
+            raise ConfigError("--prefix / --suffix apply to --gt/--pred runs; with a config give 'prefix' / 'suffix' "
+                              "in its method entries")
         if args.pred:
             if len(plan.datasets) != 1:
                 raise ConfigError("--pred with a config needs exactly one dataset in it")
@@ -117,7 +120,7 @@ def _build_plan(args: argparse.Namespace) -> Plan:
         return plan
     if args.gt is None:
         raise ConfigError("--pred needs --gt (or a config with datasets)")
-    return plan_from_args(args.gt, args.pred, args.trimap)
+    return plan_from_args(args.gt, args.pred, args.trimap, args.prefix or "", args.suffix or "")
 
 
 def _check_out(out: Path, plan: Plan) -> None:
@@ -195,6 +198,16 @@ def check_metric_names(names: list[str] | None) -> None:
             raise ConfigError(f"--metrics: unknown metric {name!r}{hint} (docs/cli.md lists all {len(valid)} names)")
 
 
+def _hint_unmatched(jobs) -> None:
+    """When a method matched no gt at all but its folder holds images: show a few, and the flags that match them."""
+    for job in jobs:
+        if not job.items and job.extra:
+            shown = ", ".join(job.extra[:3])
+            print(f"hint: {job.dataset} / {job.method}: no prediction matched a gt name, but the folder holds "
+                  f"{len(job.extra)} other image(s) ({shown}{', ...' if len(job.extra) > 3 else ''}); name them with "
+                  f"--prefix / --suffix (e.g. --suffix _sal.png) or a config's prefix/suffix", file=sys.stderr)
+
+
 def run_eval(args: argparse.Namespace) -> int:
     """The ``eval`` command; returns the exit status (errors are raised: see :func:`run_guarded`)."""
     tune_cpu_allocator()  # freed tensor memory is reused, not faulted in again per image (forked ranks inherit)
@@ -232,6 +245,7 @@ def _run_locked(args: argparse.Namespace, plan: Plan, device) -> int:
             if rank == 0:
                 _report("missing files", missing)
                 _report_not_scored(jobs)
+                _hint_unmatched(jobs)
                 print("nobg-metrics: failed: missing files (use --allow-missing to score the rest); "
                       "nothing was written", file=sys.stderr)
             return EXIT_INPUTS

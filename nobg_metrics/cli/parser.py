@@ -28,6 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
     files.add_argument("--gt", metavar="[NAME=]DIR", help="gt mask folder of one dataset (name: folder name)")
     files.add_argument("--pred", metavar="[NAME=]DIR", nargs="+", action="extend", default=[],
                        help="prediction folder(s); method name = folder name unless NAME=DIR")
+    files.add_argument("--prefix", metavar="TEXT", help="prediction file names are TEXT + gt stem (+ suffix)")
+    files.add_argument("--suffix", metavar="TEXT",
+                       help="prediction file names end in TEXT instead of the gt's extension (e.g. _sal.png)")
     files.add_argument("--trimap", metavar="DIR", help="trimap folder (matting: metrics on the unknown region)")
     files.add_argument("--config", metavar="FILE", nargs="+", action="extend", default=[], type=Path,
                        help="JSON/YAML config(s): ours, or PySODEvalToolkit's dataset + method JSON")

@@ -81,3 +81,36 @@ def test_misspelt_keys_inside_entries_are_named(root, tmp_path, monkeypatch, cap
     assert _run(root, tmp_path / "out", datasets="typo.json") == EXIT_USAGE
     err = capsys.readouterr().err
     assert all(word in err for word in words), err
+
+
+# the command line: folders of one name, prefixes and suffixes, and the hint when nothing matches --------------
+
+
+@pytest.fixture(scope="module")
+def sal(tmp_path_factory, root) -> Path:
+    """``preds/{A,B,C}/DS1`` (one folder name, three methods); ``B`` writes ``<stem>_sal.png``."""
+    base = tmp_path_factory.mktemp("sal")
+    for method in ("A", "B", "C"):
+        (base / "preds" / method / "DS1").mkdir(parents=True)
+        for path in (root / "DS1" / "u8").glob("*.png"):
+            name = f"{path.stem}_sal.png" if method == "B" else path.name
+            (base / "preds" / method / "DS1" / name).write_bytes(path.read_bytes())
+    return base
+
+
+def test_folders_of_one_name_are_named_after_their_parents(root, sal, tmp_path):
+    gt = ["eval", "--gt", str(root / "DS1" / "gt"), *FAST]
+    assert main([*gt, "--pred", str(sal / "preds" / "A" / "DS1"), str(sal / "preds" / "C" / "DS1"),
+                 "--out", str(tmp_path / "a")]) == 0
+    assert _scored(tmp_path / "a") == {("DS1", "A"): 3, ("DS1", "C"): 3}
+    assert main([*gt, "--pred", str(sal / "preds" / "A" / "DS1"), str(sal / "preds" / "A" / "DS1"),
+                 "--out", str(tmp_path / "b")]) == EXIT_USAGE  # the same folder twice: name them
+
+
+def test_a_suffix_matches_the_predictions_and_a_hint_names_them_when_it_is_missing(root, sal, tmp_path, capsys):
+    args = ["eval", "--gt", str(root / "DS1" / "gt"), "--pred", str(sal / "preds" / "B" / "DS1"), *FAST]
+    assert main([*args, "--out", str(tmp_path / "a")]) == EXIT_INPUTS
+    err = capsys.readouterr().err
+    assert "hint:" in err and "_sal.png" in err and "--suffix" in err
+    assert main([*args, "--suffix", "_sal.png", "--out", str(tmp_path / "b")]) == 0
+    assert _scored(tmp_path / "b") == {("DS1", "DS1"): 3}
