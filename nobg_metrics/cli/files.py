@@ -187,6 +187,24 @@ def _open(path: Path) -> tuple[Image.Image, str]:
     return image, rawmode
 
 
+def check_file(path: Path) -> str | None:
+    """Why ``path`` cannot be read as an image, found without decoding it (``None`` when nothing is wrong yet):
+    not a regular file, a broken link, not an image, a PNG whose chunks fail their CRCs or stop short (PIL's
+    ``verify``). Run over every input before scoring, so these errors are named up front; a file can still fail
+    to decode later (a JPEG's entropy data is only checked by decoding it)."""
+    kind = entry_kind(path)
+    if kind == "broken symlink":
+        return f"broken symlink (to {os.readlink(path)!r})"
+    if kind != "file":
+        return kind if kind != "folder" else "a folder, not a file"
+    try:
+        with Image.open(path) as image:
+            image.verify()
+    except Exception as error:  # noqa: BLE001 -- Pillow raises many kinds (OSError, SyntaxError, ValueError, ...)
+        return f"{type(error).__name__}: {error}"
+    return None
+
+
 def _rawmode(image: Image.Image) -> str:
     args = image.tile[0].args if len(image.tile) == 1 else None
     return args if isinstance(args, str) else args[0] if isinstance(args, tuple) and args else ""

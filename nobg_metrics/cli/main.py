@@ -37,7 +37,7 @@ from nobg_metrics.cli.config import (
     split_named,
 )
 from nobg_metrics.cli.dist import init_from_env, pick_device, world
-from nobg_metrics.cli.files import Source
+from nobg_metrics.cli.files import Source, check_file
 from nobg_metrics.cli.groups import group_means, groups_markdown, read_groups
 from nobg_metrics.cli.jobs import build_jobs, problems
 from nobg_metrics.cli.launch import (
@@ -198,6 +198,24 @@ def check_metric_names(names: list[str] | None) -> None:
             raise ConfigError(f"--metrics: unknown metric {name!r}{hint} (docs/cli.md lists all {len(valid)} names)")
 
 
+def _unreadable_up_front(jobs) -> list[dict[str, str]]:
+    """Every gt, prediction and trimap of the run checked without decoding (:func:`~nobg_metrics.cli.files.check_file`),
+    each file once; the problems as the ``unreadable`` entries of the outputs."""
+    found, seen = [], set()
+    for job in jobs:
+        for item in job.items:
+            for role, path in (("gt", item.gt), ("prediction", item.pred), ("trimap", item.trimap)):
+                if path is None or (role != "prediction" and path in seen):
+                    continue
+                seen.add(path)
+                problem = check_file(path)
+                if problem is not None:
+                    file = path.name if role == "prediction" else f"{role}/{path.name}"
+                    found.append({"dataset": job.dataset, "method": job.method if role == "prediction" else "*",
+                                  "file": file, "reason": problem})
+    return found
+
+
 def _hint_unmatched(jobs) -> None:
     """When a method matched no gt at all but its folder holds images: show a few, and the flags that match them."""
     for job in jobs:
@@ -249,6 +267,14 @@ def _run_locked(args: argparse.Namespace, plan: Plan, device) -> int:
                 print("nobg-metrics: failed: missing files (use --allow-missing to score the rest); "
                       "nothing was written", file=sys.stderr)
             return EXIT_INPUTS
+        if not args.allow_missing:  # every file checked before scoring: unreadable ones are named up front
+            unreadable = _unreadable_up_front(jobs)
+            if unreadable:
+                if rank == 0:
+                    _report("unreadable files", unreadable)
+                    print("nobg-metrics: failed: unreadable files (use --allow-missing to score the rest); "
+                          "nothing was scored or written", file=sys.stderr)
+                return EXIT_INPUTS
         try:
             procs = resolve_procs(args.procs, device, sum(len(job.items) for job in jobs))
         except ValueError as error:

@@ -325,3 +325,20 @@ def test_a_second_run_into_a_held_out_fails_at_once(dataset: Path, tmp_path: Pat
                        "pid 12345")
     os.unlink(out / cli_outputs.LOCK_NAME)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == files
+
+
+def test_unreadable_files_are_named_before_any_scoring(dataset: Path, tmp_path: Path, capsys, no_scoring) -> None:
+    """A truncated PNG and a text file saved as .png fail the run before scoring starts (``no_scoring``: scoring
+    would raise), each named with its reason; with --allow-missing the rest is scored."""
+    preds = tmp_path / "preds"
+    preds.mkdir()
+    names = sorted(p.name for p in (dataset / "u8").glob("*.png"))
+    for name in names:
+        (preds / name).write_bytes((dataset / "u8" / name).read_bytes())
+    whole = (preds / names[0]).read_bytes()
+    (preds / names[0]).write_bytes(whole[: len(whole) // 2])  # truncated: its chunks stop short
+    (preds / names[1]).write_text("not an image")
+    err = _clean_failure(capsys, main(_eval(dataset, tmp_path / "out", pred=preds)), EXIT_INPUTS,
+                         names[0], names[1], "unreadable files", "nothing was scored")
+    assert "UnidentifiedImageError" in err or "cannot identify" in err
+    assert not (tmp_path / "out").exists()
