@@ -80,7 +80,8 @@ def skeletonize(mask: Tensor) -> Tensor:
     padded[:, 1:-1, 1:-1] = batch
     flat = padded.view(-1)
     stride = width + 2
-    offsets = torch.tensor([dy * stride + dx for dy, dx in _CODE_OFFSETS], dtype=torch.int64, device=device)
+    shifts = [dy * stride + dx for dy, dx in _CODE_OFFSETS]  # host ints for the rolls (no read back)
+    offsets = torch.tensor(shifts, dtype=torch.int64, device=device)
     table = _table(device)
 
     # neighbourhood codes of every pixel, kept up to date as pixels go (removing q clears, in each of its 8
@@ -89,7 +90,7 @@ def skeletonize(mask: Tensor) -> Tensor:
     small = host_reads.free_on(flat)
     code_dtype = torch.uint8 if small else torch.int32
     codes = torch.zeros(flat.numel(), dtype=code_dtype, device=device)
-    for bit, offset in enumerate(offsets.tolist()):
+    for bit, offset in enumerate(shifts):
         codes |= torch.roll(flat, -offset).to(code_dtype) << bit
     bits = 1 << torch.tensor([(k + 4) % 8 for k in range(8)], device=device)
     opposite_bits = (256 - bits if small else -bits).to(code_dtype)
