@@ -46,10 +46,6 @@ class Counts(NamedTuple):
         """bool: the gt is all background (``tp + fn == 0``) or all foreground (``tn + fp == 0``)."""
         return ((self.tp + self.fn) == 0) | ((self.tn + self.fp) == 0)
 
-    def agreement(self) -> Tensor:
-        """Pixel agreement ``(tp + tn) / N``: float64 (the ``empty_gt="agreement"`` value)."""
-        return divide(self.tp + self.tn, self.num_pixels)
-
 
 @dataclass(frozen=True)
 class MeasureOptions:
@@ -259,7 +255,7 @@ def measure_table(names: tuple[str, ...], counts: Counts | Ratios, options: Meas
     values = torch.stack([MEASURES[name](ratios, options) for name in names], dim=-1)
     if not agreement:
         return values
-    agree = ratios.accuracy[..., None]  # = Counts.agreement(): (tp + tn) / N
+    agree = ratios.accuracy[..., None]  # pixel agreement (tp + tn) / N, the policy's value
     higher = [MEASURES[name].higher_is_better for name in names]
     # the fallback column by column, from runs of equal orientation (no host-made mask is sent to the device)
     fallback = torch.cat([(agree if up else 1 - agree).expand(*values.shape[:-1], len(list(run)))
