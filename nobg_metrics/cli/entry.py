@@ -25,6 +25,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return 0
+        if args.command != "eval":  # plot, merge: their own handlers (no scoring)
+            return args.handler(args)
         from nobg_metrics.cli.main import run_guarded
     except KeyboardInterrupt:
         print("nobg-metrics: interrupted (SIGINT) while starting; nothing was read or written", file=sys.stderr)

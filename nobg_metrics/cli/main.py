@@ -24,6 +24,7 @@ from pathlib import Path
 
 import nobg_metrics
 from nobg_metrics.allocator import tune_cpu_allocator
+from nobg_metrics.cli.cache import JobCache
 from nobg_metrics.cli.config import (
     ConfigError,
     InputError,
@@ -36,6 +37,7 @@ from nobg_metrics.cli.config import (
     resolved,
     split_named,
 )
+from nobg_metrics.cli.curve_data import curve_writers
 from nobg_metrics.cli.dist import init_from_env, pick_device, world
 from nobg_metrics.cli.files import Source, check_file
 from nobg_metrics.cli.groups import group_means, groups_markdown, read_groups
@@ -46,11 +48,11 @@ from nobg_metrics.cli.launch import (
     resolve_procs,
     run_ranks,
 )
+from nobg_metrics.cli.names import PROTOCOL_ONLY_METRICS
 from nobg_metrics.cli.outputs import (
     OutputBusy,
     OutputLock,
     json_writer,
-    latex_table,
     markdown_table,
     results_document,
     table_columns,
@@ -59,12 +61,12 @@ from nobg_metrics.cli.outputs import (
     write_atomically,
     write_per_image_csv,
 )
-from nobg_metrics.cli.plots import draw_curves, have_matplotlib
-from nobg_metrics.cli.names import PROTOCOL_ONLY_METRICS
 from nobg_metrics.cli.parser import DEFAULT_OUT, build_parser  # noqa: F401  (DEFAULT_OUT: part of the module's API)
 from nobg_metrics.cli.protocols import protocol_metrics, resolve_task
+from nobg_metrics.cli.report import report_writers
 from nobg_metrics.cli.runner import RunOptions, score
 from nobg_metrics.cli.signals import checkpoint, exit_status, interruptible, signal_name
+from nobg_metrics.cli.tables import table_writers
 from nobg_metrics.collection import METRIC_NAMES
 
 EXIT_OK = 0
@@ -284,7 +286,11 @@ def _run_locked(args: argparse.Namespace, plan: Plan, device) -> int:
         workers = args.workers if args.workers is not None else default_workers()
         options = RunOptions(args.tier or "expensive", args.metrics, args.protocol, args.task, args.batch_size,
                              workers, args.allow_missing, not args.no_per_image, not args.quiet)
-        scores = score(jobs, options, device)
+        cache = JobCache(args, options)
+        hits = cache.lookup(jobs)  # unchanged jobs of an earlier run (--cache): not scored again
+        todo = [job for job in jobs if job.index not in hits]
+        scores = score(todo, options, device)
+        cache.fill(scores, hits, jobs)
         if scores.unreadable and not args.allow_missing:
             if rank == 0:
                 _report("unreadable files", scores.unreadable)
@@ -296,6 +302,7 @@ def _run_locked(args: argparse.Namespace, plan: Plan, device) -> int:
         if not any(scores.images.values()):
             raise InputError(f"no image was scored (missing: {len(missing)}, unreadable: {len(scores.unreadable)})")
         if rank == 0:
+            cache.store(scores, jobs, todo)
             _write(args, jobs, scores)
         return EXIT_OK
     finally:
@@ -314,18 +321,16 @@ def _write(args: argparse.Namespace, jobs, scores) -> None:
         grouped = group_means(document["results"], scores.per_image, scores.metric_names, args.groups)
         document["groups"] = grouped
     markdown = markdown_table(document)
-    writers = {"results.json": json_writer(document), "table.md": text_writer(markdown),
-               "table.tex": text_writer(latex_table(document))}
+    writers = {"results.json": json_writer(document), **table_writers(document, args)}
     if not args.no_per_image:
         writers["per_image.csv"] = lambda path: write_per_image_csv(path, scores.per_image, scores.metric_names)
         if fixed:  # the benchmark protocols: the worst images of each method and metric
             writers["worst.md"] = text_writer(worst_markdown(document, scores.per_image))
     if grouped is not None:
         writers["groups.md"] = text_writer(groups_markdown(grouped, table_columns(document)))
-    plotted = not args.no_plots and have_matplotlib() and bool(scores.curves)
-    if plotted:
-        writers["curves.png"] = lambda path: draw_curves(jobs, scores.curves, [path])
-        writers["curves.pdf"] = lambda path: draw_curves(jobs, scores.curves, [path])
+    writers.update(curve_writers(jobs, scores, args))
+    if not args.no_per_image:
+        writers.update(report_writers(document, scores.per_image, jobs, args))
     try:
         write_atomically(args.out, writers)
     except OSError as error:
@@ -337,10 +342,6 @@ def _write(args: argparse.Namespace, jobs, scores) -> None:
     if args.protocol == "birefnet" and "birefnet_hce" in scores.metric_names and \
             not any("DIS-" in job.dataset for job in jobs):
         print("note: HCE is scored on DIS- datasets only (none here): its column shows -", file=sys.stderr)
-    if not args.no_plots and not plotted:
-        why = "matplotlib is not installed (pip install 'nobg_metrics[plot]')" if not have_matplotlib() else \
-            "no F-measure curves among the metrics"
-        print(f"note: curves not drawn: {why}", file=sys.stderr)
     for kind in ("missing", "unreadable"):
         _report(f"{kind} files (skipped, --allow-missing)", document[kind])
     _report_not_scored(jobs)

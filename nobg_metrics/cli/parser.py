@@ -11,6 +11,15 @@ import argparse
 from pathlib import Path
 
 import nobg_metrics
+from nobg_metrics.cli import (
+    cache,
+    curve_data,
+    merge,
+    plot_command,
+    presets,
+    report,
+    tables,
+)
 from nobg_metrics.cli.names import PROTOCOLS, TASKS, TIER_NAMES
 
 DEFAULT_OUT = Path("nobg-metrics-out")
@@ -73,6 +82,14 @@ def build_parser() -> argparse.ArgumentParser:
                        help="skip per_image.csv; score equal-size images as one batched update")
     where.add_argument("--no-plots", action="store_true", help="skip curves.png / curves.pdf")
     where.add_argument("--quiet", action="store_true", help="no progress bars and no table on the console")
+    # each output's own flags live beside its code (all importable without torch)
+    presets.add_arguments(what)
+    tables.add_arguments(run.add_argument_group("tables"))
+    curve_data.add_arguments(run.add_argument_group("curves"))
+    report.add_arguments(run.add_argument_group("statistics and report"))
+    cache.add_arguments(run.add_argument_group("incremental runs"))
+    plot_command.add_parser(commands)
+    merge.add_parser(commands)
     return parser
 
 

@@ -34,6 +34,7 @@ from torch.utils.data import DataLoader, Dataset
 from torchmetrics import Metric, MetricCollection
 
 from nobg_metrics.cli.config import ConfigError
+from nobg_metrics.cli.curve_data import collect_curves
 from nobg_metrics.cli.dist import gather_objects, shard, world
 from nobg_metrics.cli.files import (
     InvalidMap,
@@ -282,22 +283,23 @@ def score(jobs: list[Job], options: RunOptions, device: torch.device) -> Scores:
     """Score every job's items (this rank's share of them) and return the complete, gathered scores."""
     names, skipped = resolve_metrics(options.tier, options.metrics, options.protocol, options.task)
     rank, size = world()
-    per_job = [job_metrics(names, options.protocol, job.dataset, job.has_trimap) for job in jobs]
-    if options.protocol != "birefnet":  # a column no job scores (P3M's trimap metrics without trimaps) is left out
-        names = [n for n in names if any(n in job_names for job_names in per_job)]
+    by_index = {job.index: job for job in jobs}  # ``jobs`` may be a subset of the plan (--cache): keyed by index
+    per_job = {job.index: job_metrics(names, options.protocol, job.dataset, job.has_trimap) for job in jobs}
+    if options.protocol != "birefnet" and jobs:  # a column no job scores (P3M's trimaps without trimaps) is left out
+        names = [n for n in names if any(n in job_names for job_names in per_job.values())]
         if not names:
             raise ConfigError("no metric to compute: the trimap metrics of --protocol p3m need a trimap folder")
-    collections = [build_collection(job_names, options.protocol, device) for job_names in per_job]
+    collections = {index: build_collection(job_names, options.protocol, device) for index, job_names in per_job.items()}
     higher: dict[str, bool | None] = {}
-    for collection in collections:
+    for collection in collections.values():
         higher.update({n: getattr(m, "higher_is_better", None) for n, m in collection.items(keep_base=True,
                                                                                               copy_state=False)})
     scores = Scores(names, skipped, {n: higher.get(n) for n in names})
     scratches: dict[tuple[str, ...], MetricCollection] = {}  # one per metric set (a job may score fewer names)
-    for job_names in per_job:
+    for job_names in per_job.values():
         if tuple(job_names) not in scratches:
             scratches[tuple(job_names)] = build_collection(job_names, options.protocol, device, sync=False)
-    targets = [dict(c.items(keep_base=True, copy_state=False)) for c in collections]
+    targets = {index: dict(c.items(keep_base=True, copy_state=False)) for index, c in collections.items()}
     items = [item for job in jobs for item in shard(job.items, rank, size)]
     worker_init = functools.partial(_worker_init, os.getpid()) if options.workers else None
     loader = DataLoader(_Pairs(items, options.protocol), batch_size=max(options.batch_size, 1), num_workers=options.workers,
@@ -315,7 +317,7 @@ def score(jobs: list[Job], options: RunOptions, device: torch.device) -> Scores:
             checkpoint()
             groups: dict[tuple, list[dict]] = {}
             for sample in samples:
-                job = jobs[sample["item"].job]
+                job = by_index[sample["item"].job]
                 if job.index not in bars:
                     for other in list(bars.values()):
                         other.close()
@@ -328,7 +330,7 @@ def score(jobs: list[Job], options: RunOptions, device: torch.device) -> Scores:
                 key = (job.index, sample["gt"].shape, sample["trimap"] is not None)
                 groups.setdefault(key, []).append(sample)
             for (job_index, _, _), group in groups.items():
-                job = jobs[job_index]
+                job = by_index[job_index]
                 pred, gt, trimap = _as_tensors(group, options.protocol, device)
                 if options.per_image:
                     kept, values = [], []
@@ -387,7 +389,7 @@ def _batched_update(collection: MetricCollection, pred: torch.Tensor, gt: torch.
     return kept
 
 
-def _finish(jobs: list[Job], collections: list[MetricCollection], scores: Scores, counts: dict[int, int],
+def _finish(jobs: list[Job], collections: dict[int, MetricCollection], scores: Scores, counts: dict[int, int],
             resized: dict[int, int], rows: list, unreadable: list, options: RunOptions) -> Scores:
     """Gather problems and records from all ranks; compute (and sync) the dataset values unless failing."""
     gathered = gather_objects((counts, resized, rows, unreadable))
@@ -401,17 +403,14 @@ def _finish(jobs: list[Job], collections: list[MetricCollection], scores: Scores
     scores.per_image.sort(key=lambda r: order[(r["dataset"], r["method"], r["image"])])
     if scores.unreadable and not options.allow_missing:
         return scores  # the run fails: nothing to compute (every rank decides the same, from gathered data)
-    for job, collection in zip(jobs, collections):
-        members = dict(collection.items(keep_base=True, copy_state=False))
+    for job in jobs:
+        members = dict(collections[job.index].items(keep_base=True, copy_state=False))
         with warnings.catch_warnings():  # a rank (or a job) without images is harmless: sums of zero
             warnings.filterwarnings("ignore", message=".*was called before the ``update`` method.*")
             scores.values[job.index] = {name: float(members[name].compute()) for name in scores.metric_names
                                         if name in members}
-        for name in ("f_measure_max", "f_measure_mean", "f_measure_adaptive"):
-            if name in members:
-                curves = _synced_curves(members[name])
-                if curves is not None:
-                    scores.curves[job.index] = curves
-                break
+            curves = collect_curves(members)
+        if curves is not None:
+            scores.curves[job.index] = curves
     return scores
 
