@@ -62,6 +62,7 @@ from nobg_metrics.cli.outputs import (
     write_per_image_csv,
 )
 from nobg_metrics.cli.parser import DEFAULT_OUT, build_parser  # noqa: F401  (DEFAULT_OUT: part of the module's API)
+from nobg_metrics.cli.presets import apply_preset
 from nobg_metrics.cli.protocols import protocol_metrics, resolve_task
 from nobg_metrics.cli.report import report_writers
 from nobg_metrics.cli.runner import RunOptions, score
@@ -231,6 +232,7 @@ def _hint_unmatched(jobs) -> None:
 def run_eval(args: argparse.Namespace) -> int:
     """The ``eval`` command; returns the exit status (errors are raised: see :func:`run_guarded`)."""
     tune_cpu_allocator()  # freed tensor memory is reused, not faulted in again per image (forked ranks inherit)
+    apply_preset(args)  # --preset: the task, protocol and metrics of a field's table (unless given explicitly)
     check_metric_names(args.metrics)
     args.groups = None
     if args.categories is not None:

@@ -10,3 +10,7 @@ import argparse
 
 def add_arguments(group: argparse._ArgumentGroup) -> None:
     """The ``eval`` flags of this module."""
+
+
+def apply_preset(args: argparse.Namespace) -> None:
+    """Fill ``args`` (task, protocol, metrics) from ``args.preset``; flags given explicitly win."""

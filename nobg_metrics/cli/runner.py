@@ -318,11 +318,6 @@ def score(jobs: list[Job], options: RunOptions, device: torch.device) -> Scores:
             groups: dict[tuple, list[dict]] = {}
             for sample in samples:
                 job = by_index[sample["item"].job]
-                if job.index not in bars:
-                    for other in list(bars.values()):
-                        other.close()
-                    bars = {job.index: Progress(f"{job.dataset} / {job.method}", own_totals[job.index],
-                                                enabled=options.progress and rank == 0)}
                 if sample["error"] is not None:
                     file, reason = sample["error"]
                     unreadable.append({"dataset": job.dataset, "method": job.method, "file": file, "reason": reason})
@@ -357,9 +352,15 @@ def score(jobs: list[Job], options: RunOptions, device: torch.device) -> Scores:
                     kept = _batched_update(collections[job_index], pred, gt, trimap, group, job, unreadable)
                 counts[job_index] += len(kept)
                 resized[job_index] += sum(bool(s["resized"]) for s in kept)
-            for sample in samples:
-                if sample["item"].job in bars:
-                    bars[sample["item"].job].update()
+            for sample in samples:  # in order: a batch that straddles two jobs completes the first one's bar
+                index = sample["item"].job
+                if index not in bars:
+                    for other in bars.values():
+                        other.close()
+                    job = by_index[index]
+                    bars = {index: Progress(f"{job.dataset} / {job.method}", own_totals[index],
+                                            enabled=options.progress and rank == 0)}
+                bars[index].update()
     finally:  # interrupted or failed: stop the decoding workers now, not when the iterator is collected
         shutdown = getattr(iterator, "_shutdown_workers", None)
         if callable(shutdown):

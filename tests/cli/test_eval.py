@@ -177,3 +177,14 @@ def test_bundled_sample_with_no_arguments(tmp_path: Path, monkeypatch) -> None:
     assert all(value is not None for value in a.values())
     if "f_measure_max" in a:
         assert (tmp_path / "nobg-metrics-out" / "curves.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_every_job_progress_bar_reaches_its_total(dataset: Path, tmp_path: Path, capsys) -> None:
+    """Batches of 4 over three jobs of 6 images straddle jobs: each bar still ends at 6/6 (non-tty lines)."""
+    preds = [arg for fmt in FORMATS[:3] for arg in ("--pred", str(dataset / fmt))]
+    assert main(["eval", "--gt", str(dataset / "gt"), *preds, "--out", str(tmp_path / "out"), "--workers", "0",
+                 "--no-plots", "--batch-size", "4", "--metrics", "mae"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    for fmt in FORMATS[:3]:
+        last = [line for line in lines if f" / {fmt}  [" in line][-1]
+        assert " 6/6 " in last, lines
