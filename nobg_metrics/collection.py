@@ -7,7 +7,8 @@ The tiers follow the seed's cost table and are cumulative (cheap ⊂ medium ⊂ 
   gradient_error — per validation epoch;
 - expensive adds s_measure, weighted_f_measure, connectivity_error — final evaluation.
 
-Beyond the tiers, every member of the confusion family is available by name (:data:`FAMILY`):
+Beyond the tiers, by name: ``context_measure`` (Cm) and ``camouflage_context_measure`` (CCm, which also needs the
+RGB image: ``update(pred, gt, image=image)``, :data:`IMAGE_NAMES`); and every member of the confusion family is available by name (:data:`FAMILY`):
 ``<measure>_max``, ``_mean``, ``_adaptive``, ``_binary`` and ``_pooled`` (binary, ``sample_based=False``) for
 precision, recall, specificity, fpr, iou, dice, accuracy, ber, kappa, f1 and f_measure (e_measure: the
 threshold modes), plus ``pr_auc`` and ``roc_auc``; e.g. ``make_collection(metrics=FAMILY)``.
@@ -72,6 +73,7 @@ _REGISTRY: dict[str, tuple[str, dict[str, Any]]] = {
     "msiou_adaptive": ("MSIoU", {"mode": "adaptive"}),
     "msiou_binary": ("MSIoU", {"mode": "binary"}),
     "context_measure": ("ContextMeasure", {}),
+    "camouflage_context_measure": ("CamouflageContextMeasure", {}),  # needs update(..., image=): IMAGE_NAMES
     # the P3M-10k / AM-2k / AIM-500 protocol (docs/matting_protocols.md); raw values
     "p3m_sad": ("P3MSAD", {}),
     "p3m_sad_trimap": ("P3MSAD", {"region": "trimap"}),
@@ -91,6 +93,11 @@ _REGISTRY: dict[str, tuple[str, dict[str, Any]]] = {
 
 P3M_TRIMAP_NAMES = ("p3m_sad_trimap", "p3m_sad_fg", "p3m_sad_bg", "p3m_mse_trimap", "p3m_mad_trimap")
 """The P3M-protocol entries that need a trimap (the others score the whole image and ignore it)."""
+
+IMAGE_NAMES = ("camouflage_context_measure",)
+"""The entries whose ``update`` needs the RGB image, ``image=`` a :math:`(B, 3, H, W)` uint8 tensor (in no tier: a
+collection with one of them raises ``ValueError`` naming ``image`` on an update without it; the others never see
+it). CCm also reads the device once per image (its 1-NN search is sized by the data)."""
 
 
 def _family_entries() -> dict[str, tuple[str, dict[str, Any]]]:
@@ -181,6 +188,9 @@ class NobgCollection(MetricCollection):
     that one member rejects (say, a trimap value only the matting metrics read) would already be counted by
     the members before it. Here every member's states and update counter are restored when any member raises,
     and the compute groups' shared references are re-made: a rejected batch changes nothing.
+
+    Keyword inputs reach only the members whose ``update`` names them (torchmetrics' ``_filter_kwargs``):
+    ``trimap=`` the matting metrics, ``image=`` (RGB, :math:`(B, 3, H, W)` uint8) those of :data:`IMAGE_NAMES`.
     """
 
     def _transaction(self, method: Callable[..., Any], *args: Any, leaders_only: bool = False, **kwargs: Any) -> Any:
@@ -281,7 +291,8 @@ def make_collection(
 
     Returns:
         a :class:`NobgCollection` (a ``torchmetrics.MetricCollection`` whose update and forward are
-        all-or-nothing) with explicit compute groups; ``update(pred, gt)`` or ``update(pred, gt, trimap=trimap)``.
+        all-or-nothing) with explicit compute groups; ``update(pred, gt)``, ``update(pred, gt, trimap=trimap)``, and
+        ``image=image`` (:math:`(B, 3, H, W)` uint8 RGB) for the members of :data:`IMAGE_NAMES` (required by them).
 
     Example:
         >>> import torch

@@ -94,9 +94,13 @@ class CamouflageContextMeasure(PerImageMean):
         self.beta2, self.alpha, self.gamma, self.lambda_spatial = beta2, alpha, gamma, lambda_spatial
         self.normalize, self.empty_gt = normalize, empty_gt
 
-    def update(self, pred: InputMaps, gt: InputMaps, image: InputImages) -> None:  # type: ignore[override]
+    def update(self, pred: InputMaps, gt: InputMaps, image: InputImages | None = None) -> None:  # type: ignore[override]
         """Add a batch: ``pred``, ``gt`` as every segmentation metric takes them and the RGB ``image``
-        :math:`(B, 3, H, W)` uint8 (or lists of each)."""
+        :math:`(B, 3, H, W)` uint8 (or lists of each). ``image`` is required (``None``, as a collection passes when
+        it got none, is a ``ValueError``); it is keyword-optional only so collections can omit it for others."""
+        if image is None:
+            raise ValueError("`image` is required by camouflage_context_measure (CCm): pass the RGB images, "
+                             "update(pred, gt, image=image) with image a (B, 3, H, W) uint8 tensor")
         self._accumulate(*self._statistics(pred, gt, image))
 
     def _statistics(self, pred: InputMaps, gt: InputMaps, image: InputImages) -> tuple[Tensor, Tensor]:

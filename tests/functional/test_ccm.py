@@ -172,3 +172,36 @@ def test_bad_inputs_name_the_argument():
         CamouflageContextMeasure(gamma=0.0)
     with pytest.raises(ValueError, match="lambda_spatial"):
         camouflage_context_measure(pred, gt, image, lambda_spatial=-1.0)
+
+
+def test_a_collection_passes_the_image_to_ccm_only_and_rejects_a_batch_without_it():
+    """``make_collection(metrics=[..., "camouflage_context_measure"])``: ``update(pred, gt, image=...)`` reaches CCm
+    alone (the others never see it); no image or a bad one is a ValueError / TypeError naming ``image``, and the
+    rejected batch changes no member."""
+    from nobg_metrics.collection import (
+        IMAGE_NAMES,
+        METRIC_NAMES,
+        TIERS,
+        make_collection,
+    )
+
+    assert "camouflage_context_measure" in METRIC_NAMES and IMAGE_NAMES == ("camouflage_context_measure",)
+    assert not any(name in tier for tier in TIERS.values() for name in IMAGE_NAMES)
+    group = [s for s in scenes() if s[0].shape == SHAPES[0]][:3]
+    pred, gt, image = (torch.stack([_tensors(*s)[k] for s in group]) for k in range(3))
+    collection = make_collection(metrics=["mae", "context_measure", "camouflage_context_measure"],
+                                 normalize=True, empty_gt="reference")
+    collection.update(pred, gt, image=image)
+    before = {name: dict(member.metric_state) for name, member in collection.items(keep_base=True)}
+    for bad, error in ((None, ValueError), (image[:, :2], ValueError), (image.float(), TypeError),
+                       (image[:2], ValueError)):
+        with pytest.raises(error, match="image"):
+            collection.update(pred, gt, image=bad)
+    for name, member in collection.items(keep_base=True):
+        assert all(torch.equal(before[name][key], value) for key, value in member.metric_state.items()), name
+        assert member._update_count == 1, name
+    values = collection.compute()
+    assert abs(values["camouflage_context_measure"].item() - np.mean(reference_values()[:3])) <= TOLERANCE
+    alone = make_collection(metrics=["mae", "context_measure"], normalize=True, empty_gt="reference")
+    alone.update(pred, gt, image=image)  # no member takes it: ignored
+    assert torch.equal(alone.compute()["context_measure"], values["context_measure"])
