@@ -271,7 +271,8 @@ def _run_locked(args: argparse.Namespace, plan: Plan, device) -> int:
                 print("nobg-metrics: failed: missing files (use --allow-missing to score the rest); "
                       "nothing was written", file=sys.stderr)
             return EXIT_INPUTS
-        if not args.allow_missing:  # every file checked before scoring: unreadable ones are named up front
+        skip_unreadable = args.allow_missing or getattr(args, "skip_unreadable", False)
+        if not skip_unreadable:  # every file checked before scoring: unreadable ones are named up front
             unreadable = _unreadable_up_front(jobs)
             if unreadable:
                 if rank == 0:
@@ -287,13 +288,13 @@ def _run_locked(args: argparse.Namespace, plan: Plan, device) -> int:
             return run_ranks(procs, run_guarded, args)
         workers = args.workers if args.workers is not None else default_workers()
         options = RunOptions(args.tier or "expensive", args.metrics, args.protocol, args.task, args.batch_size,
-                             workers, args.allow_missing, not args.no_per_image, not args.quiet)
+                             workers, skip_unreadable, not args.no_per_image, not args.quiet)
         cache = JobCache(args, options)
         hits = cache.lookup(jobs)  # unchanged jobs of an earlier run (--cache): not scored again
         todo = [job for job in jobs if job.index not in hits]
         scores = score(todo, options, device)
         cache.fill(scores, hits, jobs)
-        if scores.unreadable and not args.allow_missing:
+        if scores.unreadable and not skip_unreadable:
             if rank == 0:
                 _report("unreadable files", scores.unreadable)
                 _report_not_scored(jobs)

@@ -57,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "averaged per group too (groups.md, results.json 'groups')")
     files.add_argument("--allow-missing", action="store_true",
                        help="score what can be read; record missing/unreadable files instead of failing")
+    files.add_argument("--skip-unreadable", action="store_true",
+                       help="record files that cannot be decoded and score the rest (a missing file still fails)")
     what = run.add_argument_group("metrics")
     what.add_argument("--task", choices=TASKS, default=None,
                       help="sod (default), matting, or a BiRefNet task (DIS5K, COD, HRSOD, General, General-2K, "

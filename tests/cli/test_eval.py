@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import stat
 from pathlib import Path
 
 import cv2
@@ -131,9 +133,36 @@ def test_corrupt_file_fails_then_is_recorded(dataset: Path, tmp_path: Path, caps
     assert main(args) == 1
     err = capsys.readouterr().err
     assert "img_02.png" in err and "unreadable" in err and "Traceback" not in err and not out.exists()
-    assert main([*args, "--allow-missing"]) == 0
-    document = read_results(out)
-    assert document["results"][0]["images"] == 5 and document["unreadable"][0]["file"] == "img_02.png"
+    for explicit in ("--allow-missing", "--skip-unreadable"):
+        assert main([*args, explicit]) == 0
+        document = read_results(out)
+        assert document["results"][0]["images"] == 5 and document["unreadable"][0]["file"] == "img_02.png"
+
+
+def test_skip_unreadable_still_fails_on_a_missing_file(dataset: Path, tmp_path: Path, capsys) -> None:
+    preds = tmp_path / "partial"
+    preds.mkdir()
+    for path in sorted((dataset / "u8").glob("*.png"))[1:]:
+        (preds / path.name).write_bytes(path.read_bytes())
+    out = tmp_path / "out"
+    assert main(["eval", "--gt", str(dataset / "gt"), "--pred", str(preds), "--out", str(out), "--skip-unreadable",
+                 *FAST]) == 1
+    assert "img_00" in capsys.readouterr().err and not out.exists()
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_outputs_follow_the_umask(dataset: Path, tmp_path: Path, umask: int) -> None:
+    out = tmp_path / "new" / "out"
+    previous = os.umask(umask)
+    try:
+        assert main(["eval", "--gt", str(dataset / "gt"), "--pred", str(dataset / "u8"), "--out", str(out),
+                     "--metrics", "mae", *FAST]) == 0
+    finally:
+        os.umask(previous)
+    for path in (out.parent, out):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o777 & ~umask, path
+    for path in out.iterdir():
+        assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask, path
 
 
 def test_resized_predictions_are_counted(dataset: Path, tmp_path: Path) -> None:
