@@ -1,20 +1,276 @@
-"""Statistics and the report page of a run (from the per-image records).
+"""Statistics and the report page of a run (from the per-image records): stats.json, stats.md, report.html.
 
-Importable without torch (the argument parser uses it).
+The numbers come from :func:`nobg_metrics.cli.stats.run_statistics` (docs/statistics.md); this module adds
+the ``eval`` flags, the markdown and the page. ``report.html`` is one self-contained file: inline CSS, the
+curves (``curves.png``, when the curve writer drew it into the same temporary folder before this writer
+runs: ``main._write`` adds the curve writers first) and the worst-image thumbnails as base64 PNG.
+
+Importable without torch or numpy (the argument parser uses it): everything heavy is imported when used.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import html
+import io
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+THUMBNAIL = 128
+"""Longest side of a gallery thumbnail, in pixels."""
+
+
+def _count(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
+        return value
+    return parse
+
+
+def _level(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
+    return value
 
 
 def add_arguments(group: argparse._ArgumentGroup) -> None:
-    """The ``eval`` flags of this module."""
+    """The ``eval`` flags of this module (checked by the parser: a bad value is a usage error before scoring)."""
+    group.add_argument("--bootstrap", type=_count(0), default=1000, metavar="N",
+                       help="bootstrap resamples per confidence interval (stats.json, stats.md, report.html; "
+                            "0: no intervals)")
+    group.add_argument("--seed", type=_count(0), default=0, help="seed of the bootstrap and permutation draws")
+    group.add_argument("--alpha", type=_level, default=0.05,
+                       help="significance level of the paired tests (Holm-corrected); intervals are 1 - alpha")
+    group.add_argument("--permutations", type=_count(1), default=10000, metavar="N",
+                       help="sign flips per paired test (all 2^n when 2^n <= N: exact)")
+    group.add_argument("--worst-k", type=_count(0), default=5, metavar="K", help="worst images per method and metric")
+    group.add_argument("--no-report", action="store_true", help="skip report.html (stats.json, stats.md are kept)")
 
 
 def report_writers(document: dict[str, Any], rows: list[dict[str, Any]], jobs: list,
                    args: argparse.Namespace) -> dict[str, Callable]:
-    """``file name -> writer(path)`` for the statistics and the report page."""
-    return {}
+    """``file name -> writer(path)`` for the statistics and the report page (the statistics are computed here)."""
+    from nobg_metrics.cli.stats import run_statistics
+
+    stats = run_statistics(document, rows, resamples=getattr(args, "bootstrap", 1000), seed=getattr(args, "seed", 0),
+                           alpha=getattr(args, "alpha", 0.05), permutations=getattr(args, "permutations", 10000),
+                           worst_k=getattr(args, "worst_k", 5))
+    text = json.dumps(stats, indent=2, allow_nan=False) + "\n"
+    writers: dict[str, Callable] = {"stats.json": lambda path: path.write_text(text, encoding="utf-8"),
+                                    "stats.md": lambda path: path.write_text(stats_markdown(document, stats),
+                                                                             encoding="utf-8")}
+    if not getattr(args, "no_report", False):
+        writers["report.html"] = lambda path: path.write_text(
+            report_page(document, stats, jobs, path.parent / "curves.png"), encoding="utf-8")
+    return writers
+
+
+def _value(value: float | None) -> str:
+    from nobg_metrics.cli.outputs import format_value
+
+    return format_value(value)
+
+
+def _p(p: float | None) -> str:
+    return "-" if p is None else "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _arrow(document: dict[str, Any], metric: str) -> str:
+    return {True: " ↑", False: " ↓"}.get(document["higher_is_better"].get(metric), "")
+
+
+def _interval(ci: list[float] | None) -> str:
+    return "-" if ci is None else f"[{_value(ci[0])}, {_value(ci[1])}]"
+
+
+def _pair_result(pair: dict[str, Any]) -> str:
+    if pair["p_value"] is None:
+        return "no common image"
+    return f"{pair['better']} better" if pair["significant"] else "tie (not significant)"
+
+
+def _metric_blocks(document: dict[str, Any], stats: dict[str, Any]):
+    """``(dataset, metric, entry)`` of every resampled metric, in plan order."""
+    for block in stats["datasets"]:
+        for metric, entry in block["metrics"].items():
+            yield block["dataset"], metric, entry
+
+
+def stats_markdown(document: dict[str, Any], stats: dict[str, Any]) -> str:
+    """``stats.md``: per dataset and metric the intervals, the ranking and the pairwise tests; the worst images."""
+    level = f"{100 * stats['bootstrap']['confidence']:g} %"
+    intro = (f"Percentile bootstrap ({stats['bootstrap']['resamples']} resamples, {level}) of the mean over images; "
+             f"paired sign-flip tests, Holm-corrected at alpha = {stats['alpha']:g}; seed {stats['seed']} "
+             "(docs/statistics.md).")
+    lines = ["# Statistics", "", intro, ""]
+    for metric, reason in stats["not_resampled"].items():
+        lines.append(f"- `{metric}` not resampled: {reason}")
+    for dataset, metric, entry in _metric_blocks(document, stats):
+        lines += ["", f"## {dataset} — {metric}{_arrow(document, metric)}", "",
+                  "| rank | method | value | images | " + level + " interval |", "|---:|---|---:|---:|---|"]
+        ranks = {r["method"]: r["rank"] for r in entry["ranking"]}
+        order = [r["method"] for r in entry["ranking"]] or list(entry["methods"])
+        order += [m for m in entry["methods"] if m not in order]
+        for method in order:
+            own = entry["methods"][method]
+            lines.append(f"| {ranks.get(method, '-')} | {method} | {_value(own['value'])} | {own['images']} | "
+                         f"{_interval(own['ci'])} |")
+        if entry["pairs"]:
+            lines += ["", "| a | b | images | mean a − b | p | p (Holm) | result |", "|---|---|---:|---:|---:|---:|---|"]
+            for pair in entry["pairs"]:
+                lines.append(f"| {pair['a']} | {pair['b']} | {pair['images']} | {_value(pair['mean_difference'])} | "
+                             f"{_p(pair['p_value'])} | {_p(pair['p_holm'])} | {_pair_result(pair)} |")
+    lines += ["", "## Worst images", "", "| dataset | method | metric | worst images |", "|---|---|---|---|"]
+    for worst in stats["worst"]:
+        listed = ", ".join(f"{w['image']} ({_value(w['value'])})" for w in worst["images"])
+        lines.append(f"| {worst['dataset']} | {worst['method']} | {worst['metric']}{_arrow(document, worst['metric'])} "
+                     f"| {listed or '-'} |")
+    return "\n".join(lines) + "\n"
+
+
+_CSS = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
+table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}
+th:first-child,td:first-child{text-align:left}th{background:#f2f2f2}.ci{color:#666;font-size:.8em;display:block}
+.best{font-weight:bold}.gallery{display:flex;flex-wrap:wrap;gap:1em}.card{border:1px solid #ccc;padding:.5em}
+.card img{image-rendering:pixelated;border:1px solid #eee;margin-right:.2em}.card figure{display:inline-block;margin:0}
+figcaption{font-size:.75em;color:#666}.note{color:#666;font-size:.9em}code{background:#f4f4f4}"""
+
+
+def _thumbnail(path: Path | None, kind: str) -> str | None:
+    """A base64 PNG of at most :data:`THUMBNAIL` px (gt and prediction read as the metrics read them)."""
+    if path is None:
+        return None
+    from PIL import Image
+
+    from nobg_metrics.cli.files import ReadError, read_mask, read_prediction
+
+    try:
+        if kind == "image":
+            picture = Image.open(path).convert("RGB")
+        else:
+            picture = Image.fromarray(read_mask(path) if kind == "gt" else read_prediction(path))
+        picture.thumbnail((THUMBNAIL, THUMBNAIL))
+        buffer = io.BytesIO()
+        picture.save(buffer, format="PNG")
+    except (OSError, ValueError, ReadError):  # a thumbnail is decoration: an unreadable file is shown as such, never fails the run
+        return None
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _figure(path: Path | None, kind: str) -> str:
+    data = _thumbnail(path, kind)
+    body = f'<img alt="{kind}" src="data:image/png;base64,{data}">' if data else f'<span class="note">no {kind}</span>'
+    return f"<figure>{body}<figcaption>{kind}</figcaption></figure>"
+
+
+def _results_tables(document: dict[str, Any], stats: dict[str, Any]) -> list[str]:
+    intervals = {(d, m, method): own["ci"] for d, m, entry in _metric_blocks(document, stats)
+                 for method, own in entry["methods"].items()}
+    names = document["metrics"]
+    parts = ['<h2 id="results">Results</h2>']
+    for dataset in dict.fromkeys(r["dataset"] for r in document["results"]):
+        results = [r for r in document["results"] if r["dataset"] == dataset]
+        best = {}
+        for name in names:
+            higher = document["higher_is_better"].get(name)
+            shown = [float(_value(r["metrics"][name])) for r in results if _value(r["metrics"][name]) != "-"]
+            if higher is not None and len(shown) > 1:
+                best[name] = max(shown) if higher else min(shown)
+        head = "".join(f"<th>{html.escape(n + _arrow(document, n))}</th>" for n in names)
+        parts += [f"<h3>{html.escape(dataset)}</h3>", f'<table class="results"><tr><th>method</th><th>images</th>{head}</tr>']
+        for r in results:
+            cells = []
+            for name in names:
+                text, ci = _value(r["metrics"][name]), intervals.get((dataset, name, r["method"]))
+                bold = ' class="best"' if name in best and text != "-" and float(text) == best[name] else ""
+                extra = f'<span class="ci">{_interval(ci)}</span>' if ci else ""
+                cells.append(f"<td{bold}>{text}{extra}</td>")
+            parts.append(f"<tr><td>{html.escape(r['method'])}</td><td>{r['images']}</td>{''.join(cells)}</tr>")
+        parts.append("</table>")
+    return parts
+
+
+def _statistics(document: dict[str, Any], stats: dict[str, Any]) -> list[str]:
+    level = f"{100 * stats['bootstrap']['confidence']:g} %"
+    intro = (f'<p class="note">Percentile bootstrap ({stats["bootstrap"]["resamples"]} resamples, {level} intervals) '
+             "of the mean over images; paired sign-flip tests on the images scored for both methods, Holm-corrected "
+             f"at &alpha; = {stats['alpha']:g}; rank = 1 + number of methods significantly better; "
+             f"seed {stats['seed']}.</p>")
+    parts = ['<h2 id="statistics">Statistics</h2>', intro]
+    for metric, reason in stats["not_resampled"].items():
+        parts.append(f'<p class="note"><code>{html.escape(metric)}</code> not resampled: {html.escape(reason)}</p>')
+    for dataset, metric, entry in _metric_blocks(document, stats):
+        parts += [f"<h3>{html.escape(dataset)} — {html.escape(metric + _arrow(document, metric))}</h3>",
+                  '<table class="ranking"><tr><th>method</th><th>rank</th><th>value</th><th>images</th>'
+                  + f"<th>{level} interval</th></tr>"]
+        ranks = {r["method"]: r["rank"] for r in entry["ranking"]}
+        order = [r["method"] for r in entry["ranking"]] + [m for m in entry["methods"] if m not in ranks]
+        for method in order:
+            own = entry["methods"][method]
+            parts.append(f"<tr><td>{html.escape(method)}</td><td>{ranks.get(method, '-')}</td>"
+                         f"<td>{_value(own['value'])}</td><td>{own['images']}</td><td>{_interval(own['ci'])}</td></tr>")
+        parts.append("</table>")
+        if entry["pairs"]:
+            parts.append('<table class="pairs"><tr><th>a</th><th>b</th><th>images</th><th>mean a − b</th><th>p</th>'
+                         "<th>p (Holm)</th><th>result</th></tr>")
+            for pair in entry["pairs"]:
+                parts.append(f"<tr><td>{html.escape(pair['a'])}</td><td>{html.escape(pair['b'])}</td>"
+                             f"<td>{pair['images']}</td><td>{_value(pair['mean_difference'])}</td>"
+                             f"<td>{_p(pair['p_value'])}</td><td>{_p(pair['p_holm'])}</td>"
+                             f"<td>{html.escape(_pair_result(pair))}</td></tr>")
+            parts.append("</table>")
+    return parts
+
+
+def _gallery(document: dict[str, Any], stats: dict[str, Any], jobs: list) -> list[str]:
+    """Per job, each image among the worst of some metric once: its thumbnails and the metrics it is worst in."""
+    items = {(job.dataset, job.method, item.name): item for job in jobs for item in job.items}
+    per_job: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for worst in stats["worst"]:
+        images = per_job.setdefault((worst["dataset"], worst["method"]), {})
+        for w in worst["images"]:
+            images.setdefault(w["image"], []).append(f"{worst['metric']}{_arrow(document, worst['metric'])} "
+                                                     f"{_value(w['value'])}")
+    intro = (f'<p class="note">The {stats["worst_k"]} worst images per method and metric (each image shown once per '
+             "method, with the metrics it is among the worst in).</p>")
+    parts = ['<h2 id="worst">Worst images</h2>', intro]
+    for (dataset, method), images in per_job.items():
+        parts += [f"<h3>{html.escape(dataset)} / {html.escape(method)}</h3>", '<div class="gallery">']
+        for name, notes in images.items():
+            item = items.get((dataset, method, name))
+            figures = "" if item is None else "".join(
+                _figure(path, kind) for path, kind in ((getattr(item, "image", None), "image"), (item.gt, "gt"),
+                                                      (item.pred, "prediction")) if kind != "image" or path)
+            listed = "<br>".join(html.escape(note) for note in notes)
+            parts.append(f'<div class="card"><b>{html.escape(name)}</b><br>{figures}<div class="note">{listed}</div></div>')
+        parts.append("</div>")
+    return parts
+
+
+def report_page(document: dict[str, Any], stats: dict[str, Any], jobs: list, curves_png: Path | None = None) -> str:
+    """The self-contained ``report.html`` (the curves only when ``curves_png`` exists)."""
+    curves = []
+    if curves_png is not None and curves_png.is_file():
+        data = base64.b64encode(curves_png.read_bytes()).decode("ascii")
+        curves = ['<h2 id="curves">Curves</h2>', f'<img alt="curves" style="max-width:100%" src="data:image/png;base64,{data}">']
+    header = (f"nobg-metrics {html.escape(str(document.get('version', '')))} · protocol "
+              f"{html.escape(str(document.get('protocol')))} · task {html.escape(str(document.get('task')))} · tier "
+              f"{html.escape(str(document.get('tier')))}")
+    links = " · ".join(f'<a href="#{anchor}">{anchor}</a>' for anchor in ("results", "curves", "statistics", "worst")
+                       if anchor != "curves" or curves)
+    body = [f"<h1>nobg-metrics report</h1><p class=\"note\">{header}</p><p>{links}</p>",
+            *_results_tables(document, stats), *curves, *_statistics(document, stats), *_gallery(document, stats, jobs)]
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>nobg-metrics report</title>"
+            f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")

@@ -267,5 +267,5 @@ def run_statistics(document: dict[str, Any], rows: list[dict[str, Any]], resampl
         "test": {"name": "paired sign-flip permutation test of the mean difference", "alternative": "two-sided",
                  "permutations": permutations, "correction": "holm"},
         "resampled_metrics": resampled, "not_resampled": reasons,
-        "datasets": datasets, "worst": worst_images(document, grouped, worst_k),
+        "datasets": datasets, "worst_k": worst_k, "worst": worst_images(document, grouped, worst_k),
     }
