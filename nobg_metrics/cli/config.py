@@ -1,12 +1,13 @@
-"""What to score: datasets (gt folder, optional trimap folder) x methods (prediction folders).
+"""What to score: datasets (gt folder, optional trimap and RGB image folders) x methods (prediction folders).
 
 Sources of a plan, all ending in the same :class:`Plan`:
 
-- the command line: ``--gt [NAME=]DIR --pred [NAME=]DIR ... [--trimap DIR]`` (one dataset);
+- the command line: ``--gt [NAME=]DIR --pred [NAME=]DIR ... [--trimap DIR] [--image DIR]`` (one dataset);
 - our config file (JSON or YAML)::
 
       datasets:
         DUTS-TE: {gt: DUTS-TE/Mask, suffix: .png, trimap: null}   # or gt: {path:, prefix:, suffix:}
+        COD10K: {gt: COD10K/GT, image: {path: COD10K/Image, suffix: .jpg}}   # RGB images (CCm)
       methods:
         MINet: {DUTS-TE: preds/MINet/DUTS-TE}                      # or {path:, prefix:, suffix:}
 
@@ -15,7 +16,10 @@ Sources of a plan, all ending in the same :class:`Plan`:
 - PySODEvalToolkit's pair of JSON files (``--config datasets.json methods.json``): a dataset file
   ``{"NAME": {"image": {...}, "mask": {"path", "prefix", "suffix"}}}`` and a method file
   ``{"METHOD": {"DATASET": {"path", "prefix", "suffix"}}}``; relative paths are resolved against the
-  current directory, as PySODEvalToolkit does.
+  current directory, as PySODEvalToolkit does. Its ``image`` entry is the dataset's RGB image folder.
+
+Image folders are read only by the metrics that take the RGB image (``camouflage_context_measure``); for the
+others they are never listed, so a config naming absent image folders scores masks as before.
 """
 
 from __future__ import annotations
@@ -44,18 +48,20 @@ class InputError(Exception):
 
 
 _SOURCE_KEYS = ("path", "prefix", "suffix")
-_DATASET_KEYS = ("gt", "trimap", "prefix", "suffix")
+_DATASET_KEYS = ("gt", "trimap", "image", "prefix", "suffix")
 
 
 @dataclass
 class DatasetSpec:
-    """One dataset: its gt folder and an optional trimap folder (matting)."""
+    """One dataset: its gt folder, an optional trimap folder (matting) and RGB image folder (CCm)."""
 
     name: str
     gt: Source
     trimap: Source | None = None
     index: tuple[str, ...] | None = None
     """PySODEvalToolkit's ``index_file``: only these image stems are scored (``None``: every gt image)."""
+    image: Source | None = None
+    """The RGB images (``--image``, ``image``): read only when a metric of the run takes them."""
 
 
 @dataclass
@@ -120,16 +126,17 @@ def default_dataset_name(gt_dir: Path) -> str:
     return path.parent.name if path.name.lower() in _GENERIC_GT_NAMES else path.name
 
 
-def plan_from_args(gt: str, preds: list[str], trimap: str | None, prefix: str = "", suffix: str = "") -> Plan:
-    """A one-dataset plan from ``--gt``, ``--pred`` (repeatable), ``--trimap`` and the predictions' file-name
-    ``--prefix`` / ``--suffix``.
+def plan_from_args(gt: str, preds: list[str], trimap: str | None, prefix: str = "", suffix: str = "",
+                   image: str | None = None) -> Plan:
+    """A one-dataset plan from ``--gt``, ``--pred`` (repeatable), ``--trimap``, the predictions' file-name
+    ``--prefix`` / ``--suffix`` and ``--image`` (the RGB images, matched by the gt stems).
 
     A method is named ``NAME`` (``NAME=DIR``) or after its folder; folders of one name in different places
     (``preds/A/DIS-VD preds/B/DIS-VD``) are named after their parents (``A``, ``B``).
     """
     name, gt_path = split_named(gt)
     dataset = DatasetSpec(name or default_dataset_name(Path(gt_path)), Source(Path(gt_path)),
-                          Source(Path(trimap)) if trimap else None)
+                          Source(Path(trimap)) if trimap else None, image=Source(Path(image)) if image else None)
     plan = Plan([dataset])
     named = [split_named(value) for value in preds]
     folder_names = [resolved(Path(path)).name for method, path in named if method is None]
@@ -248,10 +255,11 @@ def _is_pysod_methods(data: dict) -> bool:
     )
 
 
-def _dataset(entry: Any, base: Path, where: str) -> tuple[Source, Source | None]:
-    """``DIR``, ``{path, prefix, suffix}`` or ``{gt: DIR or {path, prefix, suffix}, trimap: ..., prefix, suffix}``."""
+def _dataset(entry: Any, base: Path, where: str) -> tuple[Source, Source | None, Source | None]:
+    """``DIR``, ``{path, prefix, suffix}`` or ``{gt: DIR or {path, prefix, suffix}, trimap: ..., image: ..., prefix,
+    suffix}``: ``(gt, trimap, image)``."""
     if not isinstance(entry, dict) or "gt" not in entry:
-        return _source(entry, base, where), None
+        return _source(entry, base, where), None, None
     _check_keys(entry, _DATASET_KEYS, where)
     gt_value = entry["gt"]
     if isinstance(gt_value, dict):
@@ -262,8 +270,9 @@ def _dataset(entry: Any, base: Path, where: str) -> tuple[Source, Source | None]
     else:
         gt = Source(_path(gt_value, base, f"{where}.gt"), _text(entry.get("prefix"), f"{where}.prefix"),
                     _text(entry.get("suffix"), f"{where}.suffix"))
-    trimap = entry.get("trimap")
-    return gt, None if trimap is None else _source(trimap, base, f"{where}.trimap")
+    trimap, image = entry.get("trimap"), entry.get("image")
+    return (gt, None if trimap is None else _source(trimap, base, f"{where}.trimap"),
+            None if image is None else _source(image, base, f"{where}.image"))
 
 
 def _merge_ours(plan: Plan, data: dict, base: Path, where: str) -> None:
@@ -273,8 +282,8 @@ def _merge_ours(plan: Plan, data: dict, base: Path, where: str) -> None:
                           f"(expected 'datasets', 'methods')")
     for name, entry in _mapping(data.get("datasets"), f"{where} datasets", "dataset names to folders").items():
         label = f"{where} datasets.{name}"
-        gt, trimap = _dataset(entry, base, label)
-        plan.datasets.append(DatasetSpec(_name(name, label), gt, trimap))
+        gt, trimap, image = _dataset(entry, base, label)
+        plan.datasets.append(DatasetSpec(_name(name, label), gt, trimap, image=image))
     for method, per_dataset in _mapping(data.get("methods"), f"{where} methods", "method names").items():
         label = f"{where} methods.{method}"
         if not isinstance(per_dataset, dict):
@@ -323,8 +332,8 @@ def plan_from_configs(paths: list[Path]) -> Plan:
 
 
 _PYSOD_DATASET_KEYS = ("image", "mask", "depth", "edge", "index_file")
-"""The keys of a PySODEvalToolkit dataset entry: we read ``mask`` and ``index_file``; the others name inputs of
-other tasks (images, depth maps) that no metric here reads."""
+"""The keys of a PySODEvalToolkit dataset entry: we read ``mask``, ``index_file`` and ``image`` (the RGB images, for
+the metrics that take them); ``depth`` and ``edge`` name inputs of other tasks that no metric here reads."""
 
 
 def _pysod_dataset(name: Any, entry: dict, path: Path) -> DatasetSpec:
@@ -338,7 +347,8 @@ def _pysod_dataset(name: Any, entry: dict, path: Path) -> DatasetSpec:
         except (OSError, UnicodeDecodeError) as error:
             raise ConfigError(f"{where}.index_file {index_path}: cannot be read ({error})") from None
         index = tuple(dict.fromkeys(Path(line.strip()).stem for line in lines if line.strip()))
-    return DatasetSpec(_name(name, where), _source(entry["mask"], Path(), f"{where}.mask"), index=index)
+    image = None if entry.get("image") is None else _source(entry["image"], Path(), f"{where}.image")
+    return DatasetSpec(_name(name, where), _source(entry["mask"], Path(), f"{where}.mask"), index=index, image=image)
 
 
 def check_plan(plan: Plan) -> None:

@@ -1,4 +1,4 @@
-"""Reading prediction/gt/trimap image files and matching them by name.
+"""Reading prediction/gt/trimap/RGB image files and matching them by name.
 
 Reading rules (REFERENCES.md "Images, files and protocols"; docs/cli.md "Files"). Every grey map is read
 **as OpenCV 4.14's ``cv2.imread(path, cv2.IMREAD_GRAYSCALE)`` reads it** (what PySODEvalToolkit and
@@ -31,6 +31,9 @@ TIFF layouts other than grey, RGB and RGBA.
   names that do not fit the prefix/suffix. A broken or looping symlink with an image extension stays a
   candidate, so that reading it reports it as unreadable (by name) instead of dropping it.
 - **trimaps** must hold only 0, 128 and 255 once decoded (:func:`read_trimap`).
+- **RGB images** (the camouflage context measure's input) are read as ``cv2.cvtColor(cv2.imread(path,
+  cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)`` gives them (:func:`read_image`): :math:`(H, W, 3)` uint8, grey replicated,
+  alpha dropped (not composited), 16-bit samples ``v >> 8``, EXIF orientation applied (PNG, JPEG, WebP).
 
 numpy is used here for I/O only; no metric arithmetic happens in this module.
 """
@@ -386,6 +389,39 @@ def read_trimap(path: Path) -> np.ndarray:
         shown = ", ".join(str(int(v)) for v in levels[:5]) + (", ..." if len(levels) > 5 else "")
         raise InvalidMap(f"{bad.size} pixels hold levels other than 0, 128, 255 ({shown})")
     return trimap
+
+
+def read_image(path: Path) -> np.ndarray:
+    """An RGB image as ``cv2.cvtColor(cv2.imread(path, cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)``: :math:`(H, W, 3)`
+    uint8 (channels R, G, B), what PySODMetrics' ``CamouflageContextMeasure.step(img=...)`` expects.
+
+    Colour and palette images as decoded (alpha dropped: libpng's ``strip_alpha``, no compositing), grey ones
+    replicated, 16-bit samples ``v >> 8`` (``strip_16``; PIL keeps the high byte of 16-bit colour PNGs), JPEGs from
+    libjpeg's RGB output; EXIF orientation as :func:`read_mask`. Not bit-exact: CMYK JPEGs (as for masks).
+    """
+    kind = entry_kind(path)
+    if kind == "broken symlink":
+        raise ReadError(f"broken symlink (to {os.readlink(path)!r})")
+    if kind != "file":
+        raise ReadError(kind if kind != "folder" else "a folder, not a file")
+    try:
+        image = Image.open(path)
+        image.load()
+    except Exception as error:  # noqa: BLE001 -- Pillow raises many kinds (OSError, SyntaxError, ValueError, ...)
+        raise ReadError(f"{type(error).__name__}: {error}") from None
+    if image.mode in _SIXTEEN_BIT_MODES:
+        grey = (_sixteen_bit(image) >> 8).astype(np.uint8)
+        rgb = np.repeat(grey[..., None], 3, axis=2)
+    elif image.mode in ("L", "LA", "La", "1"):
+        rgb = np.repeat(np.asarray(image.convert("L"))[..., None], 3, axis=2)
+    elif image.mode in ("RGB", "RGBA", "RGBa", "RGBX", "P", "PA", "CMYK", "YCbCr"):
+        rgb = np.asarray(image if image.mode == "RGB" else image.convert("RGB"))  # RGBA -> RGB drops the alpha
+    else:
+        raise ReadError(f"unsupported image mode {image.mode!r}")
+    if image.format not in _ORIENTED_FORMATS:
+        return np.ascontiguousarray(rgb, dtype=np.uint8)
+    channels = [_oriented(image, np.ascontiguousarray(rgb[..., c])) for c in range(3)]
+    return np.ascontiguousarray(np.stack(channels, axis=-1), dtype=np.uint8)
 
 
 def read_prediction(path: Path, protocol: str = "pysodmetrics") -> np.ndarray:

@@ -5,6 +5,12 @@ skipped: ``missing`` (a gt without prediction, or without trimap), ``extra`` (a 
 or a file dropped as a duplicate stem), ``not_scored`` (every other entry of an input folder, with its
 reason: hidden, unsupported extension, subfolder, name not matching the prefix/suffix, ...). Missing
 files fail the run unless ``--allow-missing``; a gt folder without any image always fails it.
+
+RGB images (``--image DIR``, a config's ``image``, PySODEvalToolkit's dataset ``image`` entry) are matched by stem
+too, but only a run whose metrics take an image needs them (CCm): the matches are ``Item.image`` (``None`` when
+absent), the absent ones ``Job.missing_images`` (named as missing predictions are, ``image/<prefix><stem><suffix>``)
+and an unlistable folder ``Job.image_problem``; :func:`nobg_metrics.cli.runner.score` turns them into errors when
+a metric of the run reads the image (:func:`image_problems`).
 """
 
 from __future__ import annotations
@@ -13,18 +19,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nobg_metrics.cli.config import InputError, Plan
-from nobg_metrics.cli.files import IMAGE_EXTENSIONS, Listing, ReadError, Source, scan_folder
+from nobg_metrics.cli.files import (
+    IMAGE_EXTENSIONS,
+    Listing,
+    ReadError,
+    Source,
+    scan_folder,
+)
 
 
 @dataclass(frozen=True)
 class Item:
-    """One image pair to score (``trimap`` only for matting datasets)."""
+    """One image pair to score (``trimap`` only for matting datasets; ``image``: the RGB image, when the dataset
+    names an image folder holding this stem)."""
 
     job: int
     name: str
     gt: Path
     pred: Path
     trimap: Path | None = None
+    image: Path | None = None
 
 
 @dataclass
@@ -40,6 +54,12 @@ class Job:
     has_trimap: bool = False
     not_scored: list[tuple[str, str]] = field(default_factory=list)
     """``(file, reason)`` of the input entries that are neither scored nor missing/extra."""
+    has_image: bool = False
+    """The dataset names an image folder (whether or not it can be listed)."""
+    missing_images: list[str] = field(default_factory=list)
+    """Matched items whose image is absent (``image/<prefix><stem><suffix or .*>``)."""
+    image_problem: str | None = None
+    """Why the image folder cannot be listed (``None``: listed, or no image folder)."""
 
 
 def problems(jobs: list[Job], kind: str) -> list[dict[str, str]]:
@@ -49,6 +69,20 @@ def problems(jobs: list[Job], kind: str) -> list[dict[str, str]]:
                 for job in jobs for name, reason in job.not_scored]
     return [{"dataset": job.dataset, "method": job.method, "file": name, "reason": kind}
             for job in jobs for name in getattr(job, kind)]
+
+
+def image_problems(job: Job) -> list[str]:
+    """What stops ``job`` from giving every item its RGB image: no image folder, an unlistable one, absent files.
+
+    Example:
+        >>> image_problems(Job(0, "COD10K", "SINet", has_image=True, missing_images=["image/a.*"]))
+        ['missing image/a.*']
+    """
+    if not job.has_image:
+        return [f"dataset {job.dataset!r} has no image folder (give --image DIR, or 'image' in its config entry)"]
+    if job.image_problem is not None:
+        return [job.image_problem]
+    return [f"missing {name}" for name in job.missing_images]
 
 
 def _scan(source: Source, cache: dict[Source, Listing]) -> Listing:
@@ -95,13 +129,21 @@ def build_jobs(plan: Plan) -> list[Job]:
             gts = {stem: path for stem, path in gts.items() if stem in set(dataset.index)}
         trimap_listing = None if dataset.trimap is None else _scan(dataset.trimap, cache)
         trimaps = {} if trimap_listing is None else trimap_listing.found
+        images: dict[str, Path] = {}
+        image_problem = None
+        if dataset.image is not None:  # needed only by some metrics: an unlistable folder is recorded, not raised
+            try:
+                images = _scan(dataset.image, cache).found
+            except InputError as error:
+                image_problem = f"image folder: {error}"
         for method, per_dataset in plan.methods.items():
             source = per_dataset.get(dataset.name)
             if source is None:
                 continue
             listing = _scan(source, cache)
             preds = listing.found
-            job = Job(len(jobs), dataset.name, method, has_trimap=dataset.trimap is not None)
+            job = Job(len(jobs), dataset.name, method, has_trimap=dataset.trimap is not None,
+                      has_image=dataset.image is not None, image_problem=image_problem)
             job.extra = [f"gt/{name}" for name in gt_listing.duplicates] + list(listing.duplicates)
             job.extra += sorted(preds[stem].name for stem in set(preds) - set(gts))
             job.not_scored = [(f"gt/{name}", reason) for name, reason in gt_listing.not_scored]
@@ -121,6 +163,9 @@ def build_jobs(plan: Plan) -> list[Job]:
                     if trimap is None:
                         job.missing.append(f"trimap/{dataset.trimap.prefix}{stem}{dataset.trimap.suffix or '.*'}")
                         continue
-                job.items.append(Item(job.index, stem, gts[stem], preds[stem], trimap))
+                image = images.get(stem)
+                if image is None and dataset.image is not None and image_problem is None:
+                    job.missing_images.append(f"image/{dataset.image.prefix}{stem}{dataset.image.suffix or '.*'}")
+                job.items.append(Item(job.index, stem, gts[stem], preds[stem], trimap, image))
             jobs.append(job)
     return jobs

@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     files.add_argument("--suffix", metavar="TEXT",
                        help="prediction file names end in TEXT instead of the gt's extension (e.g. _sal.png)")
     files.add_argument("--trimap", metavar="DIR", help="trimap folder (matting: metrics on the unknown region)")
+    files.add_argument("--image", metavar="DIR", help="RGB image folder, matched by gt stem (camouflage_context_measure)")
     files.add_argument("--config", metavar="FILE", nargs="+", action="extend", default=[], type=Path,
                        help="JSON/YAML config(s): ours, or PySODEvalToolkit's dataset + method JSON")
     files.add_argument("--dataset-json", metavar="FILE", nargs="+", action="extend", default=[], type=Path,

@@ -18,6 +18,12 @@ other than 0/128/255 — which the reader already refuses while decoding
 per member (:mod:`nobg_metrics._shared_checks`), which is what made the checks cost 9-21 % of an update before.
 Should the metrics reject an input, it is recorded against its file (``unreadable``, reason
 ``rejected by the metrics: ...``), never raised.
+
+RGB images: a job whose metrics take one (:data:`~nobg_metrics.collection.IMAGE_NAMES`, CCm) reads each item's image
+(:func:`~nobg_metrics.cli.files.read_image`, in the workers) and passes it as ``update(..., image=...)``
+(:math:`(B, 3, H, W)` uint8); the other jobs never open it. Such a job without an image folder is a usage error;
+an unlistable folder or absent images fail the run (:class:`~nobg_metrics.cli.config.InputError`) unless
+``--allow-missing``, which scores the items that have one and records the others (``missing image``).
 """
 
 from __future__ import annotations
@@ -33,18 +39,19 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 from torchmetrics import Metric, MetricCollection
 
-from nobg_metrics.cli.config import ConfigError
+from nobg_metrics.cli.config import ConfigError, InputError
 from nobg_metrics.cli.curve_data import collect_curves
 from nobg_metrics.cli.dist import gather_objects, shard, world
 from nobg_metrics.cli.files import (
     InvalidMap,
     ReadError,
+    read_image,
     read_mask,
     read_prediction,
     read_trimap,
     resize_prediction,
 )
-from nobg_metrics.cli.jobs import Item, Job
+from nobg_metrics.cli.jobs import Item, Job, image_problems
 from nobg_metrics.cli.progress import Progress
 from nobg_metrics.cli.protocols import (
     PROTOCOLS,
@@ -54,6 +61,7 @@ from nobg_metrics.cli.protocols import (
 )
 from nobg_metrics.cli.signals import checkpoint, worker_signals
 from nobg_metrics.collection import (
+    IMAGE_NAMES,
     METRIC_NAMES,
     TIERS,
     accepted_options,
@@ -186,11 +194,14 @@ def _available(name: str) -> bool:
 
 
 class _Pairs(Dataset):
-    """Decoded ``(gt, pred, trimap)`` uint8 maps; a decoding problem is returned, not raised."""
+    """Decoded ``(gt, pred, trimap, image)`` uint8 maps (``image`` :math:`(H, W, 3)` RGB, only for the jobs in
+    ``image_jobs``); a decoding problem is returned, not raised."""
 
-    def __init__(self, items: list[Item], protocol: str = "pysodmetrics") -> None:
+    def __init__(self, items: list[Item], protocol: str = "pysodmetrics", image_jobs: frozenset[int] = frozenset()
+                 ) -> None:
         self.items = items
         self.protocol = reader_protocol(protocol)  # how predictions are read and resized (files.read_prediction)
+        self.image_jobs = image_jobs
 
     def __len__(self) -> int:
         return len(self.items)
@@ -199,8 +210,9 @@ class _Pairs(Dataset):
         item = self.items[index]
         out: dict[str, Any] = {"item": item, "error": None, "resized": False}
         read_pred = functools.partial(read_prediction, protocol=self.protocol)
+        image = item.image if item.job in self.image_jobs else None
         for key, path, reader in (("gt", item.gt, read_mask), ("pred", item.pred, read_pred),
-                                  ("trimap", item.trimap, read_trimap)):
+                                  ("trimap", item.trimap, read_trimap), ("image", image, read_image)):
             if path is None:
                 out[key] = None
                 continue
@@ -217,6 +229,8 @@ class _Pairs(Dataset):
             out["pred"], out["resized"] = resize_prediction(pred, *gt.shape, self.protocol), True
         if trimap is not None and trimap.shape != gt.shape:
             out["error"] = (item.trimap.name, f"trimap size {trimap.shape} differs from gt size {gt.shape}")
+        if out["image"] is not None and out["image"].shape[:2] != gt.shape:
+            out["error"] = (f"image/{image.name}", f"image size {out['image'].shape[:2]} differs from gt size {gt.shape}")
         return out
 
 
@@ -232,27 +246,57 @@ def _worker_init(parent: int, _: int) -> None:
 def _rejected(job: Job, sample: dict, error: Exception) -> dict[str, str]:
     item = sample["item"]
     inputs = f"gt {item.gt.name}" + (f", trimap {item.trimap.name}" if item.trimap is not None else "")
+    inputs += f", image {item.image.name}" if sample.get("image") is not None else ""
     return {"dataset": job.dataset, "method": job.method, "file": item.pred.name,
             "reason": f"rejected by the metrics ({inputs}): {error}"}
 
 
-def _as_tensors(samples: list[dict], protocol: str, device: torch.device) -> tuple[torch.Tensor, ...]:
-    """Stack equal-size decoded maps: pred (B, H, W) uint8 (raw protocol: float64 / 255), gt, trimap."""
+def _as_tensors(samples: list[dict], protocol: str, device: torch.device) -> tuple[torch.Tensor | None, ...]:
+    """Stack equal-size decoded maps: pred (B, H, W) uint8 (raw protocol: float64 / 255), gt, trimap, image
+    (B, 3, H, W) uint8 RGB (``None`` when the samples have none)."""
     pred = torch.from_numpy(np.stack([s["pred"] for s in samples])).to(device)
     gt = torch.from_numpy(np.stack([s["gt"] for s in samples])).to(device)
     trimap = None
     if samples[0]["trimap"] is not None:
         trimap = torch.from_numpy(np.stack([s["trimap"] for s in samples])).to(device)
+    image = None
+    if samples[0]["image"] is not None:
+        image = torch.from_numpy(np.stack([s["image"] for s in samples])).permute(0, 3, 1, 2).contiguous().to(device)
     if protocol == "raw":
         pred = divide(pred.double(), 255)  # true division on every device, as numpy
-    return pred, gt, trimap
+    return pred, gt, trimap, image
 
 
-def _update(collection: MetricCollection, pred: torch.Tensor, gt: torch.Tensor, trimap: torch.Tensor | None) -> None:
-    if trimap is None:
-        collection.update(pred, gt)
-    else:
-        collection.update(pred, gt, trimap=trimap)
+def _update(collection: MetricCollection, pred: torch.Tensor, gt: torch.Tensor, trimap: torch.Tensor | None,
+            image: torch.Tensor | None = None) -> None:
+    """One collection update; ``trimap`` / ``image`` only when there is one (the members that take them)."""
+    extra = {key: value for key, value in (("trimap", trimap), ("image", image)) if value is not None}
+    collection.update(pred, gt, **extra)
+
+
+def _image_jobs(jobs: list[Job], per_job: dict[int, list[str]], allow_missing: bool) -> tuple[frozenset[int], list]:
+    """The jobs whose metrics take the RGB image, and the ``missing image`` records (``--allow-missing``).
+
+    Raises:
+        ConfigError: such a job's dataset has no image folder.
+        InputError: its image folder cannot be listed, or (without ``allow_missing``) images are absent.
+    """
+    needing = [job for job in jobs if any(name in IMAGE_NAMES for name in per_job[job.index])]
+    missing: list[dict[str, str]] = []
+    for job in needing:
+        names = [name for name in per_job[job.index] if name in IMAGE_NAMES]
+        problems = image_problems(job)
+        if not job.has_image:
+            raise ConfigError(f"{', '.join(names)} reads the RGB images: {problems[0]}")
+        if job.image_problem is not None:
+            raise InputError(f"{', '.join(names)} reads the RGB images; {job.image_problem}")
+        if problems and not allow_missing:
+            shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
+            raise InputError(f"{job.dataset} / {job.method}: {', '.join(names)} reads the RGB images: {shown} "
+                             f"(use --allow-missing to score the images that exist)")
+        missing += [{"dataset": job.dataset, "method": job.method, "file": name, "reason": "missing image"}
+                    for name in job.missing_images]
+    return frozenset(job.index for job in needing), missing
 
 
 def _merge(target: dict[str, Metric], scratch: dict[str, Metric]) -> None:
@@ -289,6 +333,7 @@ def score(jobs: list[Job], options: RunOptions, device: torch.device) -> Scores:
         names = [n for n in names if any(n in job_names for job_names in per_job.values())]
         if not names:
             raise ConfigError("no metric to compute: the trimap metrics of --protocol p3m need a trimap folder")
+    image_jobs, missing_images = _image_jobs(jobs, per_job, options.allow_missing)
     collections = {index: build_collection(job_names, options.protocol, device) for index, job_names in per_job.items()}
     higher: dict[str, bool | None] = {}
     for collection in collections.values():
@@ -300,16 +345,19 @@ def score(jobs: list[Job], options: RunOptions, device: torch.device) -> Scores:
         if tuple(job_names) not in scratches:
             scratches[tuple(job_names)] = build_collection(job_names, options.protocol, device, sync=False)
     targets = {index: dict(c.items(keep_base=True, copy_state=False)) for index, c in collections.items()}
-    items = [item for job in jobs for item in shard(job.items, rank, size)]
+    scored = {job.index: [item for item in job.items if job.index not in image_jobs or item.image is not None]
+              for job in jobs}  # --allow-missing: an image job's items without image are recorded, not scored
+    items = [item for job in jobs for item in shard(scored[job.index], rank, size)]
     worker_init = functools.partial(_worker_init, os.getpid()) if options.workers else None
-    loader = DataLoader(_Pairs(items, options.protocol), batch_size=max(options.batch_size, 1), num_workers=options.workers,
+    loader = DataLoader(_Pairs(items, options.protocol, image_jobs), batch_size=max(options.batch_size, 1),
+                        num_workers=options.workers,
                         collate_fn=_keep_list, worker_init_fn=worker_init, pin_memory=device.type == "cuda")
     counts = {job.index: 0 for job in jobs}
     resized = dict(counts)
     rows: list[dict[str, Any]] = []
-    unreadable: list[dict[str, str]] = []
+    unreadable: list[dict[str, str]] = list(missing_images) if rank == 0 else []  # gathered: once
     bars: dict[int, Progress] = {}
-    own_totals = {job.index: len(shard(job.items, rank, size)) for job in jobs}
+    own_totals = {job.index: len(shard(scored[job.index], rank, size)) for job in jobs}
     iterator = iter(loader)
     try:
         checkpoint()  # a signal during the workers' start (an at-fork callback) was dropped by Python
@@ -322,11 +370,11 @@ def score(jobs: list[Job], options: RunOptions, device: torch.device) -> Scores:
                     file, reason = sample["error"]
                     unreadable.append({"dataset": job.dataset, "method": job.method, "file": file, "reason": reason})
                     continue
-                key = (job.index, sample["gt"].shape, sample["trimap"] is not None)
+                key = (job.index, sample["gt"].shape, sample["trimap"] is not None, sample["image"] is not None)
                 groups.setdefault(key, []).append(sample)
-            for (job_index, _, _), group in groups.items():
+            for (job_index, *_), group in groups.items():
                 job = by_index[job_index]
-                pred, gt, trimap = _as_tensors(group, options.protocol, device)
+                pred, gt, trimap, image = _as_tensors(group, options.protocol, device)
                 if options.per_image:
                     kept, values = [], []
                     job_names = per_job[job_index]
@@ -335,7 +383,8 @@ def score(jobs: list[Job], options: RunOptions, device: torch.device) -> Scores:
                     for i, sample in enumerate(group):
                         scratch.reset()
                         try:
-                            _update(scratch, pred[i:i + 1], gt[i:i + 1], None if trimap is None else trimap[i:i + 1])
+                            _update(scratch, pred[i:i + 1], gt[i:i + 1], None if trimap is None else trimap[i:i + 1],
+                                    None if image is None else image[i:i + 1])
                         except ValueError as error:  # an input the metrics' checks reject: recorded by name
                             unreadable.append(_rejected(job, sample, error))
                             continue
@@ -349,7 +398,7 @@ def score(jobs: list[Job], options: RunOptions, device: torch.device) -> Scores:
                                      "resized": sample["resized"], **dict.fromkeys(names),
                                      **dict(zip(job_names, row))})
                 else:
-                    kept = _batched_update(collections[job_index], pred, gt, trimap, group, job, unreadable)
+                    kept = _batched_update(collections[job_index], pred, gt, trimap, image, group, job, unreadable)
                 counts[job_index] += len(kept)
                 resized[job_index] += sum(bool(s["resized"]) for s in kept)
             for sample in samples:  # in order: a batch that straddles two jobs completes the first one's bar
@@ -371,18 +420,19 @@ def score(jobs: list[Job], options: RunOptions, device: torch.device) -> Scores:
 
 
 def _batched_update(collection: MetricCollection, pred: torch.Tensor, gt: torch.Tensor, trimap: torch.Tensor | None,
-                    group: list[dict], job: Job, unreadable: list) -> list[dict]:
+                    image: torch.Tensor | None, group: list[dict], job: Job, unreadable: list) -> list[dict]:
     """One batched update of a group; when the metrics reject it (updates are all-or-nothing), one image at
     a time, recording the rejected ones. Returns the samples that were scored."""
     try:
-        _update(collection, pred, gt, trimap)
+        _update(collection, pred, gt, trimap, image)
         return group
     except ValueError:
         pass
     kept = []
     for i, sample in enumerate(group):
         try:
-            _update(collection, pred[i:i + 1], gt[i:i + 1], None if trimap is None else trimap[i:i + 1])
+            _update(collection, pred[i:i + 1], gt[i:i + 1], None if trimap is None else trimap[i:i + 1],
+                    None if image is None else image[i:i + 1])
         except ValueError as error:
             unreadable.append(_rejected(job, sample, error))
             continue
