@@ -195,7 +195,7 @@ def _pairs(dataset: str, metric: str, values: dict[str, dict[str, float]], highe
     pairs = []
     for i, a in enumerate(methods):
         for b in methods[i + 1:]:
-            common = [image for image in values[a] if image in values[b]]
+            common = sorted(image for image in values[a] if image in values[b])  # draws: by name, not row order
             entry: dict[str, Any] = {"a": a, "b": b, "images": len(common), "mean_difference": None,
                                      "p_value": None, "exact": None}
             if common:
@@ -247,7 +247,8 @@ def run_statistics(document: dict[str, Any], rows: list[dict[str, Any]], resampl
                 own, value = values[r["method"]], r["metrics"].get(metric)
                 interval = None
                 if resamples > 0 and own and value is not None:
-                    interval = list(bootstrap_interval(np.array(list(own.values())),
+                    ordered = np.array([own[image] for image in sorted(own)])  # draws: by name, not row order
+                    interval = list(bootstrap_interval(ordered,
                                                        generator(seed, dataset, r["method"], metric), resamples, alpha))
                 methods[r["method"]] = {"value": value, "images": len(own), "ci": interval}
             entry: dict[str, Any] = {"methods": methods, "pairs": [], "ranking": []}
