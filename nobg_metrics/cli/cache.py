@@ -45,7 +45,7 @@ ROOT = f"nobg-metrics-cache-v{FORMAT}"
 RACY_S = 2.0
 """A file modified less than this many seconds before it was hashed is hashed again next run (no fast path)."""
 
-_NOT_NUMBERS = ("workers", "progress", "allow_missing")
+_NOT_NUMBERS = ("workers", "progress", "allow_missing", "skip_unreadable")
 """RunOptions fields that never change a number (every other field is part of the key)."""
 
 _CHUNK = 1 << 20
