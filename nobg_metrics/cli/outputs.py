@@ -23,6 +23,7 @@ the BiRefNet protocol its own columns, order and rounding; ``results.json`` keep
 from __future__ import annotations
 
 import csv
+import dataclasses
 import errno
 import functools
 import json
@@ -37,9 +38,11 @@ from typing import Any
 import nobg_metrics
 from nobg_metrics.cli.config import ConfigError
 from nobg_metrics.cli.jobs import Job, problems
+from nobg_metrics.cli.names import MATTING_NAMES
 from nobg_metrics.cli.protocols import BIREFNET_COLUMNS, PRINTED, birefnet_cell
 from nobg_metrics.cli.runner import Scores
 from nobg_metrics.cli.signals import checkpoint, deferred
+from nobg_metrics.cli.tables import Aliases
 
 try:
     import fcntl
@@ -87,33 +90,75 @@ def results_document(jobs: list[Job], scores: Scores, protocol: str, tier: str, 
     }
 
 
-def format_value(value: float | None) -> str:
-    """3 decimals below 10, 2 below 100, else 1 (SAD-like sums); ``-`` for a missing value.
+COUNT_NAMES = ("hce", "birefnet_hce")
+"""Metrics that count (HCE: corrections per image): printed as integers, as the DIS5K tables print them."""
+
+
+def format_value(value: float | None, digits: int | None = None) -> str:
+    """3 decimals below 10, 2 below 100, else 1 (SAD-like sums); ``digits`` decimals when given; ``-`` for a
+    missing value.
 
     Example:
         >>> [format_value(v) for v in (0.03725, 18.456, 1234.56, None, float("nan"))]
         ['0.037', '18.46', '1234.6', '-', '-']
+        >>> format_value(0.03725, digits=4)
+        '0.0372'
     """
     if value is None or not math.isfinite(value):
         return "-"
+    if digits is not None:
+        return f"{value:.{digits}f}"
     magnitude = abs(value)
     return f"{value:.3f}" if magnitude < 10 else f"{value:.2f}" if magnitude < 100 else f"{value:.1f}"
+
+
+def format_count(value: float | None) -> str:
+    """An integer (``round``: half to even, like BiRefNet's ``int(x.round())``); ``-`` for a missing value."""
+    return "-" if value is None or not math.isfinite(value) else str(round(value))
 
 
 def _arrow(higher: bool | None) -> str:
     return "↑" if higher else "↓" if higher is False else ""
 
 
-def table_columns(document: dict[str, Any]) -> list[tuple[str, str, Callable[[float | None], str]]]:
-    """``(metric name, header label, cell formatter)`` per column, in the protocol's order."""
+Column = tuple[str, str, Callable[[float | None], str]]
+"""``(metric name, header label, cell formatter)``."""
+
+
+def table_columns(document: dict[str, Any], digits: int | None = None) -> list[Column]:
+    """``(metric name, header label, cell formatter)`` per column, in the protocol's order.
+
+    Matting measures print in their benchmark's units (:data:`~nobg_metrics.cli.protocols.PRINTED`: ``SAD (÷1000)``)
+    in every protocol, HCE as an integer; ``digits`` overrides the decimals of every other column (not BiRefNet's
+    own rounding).
+    """
     protocol, names = document["protocol"], document["metrics"]
     if protocol == "birefnet":
         task = document.get("task", "DIS5K")
         return [(name, field, functools.partial(_birefnet_cell, field, task))
                 for field, name in BIREFNET_COLUMNS[task] if name in names]
-    if protocol in ("dim", "p3m"):
-        return [(n, PRINTED[n].header(), PRINTED[n].format) if n in PRINTED else (n, n, format_value) for n in names]
-    return [(n, n, format_value) for n in names]
+    columns: list[Column] = []
+    for name in names:
+        if name in PRINTED and (protocol in ("dim", "p3m") or name in MATTING_NAMES):
+            printed = PRINTED[name] if digits is None else dataclasses.replace(PRINTED[name], digits=digits)
+            columns.append((name, printed.header(), printed.format))
+        elif name in COUNT_NAMES:
+            columns.append((name, name, format_count))
+        else:
+            columns.append((name, name, functools.partial(format_value, digits=digits)))
+    return columns
+
+
+def column_sets(document: dict[str, Any], digits: int | None = None) -> list[tuple[str, list[Column]]]:
+    """The tables of a dataset: ``[("", columns)]``, except that a ``--task sod`` run prints its matting measures
+    (the ``expensive`` tier's SAD, MSE, Grad, Conn) in a table of their own, ``("matting measures", columns)``, in
+    Composition-1k units: a SAD sum never stands beside the SOD columns."""
+    columns = table_columns(document, digits)
+    if document.get("task", "sod") != "sod" or document["protocol"] == "birefnet":
+        return [("", columns)]
+    sets = [("", [c for c in columns if c[0] not in MATTING_NAMES]),
+            ("matting measures", [c for c in columns if c[0] in MATTING_NAMES])]
+    return [(title, cols) for title, cols in sets if cols] or [("", [])]
 
 
 def _birefnet_cell(field: str, task: str, value: float | None, dataset: str = "") -> str:
@@ -124,7 +169,8 @@ def _birefnet_cell(field: str, task: str, value: float | None, dataset: str = ""
     return birefnet_cell(field, value, task)
 
 
-def _as_number(cell: str) -> float | None:
+def as_number(cell: str) -> float | None:
+    """The number a printed cell shows (``.912`` -> 0.912), or ``None`` (``-``, ``nan``)."""
     try:
         value = float(cell)
     except ValueError:
@@ -132,48 +178,57 @@ def _as_number(cell: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _cell(formatter: Callable[..., str], value: float | None, dataset: str) -> str:
+def cell_text(formatter: Callable[..., str], value: float | None, dataset: str) -> str:
+    """A formatted cell (BiRefNet's cells also need the dataset: HCE is scored on ``DIS-`` datasets only)."""
     if isinstance(formatter, functools.partial) and formatter.func is _birefnet_cell:
         return formatter(value, dataset)
     return formatter(value)
 
 
-def _table_rows(document: dict[str, Any], dataset: str) -> tuple[list[str], list[list[str]], list[list[bool]]]:
-    """Method names, formatted cells and bold flags of one dataset's table."""
-    entries = [r for r in document["results"] if r["dataset"] == dataset]
-    columns = table_columns(document)
-    cells = [[_cell(formatter, r["metrics"][name], dataset) for name, _, formatter in columns] for r in entries]
+def _aliases(aliases: Aliases | None) -> Aliases:
+    return aliases if aliases is not None else Aliases()
+
+
+def _table_rows(document: dict[str, Any], dataset: str, columns: list[Column],
+                aliases: Aliases | None = None) -> tuple[list[dict[str, Any]], list[list[str]], list[list[bool]]]:
+    """Result entries (in the aliases' method order), formatted cells and bold flags of one dataset's table."""
+    entries = {r["method"]: r for r in document["results"] if r["dataset"] == dataset}
+    entries = [entries[m] for m in _aliases(aliases).order("methods", list(entries))]
+    cells = [[cell_text(formatter, r["metrics"][name], dataset) for name, _, formatter in columns] for r in entries]
     bold = [[False] * len(columns) for _ in entries]
     for column, (name, _, _) in enumerate(columns):
         higher = document["higher_is_better"].get(name)
-        shown = [_as_number(row[column]) for row in cells]
+        shown = [as_number(row[column]) for row in cells]
         valid = [v for v in shown if v is not None]
         if higher is None or len(valid) < 2 or document["protocol"] == "birefnet":  # BiRefNet's table: no bold
             continue
         best = max(valid) if higher else min(valid)
         for row, value in enumerate(shown):
             bold[row][column] = value == best
-    return [r["method"] for r in entries], cells, bold
+    return entries, cells, bold
 
 
-def _datasets(document: dict[str, Any]) -> list[str]:
-    return list(dict.fromkeys(r["dataset"] for r in document["results"]))
+def datasets_of(document: dict[str, Any], aliases: Aliases | None = None) -> list[str]:
+    """The run's datasets, in the aliases' order (then the run's)."""
+    return _aliases(aliases).order("datasets", list(dict.fromkeys(r["dataset"] for r in document["results"])))
 
 
-def markdown_table(document: dict[str, Any]) -> str:
-    """One markdown table per dataset."""
-    columns = table_columns(document)
-    header = "| method | images | " + " | ".join(
-        f"{label} {_arrow(document['higher_is_better'].get(n))}".strip() for n, label, _ in columns) + " |"
+def markdown_table(document: dict[str, Any], digits: int | None = None, aliases: Aliases | None = None) -> str:
+    """One markdown table per dataset (and one of its matting measures in a ``--task sod`` run: :func:`column_sets`)."""
+    names = _aliases(aliases)
     parts = []
-    for dataset in _datasets(document):
-        methods, cells, bold = _table_rows(document, dataset)
-        images = {r["method"]: r["images"] for r in document["results"] if r["dataset"] == dataset}
-        lines = [f"### {dataset}", "", header, "|---|---:|" + "---:|" * len(columns)]
-        for method, row, flags in zip(methods, cells, bold):
-            shown = [f"**{c}**" if f else c for c, f in zip(row, flags)]
-            lines.append(f"| {method} | {images[method]} | " + " | ".join(shown) + " |")
-        parts.append("\n".join(lines))
+    for dataset in datasets_of(document, aliases):
+        for title, columns in column_sets(document, digits):
+            header = "| method | images | " + " | ".join(
+                f"{label} {_arrow(document['higher_is_better'].get(n))}".strip() for n, label, _ in columns) + " |"
+            entries, cells, bold = _table_rows(document, dataset, columns, aliases)
+            heading = f"### {names.shown('datasets', dataset)}" + (f" ({title})" if title else "")
+            lines = [heading, "", header, "|---|---:|" + "---:|" * len(columns)]
+            for entry, row, flags in zip(entries, cells, bold):
+                shown = [f"**{c}**" if f else c for c, f in zip(row, flags)]
+                lines.append(f"| {names.shown('methods', entry['method'])} | {entry['images']} | "
+                             + " | ".join(shown) + " |")
+            parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"
 
 
@@ -181,27 +236,31 @@ _TEX_ESCAPES = {"\\": r"\textbackslash{}", "_": r"\_", "&": r"\&", "%": r"\%", "
                 "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
 
 
-def _tex(text: str) -> str:
+def tex_escape(text: str) -> str:
+    """``text`` with LaTeX's special characters escaped."""
     return "".join(_TEX_ESCAPES.get(char, char) for char in text)
 
 
-def latex_table(document: dict[str, Any]) -> str:
-    """One booktabs ``tabular`` per dataset (needs ``\\usepackage{booktabs}``)."""
-    columns = table_columns(document)
+def latex_table(document: dict[str, Any], digits: int | None = None, aliases: Aliases | None = None) -> str:
+    """One booktabs ``tabular`` per dataset (needs ``\\usepackage{booktabs}``); aliases print as written (LaTeX)."""
+    names = _aliases(aliases)
     arrows = {True: r"$\uparrow$", False: r"$\downarrow$"}
-    header = " & ".join(["Method"] + [
-        f"{_tex(label)} {arrows.get(document['higher_is_better'].get(n), '')}".strip() for n, label, _ in columns]) \
-        + r" \\"
     parts = []
-    for dataset in _datasets(document):
-        methods, cells, bold = _table_rows(document, dataset)
-        lines = [f"% {dataset}", r"\begin{table}[t]", r"\centering", f"\\caption{{{_tex(dataset)}}}",
-                 r"\begin{tabular}{l" + "r" * len(columns) + "}", r"\toprule", header, r"\midrule"]
-        for method, row, flags in zip(methods, cells, bold):
-            shown = [f"\\textbf{{{c}}}" if f else c for c, f in zip(row, flags)]
-            lines.append(" & ".join([_tex(method)] + shown) + r" \\")
-        lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
-        parts.append("\n".join(lines))
+    for dataset in datasets_of(document, aliases):
+        for title, columns in column_sets(document, digits):
+            header = " & ".join(["Method"] + [
+                f"{tex_escape(label)} {arrows.get(document['higher_is_better'].get(n), '')}".strip()
+                for n, label, _ in columns]) + r" \\"
+            entries, cells, bold = _table_rows(document, dataset, columns, aliases)
+            caption = names.shown("datasets", dataset, tex=True) + (f" ({title})" if title else "")
+            lines = [f"% {dataset}" + (f" ({title})" if title else ""), r"\begin{table}[t]", r"\centering",
+                     f"\\caption{{{caption}}}", r"\begin{tabular}{l" + "r" * len(columns) + "}", r"\toprule", header,
+                     r"\midrule"]
+            for entry, row, flags in zip(entries, cells, bold):
+                shown = [f"\\textbf{{{c}}}" if f else c for c, f in zip(row, flags)]
+                lines.append(" & ".join([names.shown("methods", entry["method"], tex=True)] + shown) + r" \\")
+            lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+            parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"
 
 
@@ -383,3 +442,112 @@ def text_writer(text: str) -> Callable[[Path], None]:
 def json_writer(document: dict[str, Any]) -> Callable[[Path], None]:
     """A writer of a JSON document (strict: no NaN)."""
     return lambda path: path.write_text(json.dumps(document, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------------------------- XLSX
+XlsxCell = tuple[Any, "int | None", str]
+"""``(value, decimals, font)``: a string or number (``None``: empty), the decimals of a number's format (``None``:
+general), the font: ``""``, ``"b"`` bold, ``"u"`` underlined, ``"i"`` italic."""
+
+_XML_NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+_REL_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+_PKG_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
+_FONTS = {"": "<font><sz val=\"11\"/><name val=\"Calibri\"/></font>",
+          "b": "<font><b/><sz val=\"11\"/><name val=\"Calibri\"/></font>",
+          "u": "<font><u/><sz val=\"11\"/><name val=\"Calibri\"/></font>",
+          "i": "<font><i/><sz val=\"11\"/><name val=\"Calibri\"/></font>"}
+
+
+def xlsx_column(index: int) -> str:
+    """Spreadsheet column letters of a 0-based index: ``0 -> A``, ``26 -> AA``."""
+    letters = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        letters = chr(65 + rest) + letters
+    return letters
+
+
+def write_xlsx(path: Path, sheets: list[tuple[str, list[list[XlsxCell]], list[str]]]) -> None:
+    """A minimal Office Open XML workbook (ECMA-376 SpreadsheetML) written with the standard library: one sheet per
+    ``(name, rows, merged ranges like "B1:D1")``, inline strings, numbers with a fixed-decimals format, bold /
+    underlined / italic fonts. Deterministic bytes (fixed zip timestamps). Opens in Excel, LibreOffice, openpyxl."""
+    import zipfile
+    from xml.sax.saxutils import escape, quoteattr
+
+    fonts = list(_FONTS)
+    styles: list[tuple[int, int]] = [(0, 0)]  # (font index, number format id); 0 = general
+    formats: dict[int, int] = {}  # decimals -> custom numFmtId (164 + decimals)
+
+    def style(decimals: int | None, font: str) -> int:
+        fmt = 0 if decimals is None else formats.setdefault(decimals, 164 + decimals)
+        key = (fonts.index(font), fmt)
+        if key not in styles:
+            styles.append(key)
+        return styles.index(key)
+
+    def sheet_xml(rows: list[list[XlsxCell]], merged: list[str]) -> str:
+        out = [f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<worksheet xmlns="{_XML_NS}"><sheetData>']
+        for r, row in enumerate(rows, start=1):
+            cells = []
+            for c, (value, decimals, font) in enumerate(row):
+                ref, s = f"{xlsx_column(c)}{r}", style(decimals if isinstance(value, (int, float)) else None, font)
+                if value is None:
+                    cells.append(f'<c r="{ref}" s="{s}"/>')
+                elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                    cells.append(f'<c r="{ref}" s="{s}"><v>{value!r}</v></c>')
+                else:
+                    cells.append(f'<c r="{ref}" s="{s}" t="inlineStr"><is><t xml:space="preserve">'
+                                 f'{escape(str(value))}</t></is></c>')
+            out.append(f'<row r="{r}">{"".join(cells)}</row>')
+        out.append("</sheetData>")
+        if merged:
+            out.append(f'<mergeCells count="{len(merged)}">' + "".join(f'<mergeCell ref="{m}"/>' for m in merged)
+                       + "</mergeCells>")
+        return "".join(out) + "</worksheet>"
+
+    bodies = [sheet_xml(rows, merged) for _, rows, merged in sheets]  # fills styles / formats
+    head = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+    num_fmts = "".join(f'<numFmt numFmtId="{i}" formatCode="{"0" if d == 0 else "0." + "0" * d}"/>'
+                       for d, i in sorted(formats.items()))
+    styles_xml = (f'{head}<styleSheet xmlns="{_XML_NS}">'
+                  + (f'<numFmts count="{len(formats)}">{num_fmts}</numFmts>' if formats else "")
+                  + f'<fonts count="{len(fonts)}">{"".join(_FONTS[f] for f in fonts)}</fonts>'
+                  '<fills count="2"><fill><patternFill patternType="none"/></fill>'
+                  '<fill><patternFill patternType="gray125"/></fill></fills>'
+                  '<borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders>'
+                  '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs>'
+                  f'<cellXfs count="{len(styles)}">'
+                  + "".join(f'<xf numFmtId="{fmt}" fontId="{font}" fillId="0" borderId="0" xfId="0"'
+                            + (' applyNumberFormat="1"' if fmt else "") + (' applyFont="1"' if font else "") + "/>"
+                            for font, fmt in styles)
+                  + '</cellXfs><cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles>'
+                  "</styleSheet>")
+    names = [name.translate({ord(c): "_" for c in "[]:*?/\\"})[:31] or f"Sheet{i + 1}"
+             for i, (name, _, _) in enumerate(sheets)]
+    workbook = (f'{head}<workbook xmlns="{_XML_NS}" xmlns:r="{_REL_NS}"><sheets>'
+                + "".join(f'<sheet name={quoteattr(n)} sheetId="{i + 1}" r:id="rId{i + 1}"/>' for i, n in enumerate(names))
+                + "</sheets></workbook>")
+    sheet_type = "application/vnd.openxmlformats-officedocument.spreadsheetml"
+    rels = "".join(f'<Relationship Id="rId{i + 1}" Type="{_REL_NS}/worksheet" Target="worksheets/sheet{i + 1}.xml"/>'
+                   for i in range(len(sheets)))
+    files = {
+        "[Content_Types].xml": f'{head}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+        '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+        '<Default Extension="xml" ContentType="application/xml"/>'
+        f'<Override PartName="/xl/workbook.xml" ContentType="{sheet_type}.sheet.main+xml"/>'
+        f'<Override PartName="/xl/styles.xml" ContentType="{sheet_type}.styles+xml"/>'
+        + "".join(f'<Override PartName="/xl/worksheets/sheet{i + 1}.xml" ContentType="{sheet_type}.worksheet+xml"/>'
+                  for i in range(len(sheets))) + "</Types>",
+        "_rels/.rels": f'{head}<Relationships xmlns="{_PKG_NS}"><Relationship Id="rId1" '
+        f'Type="{_REL_NS}/officeDocument" Target="xl/workbook.xml"/></Relationships>',
+        "xl/workbook.xml": workbook,
+        "xl/_rels/workbook.xml.rels": f'{head}<Relationships xmlns="{_PKG_NS}">{rels}<Relationship '
+        f'Id="rId{len(sheets) + 1}" Type="{_REL_NS}/styles" Target="styles.xml"/></Relationships>',
+        "xl/styles.xml": styles_xml,
+        **{f"xl/worksheets/sheet{i + 1}.xml": body for i, body in enumerate(bodies)},
+    }
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, text in files.items():
+            archive.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), text.encode("utf-8"),
+                             compress_type=zipfile.ZIP_DEFLATED)

@@ -1,21 +1,380 @@
-"""The benchmark tables of a run (table.md, table.tex, ...), from ``results.json``'s document.
+"""The benchmark tables of a run, from ``results.json``'s document (docs/tables.md).
 
-Importable without torch (the argument parser uses it).
+- ``table.md`` / ``table.tex``: one table per dataset (:func:`nobg_metrics.cli.outputs.markdown_table`);
+- ``combined.md`` / ``.tex`` / ``.xlsx`` / ``.csv`` (``--combined``, or any ``--preset`` / ``--transpose``): one
+  table, datasets as column groups and methods as rows (``--transpose``: datasets × metrics as rows), metric
+  names as papers print them, the top three of each column marked, rows scored on a subset of a dataset's images
+  marked ``†`` with a footnote. ``--aliases FILE`` renames and orders datasets and methods; ``--digits N``.
+
+Importable without torch (the argument parser uses it); the outputs module is imported when tables are written.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import math
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from nobg_metrics.cli.names import paper_label
+
+COMBINED = "combined"
+"""Stem of the combined table's files."""
+
+RANK_LATEX = {1: r"\first", 2: r"\second", 3: r"\third"}
+RANK_LATEX_DEFAULTS = (r"\providecommand{\first}[1]{\textbf{#1}}", r"\providecommand{\second}[1]{\underline{#1}}",
+                       r"\providecommand{\third}[1]{\textit{#1}}")
+"""Top-1/2/3 in LaTeX: bold, underlined, italic — macros, so a paper can ``\\newcommand`` them first (colours)."""
+RANK_MARKDOWN = {1: "**{}**", 2: "<ins>{}</ins>", 3: "*{}*"}
+SUBSET_MARK = "†"
 
 
 def add_arguments(group: argparse._ArgumentGroup) -> None:
     """The ``eval`` flags of this module."""
+    group.add_argument("--combined", action="store_true",
+                       help="also write combined.md/.tex/.xlsx/.csv: one table, datasets as column groups, methods "
+                            "as rows, top-3 marks (implied by --preset and --transpose)")
+    group.add_argument("--transpose", action="store_true",
+                       help="combined table with datasets x metrics as rows and methods as columns")
+    group.add_argument("--aliases", metavar="FILE", type=Path,
+                       help="YAML/JSON {datasets: {NAME: ALIAS or null}, methods: {...}} (or lists): printed names "
+                            "and order of the tables")
+    group.add_argument("--digits", metavar="N", type=_digits, default=None,
+                       help="decimals of every table value (default: 3 below 10, 2 below 100, else 1; matting "
+                            "columns in their benchmark's units; HCE is an integer)")
+
+
+def _digits(text: str) -> int:
+    if text.isdigit() and int(text) <= 12:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"expected an integer 0..12, got {text!r}")
+
+
+# ---------------------------------------------------------------------------------------------- aliases
+@dataclass
+class Aliases:
+    """Printed names and order of datasets and methods: ``{"datasets": {name: alias or None}, "methods": ...}``
+    (insertion order = table order; names not listed follow in the run's order)."""
+
+    datasets: dict[str, str | None] = field(default_factory=dict)
+    methods: dict[str, str | None] = field(default_factory=dict)
+
+    def order(self, kind: str, names: list[str]) -> list[str]:
+        listed = [name for name in getattr(self, kind) if name in names]
+        return listed + [name for name in names if name not in listed]
+
+    def shown(self, kind: str, name: str, tex: bool = False) -> str:
+        """The alias as written (LaTeX in it is kept), else the name (escaped for LaTeX)."""
+        alias = getattr(self, kind).get(name)
+        if alias is not None:
+            return alias
+        if tex:
+            from nobg_metrics.cli.outputs import tex_escape
+
+            return tex_escape(name)
+        return name
+
+
+def read_aliases(path: Path | None) -> Aliases:
+    """``--aliases FILE``: YAML or JSON with the keys ``datasets`` and ``methods``, each a mapping ``name: alias``
+    (``null``: the name itself) or a list of names (order only). A wrong key or type is a usage error naming it."""
+    from nobg_metrics.cli.config import ConfigError, _load, closest
+
+    if path is None:
+        return Aliases()
+    data = _load(path)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"--aliases {path}: expected a mapping with 'datasets' and/or 'methods', "
+                          f"got {type(data).__name__}")
+    aliases = Aliases()
+    for key, value in data.items():
+        if key not in ("datasets", "methods"):
+            raise ConfigError(f"--aliases {path}: unknown key {key!r}{closest(key, ('datasets', 'methods'))} "
+                              "(expected datasets, methods)")
+        if isinstance(value, list):
+            value = {name: None for name in value}
+        if not isinstance(value, dict):
+            raise ConfigError(f"--aliases {path}: '{key}' must be a mapping name -> alias or a list of names")
+        for name, alias in value.items():
+            if not isinstance(name, (str, int)) or not (alias is None or isinstance(alias, (str, int, float))):
+                raise ConfigError(f"--aliases {path}: {key}.{name}: names and aliases must be strings")
+            getattr(aliases, key)[str(name)] = None if alias is None else str(alias)
+    return aliases
+
+
+def check_aliases(aliases: Aliases, datasets: list[str], methods: list[str], where: str = "--aliases") -> None:
+    """Every aliased name must be one of the run's (a wrong one names the closest); no two may print the same."""
+    from nobg_metrics.cli.config import ConfigError, closest
+
+    for kind, valid in (("datasets", datasets), ("methods", methods)):
+        shown: dict[str, str] = {}
+        for name in getattr(aliases, kind):
+            if name not in valid:
+                raise ConfigError(f"{where}: {kind} has {name!r}, which is not in this run{closest(name, valid)} "
+                                  f"(have {', '.join(valid)})")
+        for name in valid:
+            printed = getattr(aliases, kind).get(name) or name
+            if printed in shown:
+                raise ConfigError(f"{where}: {kind} {shown[printed]!r} and {name!r} both print as {printed!r}")
+            shown[printed] = name
+
+
+# ---------------------------------------------------------------------------------------------- the model
+def ranks(values: list[float | None], higher: bool | None) -> list[int]:
+    """Top-1/2/3 of a column (0: unmarked): dense ranks of the distinct printed values, best first; ties share a
+    rank; the worst distinct value is never marked (a 2-row column marks only its best); fewer than 2 values or no
+    direction: nothing marked.
+
+    Example:
+        >>> ranks([0.9, 0.8, 0.9, 0.7, None, 0.6], True), ranks([0.1, 0.2], False), ranks([0.5, 0.5], True)
+        ([1, 2, 1, 3, 0, 0], [1, 0], [0, 0])
+    """
+    distinct = sorted({v for v in values if v is not None}, reverse=bool(higher))
+    if higher is None or len(distinct) < 2:
+        return [0] * len(values)
+    rank = {v: i + 1 for i, v in enumerate(distinct[:-1][:3])}
+    return [rank.get(v, 0) if v is not None else 0 for v in values]
+
+
+@dataclass
+class Combined:
+    """One combined table: ``cells[method][dataset]`` = list of ``(text, rank)`` in column order."""
+
+    title: str
+    datasets: list[str]
+    methods: list[str]
+    columns: list[tuple[str, str, str, bool | None]]  # name, Markdown label, LaTeX label, higher is better
+    cells: dict[str, dict[str, list[tuple[str, int]]]]
+    subset: dict[tuple[str, str], tuple[int, int]]  # (method, dataset) -> (scored, full) where scored < full
+
+
+def full_counts(document: dict[str, Any]) -> dict[str, int]:
+    """A dataset's full image count: the largest, over its methods, of scored + missing + unreadable images (the
+    gt count, unless an image is absent for every method in a way results.json does not list)."""
+    lost: dict[tuple[str, str], int] = {}
+    for entry in document.get("missing", []) + document.get("unreadable", []):
+        key = (entry["dataset"], entry["method"])
+        lost[key] = lost.get(key, 0) + 1
+    full: dict[str, int] = {}
+    for r in document["results"]:
+        count = r["images"] + lost.get((r["dataset"], r["method"]), 0) + lost.get((r["dataset"], "*"), 0)
+        full[r["dataset"]] = max(full.get(r["dataset"], 0), count)
+    return full
+
+
+def combined_tables(document: dict[str, Any], digits: int | None, aliases: Aliases) -> list[Combined]:
+    """The combined tables of a run (a ``--task sod`` run with matting measures: a second one of those)."""
+    from nobg_metrics.cli.outputs import as_number, cell_text, column_sets, datasets_of
+
+    datasets = datasets_of(document, aliases)
+    methods = aliases.order("methods", list(dict.fromkeys(r["method"] for r in document["results"])))
+    results = {(r["method"], r["dataset"]): r for r in document["results"]}
+    full = full_counts(document)
+    subset = {(r["method"], r["dataset"]): (r["images"], full[r["dataset"]]) for r in document["results"]
+              if r["images"] < full[r["dataset"]]}
+    tables = []
+    for title, columns in column_sets(document, digits):
+        higher = [document["higher_is_better"].get(name) for name, _, _ in columns]
+        labels = []
+        for (name, label, _), up in zip(columns, higher):
+            markdown, latex = paper_label(name)
+            unit = label[len(label.split(" (")[0]):] if label.endswith(")") and " (" in label else ""
+            if document["protocol"] == "birefnet":
+                markdown, latex = label, label  # BiRefNet's own field names
+            labels.append((name, markdown + unit, latex + unit.replace("÷", r"$\div$").replace("×", r"$\times$"), up))
+        text = {(m, d): [cell_text(fmt, results[m, d]["metrics"].get(n), d) if (m, d) in results else "-"
+                         for n, _, fmt in columns] for m in methods for d in datasets}
+        cells: dict[str, dict[str, list[tuple[str, int]]]] = {m: {d: [] for d in datasets} for m in methods}
+        for d in datasets:
+            for column, up in enumerate(higher):
+                marks = ranks([as_number(text[m, d][column]) for m in methods], up)
+                for m, rank in zip(methods, marks):
+                    cells[m][d].append((text[m, d][column], rank))
+        tables.append(Combined(title, datasets, methods, labels, cells, subset))
+    return tables
+
+
+def _arrow(higher: bool | None, tex: bool) -> str:
+    if higher is None:
+        return ""
+    return (r" $\uparrow$" if higher else r" $\downarrow$") if tex else (" ↑" if higher else " ↓")
+
+
+def _footnotes(table: Combined, aliases: Aliases, tex: bool) -> list[str]:
+    mark = r"$^\dagger$" if tex else SUBSET_MARK
+    return [f"{mark} {aliases.shown('methods', m, tex)} on {aliases.shown('datasets', d, tex)}: scored on "
+            f"{table.subset[m, d][0]} of {table.subset[m, d][1]} images"
+            for m in table.methods for d in table.datasets if (m, d) in table.subset]
+
+
+def _marked(table: Combined, method: str, dataset: str, tex: bool) -> list[str]:
+    out = []
+    for index, (text, rank) in enumerate(table.cells[method][dataset]):
+        if rank:
+            text = f"{RANK_LATEX[rank]}{{{text}}}" if tex else RANK_MARKDOWN[rank].format(text)
+        if index == 0 and (method, dataset) in table.subset:
+            text += r"$^\dagger$" if tex else SUBSET_MARK
+        out.append(text)
+    return out
+
+
+def combined_markdown(tables: list[Combined], aliases: Aliases, transpose: bool = False) -> str:
+    """The combined tables in Markdown (a first body row holds the metric names under each dataset)."""
+    parts = []
+    for table in tables:
+        labels = [f"{md}{_arrow(up, False)}" for _, md, _, up in table.columns]
+        lines = [f"## {table.title.capitalize()}", ""] if table.title else []
+        if transpose:
+            lines += ["| dataset | metric | " + " | ".join(aliases.shown("methods", m) for m in table.methods) + " |",
+                      "|---|---|" + "---:|" * len(table.methods)]
+            for d in table.datasets:
+                marked = {m: _marked(table, m, d, False) for m in table.methods}
+                for index, label in enumerate(labels):
+                    head = aliases.shown("datasets", d) if index == 0 else ""
+                    lines.append(f"| {head} | {label} | " + " | ".join(marked[m][index] for m in table.methods) + " |")
+        else:
+            width = len(labels)
+            groups = [aliases.shown("datasets", d) if i == 0 else "" for d in table.datasets for i in range(width)]
+            lines += ["| | " + " | ".join(groups) + " |", "|---|" + "---:|" * len(groups),
+                      "| **method** | " + " | ".join(labels * len(table.datasets)) + " |"]
+            for m in table.methods:
+                row = [c for d in table.datasets for c in _marked(table, m, d, False)]
+                lines.append(f"| {aliases.shown('methods', m)} | " + " | ".join(row) + " |")
+        notes = _footnotes(table, aliases, False)
+        legend = "Best of each column **bold**, second <ins>underlined</ins>, third *italic* (at the printed precision)."
+        lines += ["", legend] + (["", *notes] if notes else [])
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n"
+
+
+def combined_latex(tables: list[Combined], aliases: Aliases, transpose: bool = False) -> str:
+    """The combined tables as booktabs ``tabular``s; top-1/2/3 via ``\\first``/``\\second``/``\\third``."""
+    note = ("% needs \\usepackage{booktabs}; top-1/2/3 are \\first, \\second, \\third (define them first to "
+            "restyle, e.g. \\newcommand{\\first}[1]{\\textcolor{red}{#1}})")
+    parts = [note, *RANK_LATEX_DEFAULTS]
+    for table in tables:
+        labels = [f"{tex}{_arrow(up, True)}" for _, _, tex, up in table.columns]
+        lines = [r"\begin{table}[t]", r"\centering", f"\\caption{{{table.title.capitalize() or 'Results'}}}"]
+        if transpose:
+            lines += [r"\begin{tabular}{ll" + "r" * len(table.methods) + "}", r"\toprule",
+                      " & ".join(["Dataset", "Metric"] + [aliases.shown("methods", m, True) for m in table.methods])
+                      + r" \\"]
+            for d in table.datasets:
+                lines.append(r"\midrule")
+                marked = {m: _marked(table, m, d, True) for m in table.methods}
+                for index, label in enumerate(labels):
+                    head = aliases.shown("datasets", d, True) if index == 0 else ""
+                    lines.append(" & ".join([head, label] + [marked[m][index] for m in table.methods]) + r" \\")
+        else:
+            width = len(labels)
+            lines += [r"\begin{tabular}{l" + "r" * width * len(table.datasets) + "}", r"\toprule",
+                      " & ".join([""] + [f"\\multicolumn{{{width}}}{{c}}{{{aliases.shown('datasets', d, True)}}}"
+                                         for d in table.datasets]) + r" \\",
+                      " ".join(f"\\cmidrule(lr){{{2 + i * width}-{1 + (i + 1) * width}}}"
+                               for i in range(len(table.datasets))),
+                      " & ".join(["Method"] + labels * len(table.datasets)) + r" \\", r"\midrule"]
+            for m in table.methods:
+                row = [c for d in table.datasets for c in _marked(table, m, d, True)]
+                lines.append(" & ".join([aliases.shown("methods", m, True)] + row) + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}"]
+        notes = _footnotes(table, aliases, True)
+        if notes:
+            lines += [r"\par\footnotesize " + r" \\ ".join(notes)]
+        lines.append(r"\end{table}")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n"
+
+
+def write_combined_csv(path: Path, document: dict[str, Any], aliases: Aliases) -> None:
+    """``dataset,method,images,of_images,<metric>...``: the raw dataset values (as results.json), aliases and
+    order applied; ``of_images`` is the dataset's full count (:func:`full_counts`); empty cells for null."""
+    from nobg_metrics.cli.outputs import datasets_of
+
+    full = full_counts(document)
+    results = {(r["dataset"], r["method"]): r for r in document["results"]}
+    methods = aliases.order("methods", list(dict.fromkeys(r["method"] for r in document["results"])))
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["dataset", "method", "images", "of_images", *document["metrics"]])
+        for d in datasets_of(document, aliases):
+            for m in methods:
+                if (d, m) in results:
+                    r = results[d, m]
+                    values = ["" if v is None or not math.isfinite(v) else repr(v)
+                              for v in (r["metrics"].get(n) for n in document["metrics"])]
+                    writer.writerow([aliases.shown("datasets", d), aliases.shown("methods", m), r["images"], full[d],
+                                     *values])
+
+
+def _number(text: str) -> tuple[float | str, int | None]:
+    """A printed cell as an XLSX value: the number it shows with its decimals, or the text (``-``, ``nan``)."""
+    from nobg_metrics.cli.outputs import as_number
+
+    value = as_number(text)
+    if value is None:
+        return text, None
+    return value, len(text.split(".")[1]) if "." in text else 0
+
+
+def xlsx_sheets(tables: list[Combined], aliases: Aliases, transpose: bool = False) -> list[tuple]:
+    """The combined tables as sheets ``(name, rows, merged ranges)`` for :func:`~nobg_metrics.cli.outputs.write_xlsx`:
+    numbers as printed (decimals kept as the cell's number format), top-1/2/3 bold / underlined / italic, the
+    datasets' names merged over their columns, the subset notes in rows under the table."""
+    from nobg_metrics.cli.outputs import xlsx_column
+
+    fonts = {0: "", 1: "b", 2: "u", 3: "i"}
+    sheets = []
+    for table in tables:
+        labels = [f"{md}{_arrow(up, False)}" for _, md, _, up in table.columns]
+        width, merged = len(labels), []
+        if transpose:
+            rows = [[("dataset", None, "b"), ("metric", None, "b")]
+                    + [(aliases.shown("methods", m), None, "b") for m in table.methods]]
+            for d in table.datasets:
+                for index, label in enumerate(labels):
+                    head = (aliases.shown("datasets", d), None, "b") if index == 0 else (None, None, "")
+                    rows.append([head, (label, None, "")] + [
+                        (*_number(table.cells[m][d][index][0]), fonts[table.cells[m][d][index][1]])
+                        for m in table.methods])
+        else:
+            rows = [[("method", None, "b")] + [(aliases.shown("datasets", d) if i == 0 else None, None, "b")
+                                                for d in table.datasets for i in range(width)],
+                    [(None, None, "")] + [(label, None, "b") for label in labels * len(table.datasets)]]
+            merged = [f"{xlsx_column(1 + i * width)}1:{xlsx_column(i * width + width)}1"
+                      for i in range(len(table.datasets)) if width > 1] + ["A1:A2"]
+            for m in table.methods:
+                rows.append([(aliases.shown("methods", m), None, "")] + [
+                    (*_number(text), fonts[rank]) for d in table.datasets for text, rank in table.cells[m][d]])
+        rows += [[]] + [[(note, None, "")] for note in _footnotes(table, aliases, False)]
+        sheets.append(((table.title or "results").capitalize()[:31], rows, merged))
+    return sheets
 
 
 def table_writers(document: dict[str, Any], args: argparse.Namespace) -> dict[str, Callable]:
     """``file name -> writer(path)`` for every table of the run."""
-    from nobg_metrics.cli.outputs import latex_table, markdown_table, text_writer
+    from nobg_metrics.cli.outputs import (
+        latex_table,
+        markdown_table,
+        text_writer,
+        write_xlsx,
+    )
 
-    return {"table.md": text_writer(markdown_table(document)), "table.tex": text_writer(latex_table(document))}
+    digits = getattr(args, "digits", None)
+    aliases = read_aliases(getattr(args, "aliases", None))
+    check_aliases(aliases, list(dict.fromkeys(r["dataset"] for r in document["results"])),
+                  list(dict.fromkeys(r["method"] for r in document["results"])))
+    writers = {"table.md": text_writer(markdown_table(document, digits, aliases)),
+               "table.tex": text_writer(latex_table(document, digits, aliases))}
+    transpose = getattr(args, "transpose", False)
+    if getattr(args, "combined", False) or transpose or getattr(args, "preset", None):
+        tables = combined_tables(document, digits, aliases)
+        writers[f"{COMBINED}.md"] = text_writer(combined_markdown(tables, aliases, transpose))
+        writers[f"{COMBINED}.tex"] = text_writer(combined_latex(tables, aliases, transpose))
+        writers[f"{COMBINED}.csv"] = lambda path: write_combined_csv(path, document, aliases)
+        writers[f"{COMBINED}.xlsx"] = lambda path: write_xlsx(path, xlsx_sheets(tables, aliases, transpose))
+    return writers
