@@ -1,0 +1,244 @@
+"""The tables of ``nobg-metrics eval`` (docs/tables.md): the combined table (datasets as column groups, methods as
+rows, ``--transpose``), top-1/2/3 marks, the subset mark, aliases, ``--digits``, XLSX and CSV, paper metric names,
+and the matting measures of a SOD run printed apart."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+import zipfile
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+
+from nobg_metrics.cli.config import ConfigError
+from nobg_metrics.cli.main import EXIT_USAGE, main
+from nobg_metrics.cli.outputs import markdown_table
+from nobg_metrics.cli.tables import (
+    Aliases,
+    check_aliases,
+    combined_latex,
+    combined_markdown,
+    combined_tables,
+    full_counts,
+    ranks,
+    read_aliases,
+    xlsx_sheets,
+)
+from tests.cli.folders import make_dataset, read_results
+
+FAST = ["--workers", "0", "--quiet", "--no-plots", "--procs", "1"]
+HIGHER = {"mae": False, "s_measure": True, "sad": False, "iou_metric": True}
+
+
+def _document(values: dict[tuple[str, str], dict[str, float]], images: dict[tuple[str, str], int] | None = None,
+              missing: int = 0, task: str = "sod") -> dict:
+    """A results.json document of (dataset, method) -> metric values."""
+    metrics = list(next(iter(values.values())))
+    results = [{"dataset": d, "method": m, "images": (images or {}).get((d, m), 12), "resized": 0, "metrics": v}
+               for (d, m), v in values.items()]
+    lost = [{"dataset": d, "method": m, "file": f"x{i}.*", "reason": "missing"}
+            for (d, m), n in (images or {}).items() for i in range(12 - n)][:missing or None]
+    return {"protocol": "pysodmetrics", "task": task, "metrics": metrics, "printed": {},
+            "higher_is_better": {n: HIGHER.get(n) for n in metrics}, "results": results, "missing": lost,
+            "unreadable": []}
+
+
+FOUR = _document({("DUTS-TE", m): {"mae": mae, "s_measure": s}
+                  for m, mae, s in (("A", 0.04, 0.90), ("B", 0.05, 0.88), ("C", 0.03, 0.85), ("D", 0.06, 0.80))}
+                 | {("ECSSD", m): {"mae": 0.03, "s_measure": 0.9} for m in "AB"},
+                 images={("ECSSD", "A"): 11, ("ECSSD", "B"): 12})
+
+
+def test_ranks_are_dense_over_printed_values_and_never_mark_the_worst():
+    assert ranks([0.9, 0.8, 0.9, 0.7, None, 0.6], True) == [1, 2, 1, 3, 0, 0]
+    assert ranks([0.04, 0.05, 0.03, 0.06], False) == [2, 3, 1, 0]
+    assert ranks([0.1, 0.2], False) == [1, 0] and ranks([0.5, 0.5], True) == [0, 0]
+    assert ranks([0.1, 0.2, 0.3], None) == [0, 0, 0] and ranks([0.1, None], True) == [0, 0]
+
+
+def test_combined_markdown_groups_datasets_marks_the_top_three_and_the_subset_rows():
+    text = combined_markdown(combined_tables(FOUR, None, Aliases()), Aliases())
+    lines = text.splitlines()
+    assert lines[0] == "| | DUTS-TE |  | ECSSD |  |"
+    assert lines[2] == "| **method** | MAE ↓ | S_α ↑ | MAE ↓ | S_α ↑ |"
+    rows = {line.split(" | ")[0][2:]: line for line in lines[3:7]}
+    # MAE: lower is better (C 0.03 first, A second, B third, D last unmarked); S: A, B, C
+    assert rows["A"] == "| A | <ins>0.040</ins> | **0.900** | 0.030† | 0.900 |"
+    assert rows["B"] == "| B | *0.050* | <ins>0.880</ins> | 0.030 | 0.900 |"
+    assert rows["C"] == "| C | **0.030** | *0.850* | - | - |"
+    assert rows["D"] == "| D | 0.060 | 0.800 | - | - |"
+    assert "† A on ECSSD: scored on 11 of 12 images" in text
+    assert "iou_metric" not in text and "s_measure" not in text
+
+
+def test_full_count_is_the_largest_scored_plus_lost_over_methods():
+    assert full_counts(FOUR) == {"DUTS-TE": 12, "ECSSD": 12}
+    alone = _document({("D", "A"): {"mae": 0.1}, ("D", "B"): {"mae": 0.2}}, images={("D", "A"): 10, ("D", "B"): 10},
+                      missing=1)  # A lost one file, B two: the gt count is 11 as far as results.json says
+    assert full_counts(alone) == {"D": 11}
+
+
+def test_combined_latex_paper_names_marks_and_transpose():
+    tex = combined_latex(combined_tables(FOUR, None, Aliases()), Aliases())
+    assert r"\providecommand{\first}[1]{\textbf{#1}}" in tex and r"\providecommand{\second}[1]{\underline{#1}}" in tex
+    assert r"& \multicolumn{2}{c}{DUTS-TE} & \multicolumn{2}{c}{ECSSD} \\" in tex
+    assert r"\cmidrule(lr){2-3} \cmidrule(lr){4-5}" in tex
+    assert r"Method & MAE $\downarrow$ & $S_\alpha$ $\uparrow$ & MAE $\downarrow$ & $S_\alpha$ $\uparrow$ \\" in tex
+    assert r"C & \first{0.030} & \third{0.850} & - & - \\" in tex
+    assert r"A & \second{0.040} & \first{0.900} & 0.030$^\dagger$ & 0.900 \\" in tex
+    assert r"$^\dagger$ A on ECSSD: scored on 11 of 12 images" in tex and r"\_" not in tex
+    transposed = combined_latex(combined_tables(FOUR, None, Aliases()), Aliases(), transpose=True)
+    assert r"Dataset & Metric & A & B & C & D \\" in transposed
+    assert r"DUTS-TE & MAE $\downarrow$ & \second{0.040} & \third{0.050} & \first{0.030} & 0.060 \\" in transposed
+    assert r" & $S_\alpha$ $\uparrow$ & \first{0.900} & \second{0.880} & \third{0.850} & 0.800 \\" in transposed
+    md = combined_markdown(combined_tables(FOUR, None, Aliases()), Aliases(), transpose=True)
+    assert "| dataset | metric | A | B | C | D |" in md and "| ECSSD | MAE ↓ | 0.030† | 0.030 | - | - |" in md
+
+
+def test_digits_and_aliases_order_and_rename(tmp_path):
+    path = tmp_path / "aliases.yaml"
+    path.write_text("datasets: {ECSSD: 'ECSSD$_{1k}$'}\nmethods: [D, C]\n", encoding="utf-8")
+    aliases = read_aliases(path)
+    check_aliases(aliases, ["DUTS-TE", "ECSSD"], list("ABCD"))
+    md = combined_markdown(combined_tables(FOUR, 4, aliases), aliases)
+    lines = md.splitlines()
+    assert lines[0] == "| | ECSSD$_{1k}$ |  | DUTS-TE |  |"
+    assert [line.split(" | ")[0][2:] for line in lines[3:7]] == ["D", "C", "A", "B"]
+    assert "| C | - | - | **0.0300** | *0.8500* |" in md
+    tex = combined_latex(combined_tables(FOUR, None, aliases), aliases)
+    assert r"\multicolumn{2}{c}{ECSSD$_{1k}$}" in tex  # aliases are LaTeX as written
+    per_dataset = markdown_table(FOUR, digits=2, aliases=aliases)
+    assert per_dataset.index("### ECSSD$_{1k}$") < per_dataset.index("### DUTS-TE")
+    assert "| D | 12 | 0.06 | 0.80 |" in per_dataset
+    as_json = tmp_path / "aliases.json"
+    as_json.write_text(json.dumps({"methods": {"A": "Ours", "B": None}}), encoding="utf-8")
+    assert read_aliases(as_json).methods == {"A": "Ours", "B": None}
+
+
+@pytest.mark.parametrize("text, words", [
+    ("method: {A: x}\n", ["unknown key 'method'", "did you mean 'methods'?"]),
+    ("datasets: {ECSD: x}\n", ["'ECSD'", "did you mean 'ECSSD'?"]),
+    ("methods: {A: B}\n", ["'A' and 'B' both print as 'B'"]),
+    ("methods: 3\n", ["'methods' must be a mapping"]),
+    ("- a\n", ["expected a mapping"]),
+])
+def test_aliases_errors_name_the_closest_valid_key(tmp_path, text, words):
+    path = tmp_path / "aliases.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as error:
+        check_aliases(read_aliases(path), ["DUTS-TE", "ECSSD"], list("ABCD"))
+    for word in words:
+        assert word in str(error.value)
+
+
+def test_a_sod_table_prints_its_matting_measures_apart_in_their_units():
+    document = _document({("D", m): {"mae": 0.05 + i / 100, "sad": 24569.8 + i, "s_measure": 0.9}
+                          for i, m in enumerate("AB")})
+    per_dataset = markdown_table(document)
+    sod, matting = per_dataset.split("### D (matting measures)")
+    assert "sad" not in sod and "SAD" not in sod and "24569.8" not in per_dataset
+    assert "| method | images | SAD (÷1000) ↓ |" in matting and "| A | 12 | **24.57** |" in matting
+    tables = combined_tables(document, None, Aliases())
+    assert [t.title for t in tables] == ["", "matting measures"]
+    assert [c[0] for c in tables[0].columns] == ["mae", "s_measure"] and tables[1].columns[0][1] == "SAD (÷1000)"
+    assert r"SAD ($\div$1000) $\downarrow$" in combined_latex(tables, Aliases())
+    matting_run = dict(document, task="matting", protocol="dim")
+    assert "(matting measures)" not in markdown_table(matting_run)
+
+
+def _cells(sheet_xml: bytes) -> dict[str, tuple[str, str | None, str]]:
+    """``ref -> (value, type, style)`` of a SpreadsheetML sheet."""
+    ns = {"x": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
+    out = {}
+    for cell in ElementTree.fromstring(sheet_xml).iterfind(".//x:c", ns):
+        text = cell.find("x:is/x:t", ns) if cell.get("t") == "inlineStr" else cell.find("x:v", ns)
+        out[cell.get("r")] = (None if text is None else text.text, cell.get("t"), cell.get("s"))
+    return out
+
+
+def test_xlsx_is_a_valid_workbook_with_numbers_merges_and_marks(tmp_path):
+    from nobg_metrics.cli.outputs import write_xlsx
+
+    path = tmp_path / "t.xlsx"
+    write_xlsx(path, xlsx_sheets(combined_tables(FOUR, None, Aliases()), Aliases()))
+    with zipfile.ZipFile(path) as archive:
+        assert archive.testzip() is None
+        assert {"[Content_Types].xml", "xl/workbook.xml", "xl/styles.xml", "xl/worksheets/sheet1.xml"} <= \
+            set(archive.namelist())
+        cells = _cells(archive.read("xl/worksheets/sheet1.xml"))
+        sheet = archive.read("xl/worksheets/sheet1.xml").decode()
+    assert cells["B1"][:2] == ("DUTS-TE", "inlineStr") and cells["D1"][0] == "ECSSD"
+    assert '<mergeCell ref="B1:C1"/>' in sheet and '<mergeCell ref="A1:A2"/>' in sheet
+    assert cells["B3"][:2] == ("0.04", None) and cells["B5"][0] == "0.03"  # numbers, as printed
+    assert cells["A8"][0] == "† A on ECSSD: scored on 11 of 12 images"
+    openpyxl = pytest.importorskip("openpyxl")
+    book = openpyxl.load_workbook(path)
+    ws = book["Results"]
+    assert ws["B2"].value == "MAE ↓" and ws["C2"].value == "S_α ↑" and ws["A3"].value == "A"
+    assert ws["B5"].value == 0.03 and ws["B5"].font.b and ws["B5"].number_format == "0.000"
+    assert ws["B3"].font.u and ws["B4"].font.i and not ws["B6"].font.b and ws["D5"].value == "-"
+    assert "B1:C1" in {str(r) for r in ws.merged_cells.ranges}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Path:
+    """Two datasets, three methods: ``noisy`` (u8), ``perfect`` (the gt itself) and ``half`` (ECSSD lacks one)."""
+    root = tmp_path_factory.mktemp("tables")
+    for name, seed in (("DUTS-TE", 0), ("ECSSD", 3)):
+        make_dataset(root / name, count=5, seed=seed, formats=("u8",))
+        shutil.copytree(root / name / "gt", root / name / "perfect")
+        shutil.copytree(root / name / "u8", root / name / "half")
+    (root / "ECSSD" / "half" / "img_04.png").unlink()
+    methods = {m: {d: str(root / d / ("u8" if m == "noisy" else m)) for d in ("DUTS-TE", "ECSSD")}
+               for m in ("noisy", "perfect", "half")}
+    config = root / "run.json"
+    config.write_text(json.dumps({"datasets": {d: {"gt": str(root / d / "gt")} for d in ("DUTS-TE", "ECSSD")},
+                                  "methods": methods}), encoding="utf-8")
+    (root / "aliases.yaml").write_text("methods: {perfect: Oracle, noisy: null}\ndatasets: [ECSSD]\n")
+    out = root / "out"
+    assert main(["eval", "--config", str(config), "--out", str(out), "--metrics", "mae", "s_measure", "sad",
+                 "--allow-missing", "--combined", "--aliases", str(root / "aliases.yaml"), *FAST]) == 0
+    return out
+
+
+def test_the_command_writes_every_table_through_the_combined_files(run):
+    document = read_results(run)
+    assert {"table.md", "table.tex", "combined.md", "combined.tex", "combined.csv", "combined.xlsx"} <= \
+        {p.name for p in run.iterdir()}
+    md = (run / "combined.md").read_text()
+    lines = md.splitlines()
+    assert lines[0] == "| | ECSSD |  | DUTS-TE |  |" and lines[2] == "| **method** | MAE ↓ | S_α ↑ | MAE ↓ | S_α ↑ |"
+    assert lines[3].startswith("| Oracle |") and lines[3].count("**") == 8  # the aliases' order; best everywhere
+    assert lines[4].startswith("| noisy |") and lines[5].startswith("| half |") and "†" in lines[5]
+    assert "† half on ECSSD: scored on 4 of 5 images" in md
+    assert "## Matting measures" in md and "SAD (÷1000) ↓" in md
+    table = (run / "table.md").read_text()
+    assert "| Oracle | 5 |" in table and "### ECSSD (matting measures)" in table and "mae ↓" in table
+    with (run / "combined.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["dataset"], r["method"]) for r in rows[:3]] == [("ECSSD", "Oracle"), ("ECSSD", "noisy"), ("ECSSD", "half")]
+    raw = {(r["dataset"], r["method"]): r for r in document["results"]}
+    for row in rows:
+        method = {"Oracle": "perfect"}.get(row["method"], row["method"])
+        expected = raw[row["dataset"], method]
+        assert int(row["images"]) == expected["images"] and row["of_images"] == "5"
+        assert float(row["mae"]) == expected["metrics"]["mae"] and float(row["sad"]) == expected["metrics"]["sad"]
+
+
+def test_transpose_and_a_misspelt_alias_in_the_command(run, tmp_path, capsys):
+    config = run.parent / "run.json"
+    out = tmp_path / "t"
+    assert main(["eval", "--config", str(config), "--out", str(out), "--metrics", "mae", "--allow-missing",
+                 "--transpose", "--digits", "4", *FAST]) == 0
+    md = (out / "combined.md").read_text()
+    assert "| dataset | metric | noisy | perfect | half |" in md and "| DUTS-TE | MAE ↓ |" in md
+    assert "| ECSSD | MAE ↓ |" in md and re.search(r"\| \*\*0\.\d{4}\*\* \|", md)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("methods: {Perfect: x}\n")
+    status = main(["eval", "--config", str(config), "--out", str(tmp_path / "b"), "--metrics", "mae",
+                   "--allow-missing", "--aliases", str(bad), *FAST])
+    assert status == EXIT_USAGE and "did you mean 'perfect'?" in capsys.readouterr().err
