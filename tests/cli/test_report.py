@@ -1,0 +1,169 @@
+"""stats.json, stats.md and report.html written by ``nobg-metrics eval``: consistent with per_image.csv and
+results.json, flags, thumbnails, and the page rendered by a real headless Chromium (skipped without one)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from nobg_metrics.cli.jobs import Item, Job
+from nobg_metrics.cli.main import EXIT_USAGE, main
+from nobg_metrics.cli.report import report_page, report_writers
+from nobg_metrics.cli.stats import bootstrap_interval, generator, run_statistics
+from tests.cli.folders import make_dataset, read_results
+
+METRICS = ["mae", "s_measure", "iou_metric", "f_measure_max"]
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Path:
+    """Three methods on one dataset with RGB images: ``same`` and ``cutout`` hold identical maps (8-bit
+    grey, RGBA alpha), ``other`` another seed's predictions; curves drawn (f_measure_max): the page embeds them."""
+    root = tmp_path_factory.mktemp("report")
+    maps = make_dataset(root / "d", formats=("u8", "rgba"))
+    make_dataset(root / "e", seed=3, formats=("u8",))
+    (root / "d" / "image").mkdir()
+    for name, (gt, _) in maps.items():
+        Image.fromarray(np.dstack([gt, 255 - gt, gt // 2])).save(root / "d" / "image" / f"{name}.jpg")
+    out, config = root / "out", root / "run.json"  # a config: it names the image folder of the dataset
+    config.write_text(json.dumps({"datasets": {"d": {"gt": "d/gt", "image": "d/image"}},
+                                  "methods": {"same": {"d": "d/u8"}, "cutout": {"d": "d/rgba"}, "other": {"d": "e/u8"}}}))
+    argv = ["eval", "--config", str(config), "--out", str(out), "--workers", "0", "--quiet", "--metrics", *METRICS, "--bootstrap", "300", "--seed", "5", "--worst-k", "2"]
+    assert main(argv) == 0
+    return out
+
+
+def _per_image(out: Path) -> list[dict]:
+    with (out / "per_image.csv").open() as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_the_files_and_the_resampled_metrics(run: Path):
+    stats = json.loads((run / "stats.json").read_text())
+    assert {"stats.json", "stats.md", "report.html"} <= {p.name for p in run.iterdir()}
+    assert stats["resampled_metrics"] == ["mae", "s_measure", "iou_metric"]
+    assert "not the per-image mean" in stats["not_resampled"]["f_measure_max"]
+    assert stats["seed"] == 5 and stats["bootstrap"]["resamples"] == 300 and stats["worst_k"] == 2
+
+
+def test_intervals_are_recomputed_from_per_image_csv(run: Path):
+    """results.json's value is the column mean, and stats.json's interval is the bootstrap of that column."""
+    stats, document, rows = json.loads((run / "stats.json").read_text()), read_results(run), _per_image(run)
+    entry = stats["datasets"][0]
+    dataset = entry["dataset"]
+    for result in document["results"]:
+        for metric in stats["resampled_metrics"]:
+            own = sorted((r["image"], float(r[metric])) for r in rows if r["method"] == result["method"] and r[metric])
+            values = np.array([v for _, v in own])
+            assert abs(result["metrics"][metric] - values.mean()) <= 1e-12
+            expected = bootstrap_interval(values, generator(5, dataset, result["method"], metric), 300, 0.05)
+            assert tuple(entry["metrics"][metric]["methods"][result["method"]]["ci"]) == expected
+
+
+def test_identical_methods_tie(run: Path):
+    stats = json.loads((run / "stats.json").read_text())
+    for metric, entry in stats["datasets"][0]["metrics"].items():
+        pair = next(p for p in entry["pairs"] if {p["a"], p["b"]} == {"same", "cutout"})
+        assert pair["mean_difference"] == 0 and pair["p_value"] == 1.0 and not pair["significant"], metric
+        ranks = {r["method"]: r["rank"] for r in entry["ranking"]}
+        assert ranks["same"] == ranks["cutout"]
+
+
+def test_stats_markdown_and_worst(run: Path):
+    text = (run / "stats.md").read_text()
+    assert "## " in text and "tie (not significant)" in text and "`f_measure_max` not resampled" in text
+    stats = json.loads((run / "stats.json").read_text())
+    assert all(len(w["images"]) == 2 for w in stats["worst"])
+    assert len(stats["worst"]) == 3 * len(METRICS)
+
+
+def test_the_page_holds_tables_curves_statistics_and_thumbnails(run: Path):
+    page = (run / "report.html").read_text()
+    assert page.count('<table class="results">') == 1 and page.count('<table class="pairs">') == 3
+    assert '<h2 id="curves">' in page and 'alt="curves"' in page  # curves.png written before the page
+    assert 'alt="gt"' in page and 'alt="prediction"' in page and 'alt="image"' in page
+    assert "<script" not in page and "http" not in page.replace("http-equiv", "")  # self-contained
+
+
+def test_no_report_keeps_the_statistics():
+    document = {"metrics": ["mae"], "higher_is_better": {"mae": False},
+                "results": [{"dataset": "D", "method": "M", "images": 2, "metrics": {"mae": 0.2}}]}
+    rows = [{"dataset": "D", "method": "M", "image": f"i{v}", "mae": v / 10} for v in (1, 3)]
+    args = argparse.Namespace(bootstrap=50, seed=0, alpha=0.05, permutations=100, worst_k=1, no_report=True)
+    assert sorted(report_writers(document, rows, [], args)) == ["stats.json", "stats.md"]
+    args.no_report = False
+    assert sorted(report_writers(document, rows, [], args)) == ["report.html", "stats.json", "stats.md"]
+
+
+@pytest.mark.parametrize("flag, value", [("--bootstrap", "-1"), ("--permutations", "0"), ("--alpha", "1.5"),
+                                         ("--worst-k", "x")])
+def test_bad_values_are_usage_errors(flag, value, tmp_path, capsys):
+    with pytest.raises(SystemExit) as stopped:  # argparse: before any scoring, nothing written
+        main(["eval", flag, value, "--out", str(tmp_path / "out")])
+    assert stopped.value.code == EXIT_USAGE and f"argument {flag}" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_gallery_shows_an_rgb_image_when_items_have_one(tmp_path):
+    """The item's RGB ``image`` is shown beside the gt and the prediction; an unreadable file is named."""
+    rgb = np.random.default_rng(0).integers(0, 256, (300, 200, 3), dtype=np.uint8)
+    mask = (np.arange(300 * 200).reshape(300, 200) % 255).astype(np.uint8)
+    Image.fromarray(rgb).save(tmp_path / "a.jpg")
+    Image.fromarray(mask).save(tmp_path / "a.png")
+
+    job = Job(0, "D", "M", items=[Item(0, "a", tmp_path / "a.png", tmp_path / "a.png", image=tmp_path / "a.jpg"),
+                                  Item(0, "b", tmp_path / "missing.png", tmp_path / "a.png")])
+    document = {"metrics": ["mae"], "higher_is_better": {"mae": False}, "version": "x", "protocol": "p",
+                "task": "sod", "tier": "custom",
+                "results": [{"dataset": "D", "method": "M", "images": 2, "metrics": {"mae": 0.3}}]}
+    rows = [{"dataset": "D", "method": "M", "image": name, "mae": v} for name, v in (("a", 0.2), ("b", 0.4))]
+    page = report_page(document, run_statistics(document, rows, resamples=10, worst_k=2), [job])
+    thumbs = re.findall(r'alt="(\w+)" src="data:image/png;base64,', page)
+    assert thumbs == ["prediction", "image", "gt", "prediction"]  # b (worst) first; its gt is unreadable: named
+    assert "no gt" in page and '<h2 id="curves">' not in page
+
+
+def _chromium() -> str | None:
+    return next((found for name in CHROMIUM_NAMES if (found := shutil.which(name))), None)
+
+
+_PROBE = """<script>window.addEventListener("load", () => {
+  const images = Array.from(document.images);
+  const loaded = images.filter(i => i.complete && i.naturalWidth > 0).length;
+  const probe = document.createElement("div");
+  probe.id = "probe";
+  probe.textContent = `loaded=${loaded} images=${images.length} tables=${document.querySelectorAll("table").length}`;
+  document.body.appendChild(probe);
+});</script>"""
+
+
+def test_the_page_renders_in_headless_chromium(run: Path, tmp_path):
+    browser = _chromium()
+    if browser is None:
+        pytest.skip(f"no Chromium binary on PATH ({', '.join(CHROMIUM_NAMES)}); apt-get install chromium")
+    page = tmp_path / "report.html"  # a copy with a probe that counts the decoded images into the DOM
+    page.write_text((run / "report.html").read_text().replace("</body>", _PROBE + "</body>"))
+    command = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+               f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=10000", "--dump-dom",
+               page.as_uri()]
+    result = subprocess.run(command, check=False, capture_output=True, text=True, timeout=120,
+                            env=dict(os.environ, HOME=str(tmp_path)))
+    probe = re.search(r'<div id="probe">loaded=(\d+) images=(\d+) tables=(\d+)</div>', result.stdout)
+    assert probe, f"no probe in the DOM (status {result.returncode}): {result.stderr[-2000:]}"
+    loaded, images, tables = map(int, probe.groups())
+    expected = (run / "report.html").read_text()
+    assert images == expected.count("<img ") and images > 1
+    assert loaded == images  # every base64 thumbnail and the curves decoded
+    assert tables == expected.count("<table")
+    assert "<h3>d — mae ↓</h3>" in result.stdout and ">tie (not significant)<" in result.stdout
