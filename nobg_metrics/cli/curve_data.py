@@ -10,7 +10,8 @@ curve / number of images`` (PySODMetrics' aggregation, REFERENCES.md), from the 
 run holds is absent. FMeasure / EMeasure in any threshold mode (``f_measure_*``, ``e_measure_*``) hold
 precision, recall, F and E; ``<measure>_max`` / ``<measure>_mean`` hold that measure's curve (``iou_max`` ->
 iou, ``dice_mean`` -> dice, ``fpr_max`` -> fpr, ...); ``pr_auc`` holds precision and recall, ``roc_auc``
-recall and fpr. (In a collection every family member holds the union of the family's statistics.)
+recall and fpr (in a collection every family member holds the union of the family's statistics);
+``grey_biou_max`` / ``grey_biou_mean`` (BiRefNet's BIoU columns) hold the grey-boundary IoU curve.
 
 **In memory** (``scores.curves[job.index]``, a :data:`JobCurves` dict of plain Python floats, exact float64)::
 
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import json
 import math
 import sys
@@ -54,10 +56,10 @@ CurveEntry = dict[str, Any]
 
 KINDS: dict[str, tuple[str, ...]] = {
     "pr": ("precision", "recall"), "roc": ("recall", "fpr"), "f": ("f_measure",), "e": ("e_measure",),
-    "iou": ("iou",), "dice": ("dice",),
+    "iou": ("iou",), "dice": ("dice",), "biou": ("grey_boundary_iou",),
 }
 """The plotted curve kinds and the measures each needs: PR = precision over recall, ROC = TPR (recall) over FPR,
-the others the measure against the threshold."""
+the others the measure against the threshold (``biou``: BiRefNet's grey-boundary IoU)."""
 
 FORMAT, VERSION = "nobg-metrics curves", 1
 CSV_HEADER = ("dataset", "method", "curve", "metric", "threshold", "value")
@@ -108,27 +110,34 @@ def collect_curves(members: dict[str, Any]) -> JobCurves | None:
     from nobg_metrics.cli.dist import world
     from nobg_metrics.functional.family import mode_requests
     from nobg_metrics.metrics.confusion import ConfusionMetric
+    from nobg_metrics.metrics.grey_boundary_iou import GreyBoundaryIoU
 
     thresholds: list[float] | None = None
     values: dict[str, list[float]] = {}
     sources: dict[str, str] = {}
     for name, metric in members.items():
-        if not isinstance(metric, ConfusionMetric):
+        if isinstance(metric, ConfusionMetric):
+            own = mode_requests(metric._measure, metric.mode, metric.reduction) | metric._extra_requests()
+            own_curves = {m for m, reduction in own if reduction == "curve"}
+            held = {m for m, reduction in metric.requests if reduction == "curve"}
+            read = functools.partial(ConfusionMetric.curves, metric)  # all held (FMeasure.curves() keeps P/R/F/E)
+        elif isinstance(metric, GreyBoundaryIoU):
+            own_curves = held = {"grey_boundary_iou"}
+            read = metric.curves
+        else:
             continue
-        own = mode_requests(metric._measure, metric.mode, metric.reduction) | metric._extra_requests()
-        for measure in sorted(m for m, reduction in own if reduction == "curve"):
+        for measure in sorted(own_curves):
             sources.setdefault(measure, name)
-        held = {m for m, reduction in metric.requests if reduction == "curve"}
         if not held - set(values):
             continue
         with metric.sync_context(should_sync=metric.sync_on_compute and world()[1] > 1):
-            curves = ConfusionMetric.curves(metric)  # all held curves (FMeasure's own curves() keeps P/R/F/E)
-        points = [float(t) for t in curves.pop("thresholds").double().cpu()]
+            curves = dict(read())
+        points = curves.pop("thresholds").double().cpu().tolist()
         if thresholds is not None and len(points) != len(thresholds):
             continue
         thresholds = points
         for measure in sorted(curves):
-            values.setdefault(measure, [float(v) for v in curves[measure].double().cpu()])
+            values.setdefault(measure, curves[measure].double().cpu().tolist())
     if not values:
         return None
     return {"thresholds": thresholds, "values": values, "sources": {m: sources.get(m, "") for m in values}}

@@ -1,4 +1,4 @@
-"""Curves per dataset, one line per method: PR, ROC and F / E / IoU / Dice against the threshold (curves.png, .pdf).
+"""Curves per dataset, one line per method: PR, ROC and F / E / IoU / Dice / BIoU against the threshold (curves.png, .pdf).
 
 One figure: a row per dataset, a column per curve kind (:data:`~nobg_metrics.cli.curve_data.KINDS`) that the
 run's metrics provide, one shared legend outside the axes. The lines are the saved mean per-image curves
@@ -38,10 +38,11 @@ AXES: dict[str, tuple[str, str, tuple[float, float], tuple[float, float] | None]
     "e": ("threshold (0..255)", "E-measure", (0.0, 255.0), None),  # E of a perfect map is N / (N - 1) > 1
     "iou": ("threshold (0..255)", "IoU", (0.0, 255.0), (0.0, 1.02)),
     "dice": ("threshold (0..255)", "Dice", (0.0, 255.0), (0.0, 1.02)),
+    "biou": ("threshold (0..255)", "grey boundary IoU", (0.0, 255.0), (0.0, 1.02)),
 }
 """Per kind: x label, y label, default x and y limits (None: from the data, from 0)."""
 TITLES = {"pr": "precision-recall", "roc": "ROC", "f": "F vs threshold", "e": "E vs threshold",
-          "iou": "IoU vs threshold", "dice": "Dice vs threshold"}
+          "iou": "IoU vs threshold", "dice": "Dice vs threshold", "biou": "boundary IoU vs threshold"}
 
 
 @dataclass(frozen=True)

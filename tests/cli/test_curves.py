@@ -220,3 +220,48 @@ def test_a_run_without_curve_metrics_saves_no_curve_files(run: Path, tmp_path: P
                  "--workers", "0", "--quiet"]) == 0
     assert "no metric of the run holds a threshold curve" in capsys.readouterr().err
     assert not list(out.glob("curves.*"))
+
+
+def test_unknown_highlight_and_missing_kinds_are_noted() -> None:
+    from argparse import Namespace
+
+    from nobg_metrics.cli.plots import figure_writers
+
+    entries = [{"dataset": "D", "method": "Ours", "thresholds": [1.0, 0.0], "values": {"precision": [1.0, 0.5],
+                "recall": [0.0, 1.0]}, "sources": {"precision": "pr_auc", "recall": "pr_auc"}}]
+    notes: list[str] = []
+    args = Namespace(highlight=["ours"], curve_kinds=["roc", "pr"], plot_style=None, pr_xlim=None, pr_ylim=None)
+    writers = figure_writers(entries, args, ("png",), notes.append)
+    assert list(writers) == ["png"]
+    assert notes == ["--highlight 'ours': no such method in the curves; did you mean 'Ours'?",
+                     "curve kinds not drawn (no metric of the run holds their curves: docs/curves.md): roc"]
+    args.curve_kinds = ["iou"]
+    assert figure_writers(entries, args, ("png",), notes.append) == {}
+
+
+def test_collect_curves_reads_each_shared_state_once_and_equals_the_metrics() -> None:
+    from nobg_metrics.cli.runner import build_collection
+    from nobg_metrics.metrics.grey_boundary_iou import GreyBoundaryIoU
+
+    names = ["mae", "iou_mean", "f_measure_adaptive", "grey_biou_max", "grey_biou_mean"]
+    collection = build_collection(names, "pysodmetrics", torch.device("cpu"))
+    rng = np.random.default_rng(3)
+    preds = [torch.from_numpy(rng.integers(0, 256, (2, 24, 30), dtype=np.uint8)) for _ in range(2)]
+    gts = [torch.from_numpy((rng.random((2, 24, 30)) > 0.6).astype(np.uint8) * 255) for _ in range(2)]
+    options = {"normalize": True, "empty_gt": "reference"}
+    alone = [FMeasure("adaptive", **options), IoU(mode="mean", **options), GreyBoundaryIoU("max", **options)]
+    for pred, gt in zip(preds, gts):
+        collection.update(pred, gt)
+        for metric in alone:
+            metric.update(pred, gt)
+    members = dict(collection.items(keep_base=True, copy_state=False))
+    collection.compute()
+    curves = curve_data.collect_curves(members)
+    assert curves["sources"] == {"e_measure": "f_measure_adaptive", "f_measure": "f_measure_adaptive",
+                                 "grey_boundary_iou": "grey_biou_max", "iou": "iou_mean",
+                                 "precision": "f_measure_adaptive", "recall": "f_measure_adaptive"}
+    expected = {**alone[0].curves()._asdict(), **alone[1].curves(), **alone[2].curves()}
+    for measure, values in curves["values"].items():
+        assert values == expected[measure].tolist(), measure
+    assert curves["thresholds"] == expected["thresholds"].tolist()
+    assert curve_data.collect_curves({"mae": members["mae"]}) is None
