@@ -6,8 +6,8 @@ versions, the device type, the protocol, task and every scoring option of :class
 (not the decoding workers, progress bars or ``--allow-missing``; ``--batch-size`` only with ``--no-per-image``),
 the job's metric names, its dataset and method names, and per item its name and the BLAKE2b digest of the bytes of
 every file it names (gt, prediction, trimap, RGB image). A job whose key has an entry is not scored: its values,
-image counts, per-image rows, curves and unreadable entries come from the entry (``missing`` / ``extra`` / ``not_scored`` come from the
-folder listing, done every run).
+image counts, per-image rows, curves and unreadable entries come from the entry (``missing`` / ``extra`` /
+``not_scored`` come from the folder listing, done every run).
 
 Layout of ``DIR``::
 
@@ -80,6 +80,7 @@ def _write_json(path: Path, data: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
     try:
+        os.chmod(tmp, 0o666 & ~_umask())  # as a plain open() would create it (mkstemp makes it private)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(data, handle, separators=(",", ":"))
         os.replace(tmp, path)
@@ -89,6 +90,12 @@ def _write_json(path: Path, data: Any) -> None:
         except OSError:
             pass
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _plain(value: Any) -> bool:

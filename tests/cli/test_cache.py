@@ -4,7 +4,9 @@ changed bytes or another metric set are scored; damaged entries are ignored with
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 from pathlib import Path
 
 import pytest
@@ -51,7 +53,7 @@ def test_a_second_run_scores_nothing_and_writes_the_same_bytes(data, tmp_path, s
     assert _eval(data, tmp_path / "second", tmp_path / "cache") == 0
     assert scored[1] == [("D1", "u8"), ("D1", "rgba")] and scored[2] == []
     assert "2 of 2 jobs unchanged" in capsys.readouterr().err
-    for name in ("results.json", "per_image.csv", "table.md", "table.tex"):
+    for name in ("results.json", "per_image.csv", "table.md", "table.tex", "curves.csv", "stats.json"):
         plain = (tmp_path / "plain" / name).read_bytes()
         assert (tmp_path / "first" / name).read_bytes() == plain, name
         assert (tmp_path / "second" / name).read_bytes() == plain, name
@@ -136,3 +138,28 @@ def test_matting_jobs_with_and_without_trimaps_fill_the_columns_of_a_whole_run(t
     assert main([*plain, "--out", str(tmp_path / "plain")]) == 0
     for name in ("results.json", "per_image.csv"):
         assert (tmp_path / "b" / name).read_bytes() == (tmp_path / "plain" / name).read_bytes(), name
+
+
+def test_unreadable_entries_come_back_from_the_cache(data, tmp_path, scored):
+    copy = tmp_path / "data"
+    shutil.copytree(data, copy)
+    (copy / "D1" / "rgba" / "img_01.png").write_bytes(b"not a png")
+    argv = ["--allow-missing"]
+    for out in ("a", "b"):
+        assert main(["eval", "--gt", f"D1={copy / 'D1' / 'gt'}", "--pred", f"u8={copy / 'D1' / 'u8'}",
+                     "--pred", f"rgba={copy / 'D1' / 'rgba'}", "--out", str(tmp_path / out), *METRICS, *FAST,
+                     *argv, "--cache", str(tmp_path / "cache")]) == 0
+    assert scored[1] == []
+    document = json.loads((tmp_path / "b" / "results.json").read_text())
+    assert [e["file"] for e in document["unreadable"]] == ["img_01.png"]
+    assert (tmp_path / "a" / "results.json").read_bytes() == (tmp_path / "b" / "results.json").read_bytes()
+
+
+def test_cache_files_follow_the_umask(data, tmp_path):
+    previous = os.umask(0o027)
+    try:
+        assert _eval(data, tmp_path / "a", tmp_path / "cache") == 0
+    finally:
+        os.umask(previous)
+    files = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
+    assert files and all(stat.S_IMODE(p.stat().st_mode) == 0o640 for p in files)
