@@ -5,9 +5,9 @@ The key of a job (dataset x method) is a BLAKE2b digest of everything its number
 versions, the device type, the protocol, task and every scoring option of :class:`~nobg_metrics.cli.runner.RunOptions`
 (not the decoding workers, progress bars or ``--allow-missing``; ``--batch-size`` only with ``--no-per-image``),
 the job's metric names, its dataset and method names, and per item its name and the BLAKE2b digest of the bytes of
-every file it names (gt, prediction, trimap, RGB image). A job whose key has an entry is not scored: its values,
-image counts, per-image rows, curves and unreadable entries come from the entry (``missing`` / ``extra`` /
-``not_scored`` come from the folder listing, done every run).
+every file it names (gt, prediction, trimap; the RGB image only for metrics that read it). A job whose key has an
+entry is not scored: its values, image counts, per-image rows, curves and unreadable entries come from the entry
+(``missing`` / ``extra`` / ``not_scored`` come from the folder listing, done every run).
 
 Layout of ``DIR``::
 
@@ -231,8 +231,12 @@ class JobCache:
 
     def _key(self, job: Any, job_names: list[str], settings: dict[str, Any]) -> str | None:
         """The job's key, or None when one of its files cannot be read (then it is scored, and not stored)."""
+        from nobg_metrics.collection import IMAGE_NAMES
+
+        reads_image = any(name in IMAGE_NAMES for name in job_names)  # an unread RGB image changes no number
         try:
-            items = [[item.name, *((f, self.digests.digest(p)) for f, p in _files(item))] for item in job.items]
+            items = [[item.name, *((f, self.digests.digest(p)) for f, p in _files(item)
+                                   if f != "image" or reads_image)] for item in job.items]
         except OSError:
             return None
         material = {**settings, "dataset": job.dataset, "method": job.method, "has_trimap": job.has_trimap,

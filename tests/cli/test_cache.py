@@ -122,8 +122,8 @@ def test_a_cache_inside_an_input_folder_is_refused(data, tmp_path, capsys):
 
 def test_matting_jobs_with_and_without_trimaps_fill_the_columns_of_a_whole_run(tmp_path, scored):
     """P3M's trimap columns exist only where a trimap does: a cached trimap job adds them back."""
-    make_matting_dataset(tmp_path / "M", methods=("A", "B"))
-    make_matting_dataset(tmp_path / "N", methods=("A",), seed=3)
+    make_matting_dataset(tmp_path / "M", methods=("A", "B"), count=3)
+    make_matting_dataset(tmp_path / "N", methods=("A",), count=2, seed=3)
     config = tmp_path / "run.json"
     datasets = {"M": {"gt": str(tmp_path / "M" / "alpha"), "trimap": str(tmp_path / "M" / "trimaps")},
                 "N": {"gt": str(tmp_path / "N" / "alpha")}}
