@@ -14,10 +14,12 @@ Schema of ``results.json`` (docs/cli.md "Outputs")::
      "missing": [{"dataset", "method", "file", "reason"}], "unreadable": [...], "extra": [...],
      "not_scored": [...], "resized": total number of resized predictions}
 
-Tables: one per dataset, methods as rows, best value of each column in bold (ties all bold, compared
-at the printed precision), ↑/↓ after each metric name. The matting protocols print each value in its
-benchmark's units with the unit in the header (``SAD (÷1000)``; :data:`~nobg_metrics.cli.protocols.PRINTED`),
-the BiRefNet protocol its own columns, order and rounding; ``results.json`` keeps the raw values.
+Tables (which files: :mod:`nobg_metrics.cli.tables`; docs/tables.md): one per dataset, methods as rows, best value
+of each column in bold (ties all bold, compared at the printed precision), ↑/↓ after each metric name. Matting
+measures print in their benchmark's units with the unit in the header (``SAD (÷1000)``;
+:data:`~nobg_metrics.cli.protocols.PRINTED`) — in a ``--task sod`` run in a table of their own, never beside the
+SOD columns — HCE as an integer, the BiRefNet protocol its own columns, order and rounding; ``results.json`` keeps
+the raw values. :func:`write_xlsx` writes a workbook with the standard library (the combined table's XLSX).
 """
 
 from __future__ import annotations

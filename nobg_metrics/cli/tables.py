@@ -124,6 +124,12 @@ def check_aliases(aliases: Aliases, datasets: list[str], methods: list[str], whe
             shown[printed] = name
 
 
+def check_plan_aliases(args: argparse.Namespace, plan: Any) -> None:
+    """``--aliases`` checked against the run's plan before scoring (a misspelt name never costs a run)."""
+    if getattr(args, "aliases", None) is not None:
+        check_aliases(read_aliases(args.aliases), [dataset.name for dataset in plan.datasets], list(plan.methods))
+
+
 # ---------------------------------------------------------------------------------------------- the model
 def ranks(values: list[float | None], higher: bool | None) -> list[int]:
     """Top-1/2/3 of a column (0: unmarked): dense ranks of the distinct printed values, best first; ties share a
@@ -256,7 +262,7 @@ def combined_latex(tables: list[Combined], aliases: Aliases, transpose: bool = F
     """The combined tables as booktabs ``tabular``s; top-1/2/3 via ``\\first``/``\\second``/``\\third``."""
     note = ("% needs \\usepackage{booktabs}; top-1/2/3 are \\first, \\second, \\third (define them first to "
             "restyle, e.g. \\newcommand{\\first}[1]{\\textcolor{red}{#1}})")
-    parts = [note, *RANK_LATEX_DEFAULTS]
+    parts = ["\n".join([note, *RANK_LATEX_DEFAULTS])]
     for table in tables:
         labels = [f"{tex}{_arrow(up, True)}" for _, _, tex, up in table.columns]
         lines = [r"\begin{table}[t]", r"\centering", f"\\caption{{{table.title.capitalize() or 'Results'}}}"]
