@@ -1,7 +1,7 @@
 """Curves per dataset, one line per method: PR, ROC and F / E / IoU / Dice / BIoU against the threshold (curves.png, .pdf).
 
 One figure: a row per dataset, a column per curve kind (:data:`~nobg_metrics.cli.curve_data.KINDS`) that the
-run's metrics provide, one shared legend outside the axes. The lines are the saved mean per-image curves
+run's metrics provide, one shared legend outside the axes (in a margin of its own). The lines are the saved mean per-image curves
 (:mod:`nobg_metrics.cli.curve_data`). Style: :func:`load_style` (a YAML/JSON file, ``--plot-style``; every key
 is checked, a wrong one is named with the closest valid one) and ``--highlight`` (own methods thick, solid, on
 top; the others thinner and muted). Needs matplotlib (the ``plot`` extra), imported only when drawing; the
@@ -225,6 +225,7 @@ def draw_figure(entries: list[CurveEntry], kinds: Sequence[str] | None = None, s
     """
     import numpy as np
     from matplotlib import rc_context
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     style = style or Style()
@@ -237,6 +238,7 @@ def draw_figure(entries: list[CurveEntry], kinds: Sequence[str] | None = None, s
     size = style.figure_size or (style.panel_size[0] * cols, style.panel_size[1] * rows)
     with rc_context({"font.size": style.font_size}):
         figure = Figure(figsize=size, dpi=style.dpi)
+        FigureCanvasAgg(figure)  # a renderer for the layout without a dummy print of the whole figure
         axes = figure.subplots(rows, cols, squeeze=False)
         handles: dict[str, Any] = {}
         order = sorted(range(len(methods)), key=lambda i: methods[i] in highlight)  # own methods drawn last
@@ -268,24 +270,29 @@ def draw_figure(entries: list[CurveEntry], kinds: Sequence[str] | None = None, s
                     axis.text(0.5, 0.5, "not computed", ha="center", va="center", transform=axis.transAxes)
         if not datasets or not kinds:
             axes[0][0].text(0.5, 0.5, "no curves", ha="center", va="center")
-        figure.tight_layout()
         legend = style.legend
         shown = [m for m in methods if m in handles]
+        room = (0.0, 0.0, 1.0, 1.0)  # the axes' share of the figure: the legend gets the rest
         if shown:
-            where = {"loc": "center left", "bbox_to_anchor": (1.0, 0.5)} if legend["location"] == "right" else \
-                {"loc": "upper center", "bbox_to_anchor": (0.5, 0.0)}
-            figure.legend([handles[m] for m in shown], [looks[m]["label"] for m in shown], ncol=legend["columns"],
-                          fontsize=legend["font_size"], frameon=False, **where)
+            right = legend["location"] == "right"
+            where = {"loc": "center right", "bbox_to_anchor": (1.0, 0.5)} if right else \
+                {"loc": "lower center", "bbox_to_anchor": (0.5, 0.0)}
+            artist = figure.legend([handles[m] for m in shown], [looks[m]["label"] for m in shown],
+                                   ncol=legend["columns"], fontsize=legend["font_size"], frameon=False, **where)
+            box = artist.get_window_extent(figure.canvas.get_renderer())
+            room = (0.0, 0.0, 1.0 - box.width / figure.bbox.width, 1.0) if right else \
+                (0.0, box.height / figure.bbox.height, 1.0, 1.0)
+        figure.tight_layout(rect=room)
     return figure
 
 
 def save_figure(figure: Any, path: Path, style: Style | None = None) -> None:
-    """Save (format from the extension), the outside legend included (``bbox_inches="tight"``)."""
+    """Save at the figure's size (format from the extension); the legend has its own margin (:func:`draw_figure`)."""
     style = style or Style()
     from matplotlib import rc_context
 
     with rc_context({"font.size": style.font_size}):
-        figure.savefig(path, format=Path(path).suffix.lstrip("."), dpi=style.dpi, bbox_inches="tight")
+        figure.savefig(path, format=Path(path).suffix.lstrip("."), dpi=style.dpi)
 
 
 def figure_writers(entries: list[CurveEntry], args: Any, formats: Sequence[str],
