@@ -148,6 +148,9 @@ def curve_entries(jobs: list, scores: Any) -> list[CurveEntry]:
     entries = []
     for job in jobs:
         curves = scores.curves.get(job.index)
+        if curves is not None and "values" not in curves:  # the earlier flat {precision, recall, f_measure, thresholds}
+            curves = {"thresholds": curves["thresholds"], "sources": {k: "" for k in curves if k != "thresholds"},
+                      "values": {k: v for k, v in curves.items() if k != "thresholds"}}
         if curves is not None and scores.images.get(job.index, 0) > 0:
             entries.append({"dataset": job.dataset, "method": job.method, **curves})
     return entries

@@ -265,3 +265,15 @@ def test_collect_curves_reads_each_shared_state_once_and_equals_the_metrics() ->
         assert values == expected[measure].tolist(), measure
     assert curves["thresholds"] == expected["thresholds"].tolist()
     assert curve_data.collect_curves({"mae": members["mae"]}) is None
+
+
+def test_curves_of_the_earlier_flat_form_are_still_saved() -> None:
+    from types import SimpleNamespace
+
+    from nobg_metrics.cli.jobs import Job
+
+    flat = {"precision": [1.0, 0.5], "recall": [0.0, 1.0], "f_measure": [0.0, 0.6], "thresholds": [1.0, 0.0]}
+    scores = SimpleNamespace(curves={0: flat, 1: flat}, images={0: 3, 1: 0})
+    (entry,) = curve_data.curve_entries([Job(0, "D", "M"), Job(1, "D", "N")], scores)  # N scored no image
+    assert entry["values"] == {k: flat[k] for k in ("precision", "recall", "f_measure")}
+    assert entry["thresholds"] == [1.0, 0.0] and entry["method"] == "M"
