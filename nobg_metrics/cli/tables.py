@@ -190,8 +190,6 @@ def combined_tables(document: dict[str, Any], digits: int | None, aliases: Alias
         for (name, label, _), up in zip(columns, higher):
             markdown, latex = paper_label(name)
             unit = label[len(label.split(" (")[0]):] if label.endswith(")") and " (" in label else ""
-            if document["protocol"] == "birefnet":
-                markdown, latex = label, label  # BiRefNet's own field names
             labels.append((name, markdown + unit, latex + unit.replace("÷", r"$\div$").replace("×", r"$\times$"), up))
         text = {(m, d): [cell_text(fmt, results[m, d]["metrics"].get(n), d) if (m, d) in results else "-"
                          for n, _, fmt in columns] for m in methods for d in datasets}

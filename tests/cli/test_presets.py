@@ -13,7 +13,7 @@ from nobg_metrics.cli.main import main
 from nobg_metrics.cli.names import PRESET_NAMES
 from nobg_metrics.cli.parser import build_parser
 from nobg_metrics.cli.presets import PRESETS, apply_preset
-from nobg_metrics.cli.protocols import BIREFNET_COLUMNS, DIM_METRICS, P3M_METRICS
+from nobg_metrics.cli.protocols import BIREFNET_COLUMNS, DIM_METRICS
 from tests.cli.folders import make_dataset, make_matting_dataset, read_results
 
 FAST = ["--workers", "0", "--quiet", "--no-plots", "--procs", "1"]
@@ -118,8 +118,3 @@ def test_preset_matting_end_to_end(folders, tmp_path):
     assert (document["task"], document["protocol"], document["metrics"]) == ("matting", "dim", list(DIM_METRICS))
     assert "| **method** | SAD (÷1000) ↓ | MSE (×1000) ↓ | Grad (÷1000) ↓ | Conn (÷1000) ↓ |" in \
         (out / "combined.md").read_text()
-    out = tmp_path / "p3m"
-    assert main(["eval", "--preset", "matting", "--protocol", "p3m", "--gt", str(data / "alpha"), "--pred",
-                 str(data / "A"), "--out", str(out), *FAST]) == 0
-    assert read_results(out)["metrics"] == [n for n in P3M_METRICS if "trimap" not in n and "_fg" not in n
-                                            and "_bg" not in n]

@@ -150,6 +150,15 @@ def test_a_sod_table_prints_its_matting_measures_apart_in_their_units():
     assert "(matting measures)" not in markdown_table(matting_run)
 
 
+def test_a_birefnet_run_keeps_its_rounding_with_paper_names_and_marks():
+    document = _document({("DIS-VD", m): {"f_measure_max": f, "birefnet_hce": h}
+                          for m, f, h in (("A", 0.91249, 1016.4), ("B", 0.9, 980.6), ("C", 0.8, 1200.0))})
+    document.update(protocol="birefnet", task="DIS5K", higher_is_better={"f_measure_max": True, "birefnet_hce": False})
+    md = combined_markdown(combined_tables(document, None, Aliases()), Aliases())
+    assert "| **method** | F^max_β ↑ | HCE_γ ↓ |" in md
+    assert "| A | **.912** | <ins>1016</ins> |" in md and "| B | <ins>.900</ins> | **981** |" in md
+
+
 def _cells(sheet_xml: bytes) -> dict[str, tuple[str, str | None, str]]:
     """``ref -> (value, type, style)`` of a SpreadsheetML sheet."""
     ns = {"x": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
