@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "0: decode in the scoring process)")
     where.add_argument("--no-per-image", action="store_true",
                        help="skip per_image.csv; score equal-size images as one batched update")
-    where.add_argument("--no-plots", action="store_true", help="skip curves.png / curves.pdf")
+    where.add_argument("--no-plots", action="store_true", help="skip curves.png / curves.pdf (the curve data, curves.npz / curves.csv, is still saved)")
     where.add_argument("--quiet", action="store_true", help="no progress bars and no table on the console")
     # each output's own flags live beside its code (all importable without torch)
     presets.add_arguments(what)

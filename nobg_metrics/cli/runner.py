@@ -306,23 +306,6 @@ def _merge(target: dict[str, Metric], scratch: dict[str, Metric]) -> None:
         metric._update_count += 1  # merged data counts as an update (no "compute before update" warning)
 
 
-def _synced_curves(metric: Metric) -> dict[str, list[float]] | None:
-    """Mean precision/recall/F curves of a metric offering ``curves()``, summed over ranks."""
-    curves_fn = getattr(metric, "curves", None)
-    if not callable(curves_fn):
-        return None
-    with metric.sync_context(should_sync=metric.sync_on_compute and world()[1] > 1):
-        curves = curves_fn()
-    get = (lambda key: curves[key]) if isinstance(curves, dict) else (lambda key: getattr(curves, key))
-    out = {}
-    for key in ("precision", "recall", "f_measure", "thresholds"):
-        try:
-            out[key] = [float(v) for v in get(key).double().cpu()]
-        except (AttributeError, KeyError):
-            return None
-    return out
-
-
 def score(jobs: list[Job], options: RunOptions, device: torch.device) -> Scores:
     """Score every job's items (this rank's share of them) and return the complete, gathered scores."""
     names, skipped = resolve_metrics(options.tier, options.metrics, options.protocol, options.task)
