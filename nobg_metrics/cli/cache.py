@@ -226,8 +226,11 @@ class JobCache:
         device = getattr(self.args, "device", "auto")
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
+        from nobg_metrics.cli import curve_data
+
         return {"format": FORMAT, "version": nobg_metrics.__version__, "torch": torch.__version__,
-                "device": device, "options": options, "skipped": skipped}
+                "curves": getattr(curve_data, "VERSION", None), "device": device, "options": options,
+                "skipped": skipped}
 
     def _key(self, job: Any, job_names: list[str], settings: dict[str, Any]) -> str | None:
         """The job's key, or None when one of its files cannot be read (then it is scored, and not stored)."""
