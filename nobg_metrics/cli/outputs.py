@@ -8,7 +8,7 @@ run leaves the previous outputs as they were. :class:`OutputLock` holds ``--out/
 
 Schema of ``results.json`` (docs/cli.md "Outputs")::
 
-    {"version", "protocol", "task", "tier", "metrics": [names], "skipped_metrics": [names],
+    {"version", "protocol", "task", "tier", "preset" (with --preset), "metrics": [names], "skipped_metrics": [names],
      "higher_is_better": {name: bool}, "printed": {name: {"label", "scale"}} (matting protocols),
      "results": [{"dataset", "method", "images", "resized", "metrics": {name: value or null}}],
      "missing": [{"dataset", "method", "file", "reason"}], "unreadable": [...], "extra": [...],
@@ -66,9 +66,11 @@ def _clean(value: float) -> float | None:
     return None if value is None or not math.isfinite(value) else value
 
 
-def results_document(jobs: list[Job], scores: Scores, protocol: str, tier: str, task: str = "sod") -> dict[str, Any]:
-    """The ``results.json`` object (raw values; ``printed`` says how the tables scale each matting metric)."""
-    return {
+def results_document(jobs: list[Job], scores: Scores, protocol: str, tier: str, task: str = "sod",
+                     preset: str | None = None) -> dict[str, Any]:
+    """The ``results.json`` object (raw values; ``printed`` says how the tables scale each matting metric; ``preset``:
+    the run's ``--preset``, absent without one)."""
+    return {**({"preset": preset} if preset is not None else {}),
         "version": nobg_metrics.__version__,
         "protocol": protocol,
         "task": task,
