@@ -115,8 +115,13 @@ def percentile_interval(means: np.ndarray, alpha: float) -> tuple[float, float]:
 
 
 def bootstrap_means(values: np.ndarray, rng: np.random.Generator, resamples: int) -> np.ndarray:
-    """:math:`(B,)` means of ``values`` (:math:`(n,)`) over the rows of the index matrix."""
-    return np.concatenate([values[idx].mean(axis=-1) for idx in resample_indices(rng, values.size, resamples)])
+    """Means of ``values`` over the rows of one index matrix: :math:`(n,) \\to (B,)`, or :math:`(M, n) \\to (M, B)`
+    (M metrics of the same images resampled together, by the same draws)."""
+    table = np.atleast_2d(values)
+    parts = [np.stack([row[idx].mean(axis=-1) for row in table])
+             for idx in resample_indices(rng, table.shape[1], resamples)]
+    means = np.concatenate(parts, axis=1)
+    return means[0] if values.ndim == 1 else means
 
 
 def bootstrap_interval(values: np.ndarray, rng: np.random.Generator, resamples: int,
@@ -130,18 +135,53 @@ def bootstrap_interval(values: np.ndarray, rng: np.random.Generator, resamples: 
     return percentile_interval(bootstrap_means(values, rng, resamples), alpha)
 
 
+def _job_intervals(values: dict[str, dict[str, float]], rng_key: tuple, resamples: int,
+                   alpha: float) -> dict[str, list[float]]:
+    """``metric -> interval`` of one job (``values``: metric -> image -> value): the metrics scored on the same
+    images share one index matrix, drawn by a fresh ``generator(*rng_key)`` per image set (so each interval is
+    ``bootstrap_interval(its values in image-name order, generator(*rng_key), ...)``)."""
+    by_images: dict[tuple[str, ...], list[str]] = {}
+    for metric, own in values.items():
+        if own:
+            by_images.setdefault(tuple(sorted(own)), []).append(metric)
+    intervals = {}
+    for images, metrics in by_images.items():
+        table = np.array([[values[metric][image] for image in images] for metric in metrics])
+        means = bootstrap_means(table, generator(*rng_key), resamples)
+        for metric, row in zip(metrics, means):
+            intervals[metric] = list(percentile_interval(row, alpha))
+    return intervals
+
+
 def _sign_matrices(n: int, permutations: int, rng: np.random.Generator) -> tuple[Iterator[np.ndarray], bool]:
+    """:math:`(rows, n)` float ±1 batches: all :math:`2^n` sign vectors (exact), else ``permutations`` random ones
+    (each sign one bit of ``rng.integers(0, 256, uint8)``: 8 signs per byte drawn)."""
     rows = batch_rows(n)
     if n <= 62 and (1 << n) <= permutations:  # every sign vector once (the identity among them)
         bits = np.arange(n, dtype=np.int64)
         return (1.0 - 2.0 * ((np.arange(s, min(s + rows, 1 << n), dtype=np.int64)[:, None] >> bits) & 1)
                 for s in range(0, 1 << n, rows)), True
-    return (1.0 - 2.0 * rng.integers(0, 2, (min(rows, permutations - s), n))
-            for s in range(0, permutations, rows)), False
+    width = (n + 7) // 8
+    return (1.0 - 2.0 * np.unpackbits(rng.integers(0, 256, (min(rows, permutations - s), width), dtype=np.uint8),
+                                      axis=1, count=n) for s in range(0, permutations, rows)), False
+
+
+def sign_flip_tests(differences: np.ndarray, permutations: int, rng: np.random.Generator) -> tuple[np.ndarray, bool]:
+    """:func:`sign_flip_test` of each row of ``differences`` (:math:`(T, n)`) on one shared set of sign vectors
+    (one matrix product per batch); returns ``(p of shape (T,), exact)``."""
+    observed = np.abs(differences.sum(axis=1))
+    threshold = observed - 1e-12 * np.abs(differences).sum(axis=1)
+    batches, exact = _sign_matrices(differences.shape[1], permutations, rng)
+    reached = np.zeros(differences.shape[0], dtype=np.int64)
+    for signs in batches:
+        reached += (np.abs(signs @ differences.T) >= threshold).sum(axis=0)
+    if exact:
+        return reached / float(1 << differences.shape[1]), True
+    return (1 + reached) / (1 + permutations), False
 
 
 def sign_flip_test(differences: np.ndarray, permutations: int, rng: np.random.Generator) -> tuple[float, bool]:
-    """Two-sided paired sign-flip test of ``mean(differences) == 0``; returns ``(p, exact)``.
+    """Two-sided paired sign-flip test of ``mean(differences) == 0`` (:math:`(n,)`); returns ``(p, exact)``.
 
     Statistic :math:`S = |\\sum_i d_i|`; under H0 each :math:`d_i` is symmetric about 0, so every sign
     vector :math:`\\varepsilon \\in \\{\\pm 1\\}^n` is equally likely. Exact: :math:`p = \\#\\{\\varepsilon:
@@ -152,13 +192,8 @@ def sign_flip_test(differences: np.ndarray, permutations: int, rng: np.random.Ge
         >>> sign_flip_test(np.array([1.0, 2.0, 3.0, 4.0]), 10000, generator(0))
         (0.125, True)
     """
-    observed = abs(float(differences.sum()))
-    slack = 1e-12 * float(np.abs(differences).sum())
-    batches, exact = _sign_matrices(differences.size, permutations, rng)
-    reached = sum(int((np.abs(signs @ differences) >= observed - slack).sum()) for signs in batches)
-    if exact:
-        return reached / (1 << differences.size), True
-    return (1 + reached) / (1 + permutations), False
+    p, exact = sign_flip_tests(differences[None, :], permutations, rng)
+    return float(p[0]), exact
 
 
 def holm(p_values: list[float]) -> list[float]:
@@ -188,21 +223,39 @@ def ranks_with_ties(values: dict[str, float], better: set[tuple[str, str]], high
     return [{"method": m, "value": values[m], "rank": 1 + sum((o, m) in better for o in values)} for m in order]
 
 
-def _pairs(dataset: str, metric: str, values: dict[str, dict[str, float]], higher: bool, seed: int,
-           permutations: int, alpha: float) -> list[dict[str, Any]]:
-    """Every pair of methods (plan order) tested on the images scored for both; Holm over the pairs."""
+def _pair_entries(values: dict[str, dict[str, float]]) -> tuple[list[dict[str, Any]], list[tuple]]:
+    """Every pair of methods (plan order) on the images scored for both (by name); ``(entries, [(entry, images,
+    differences)])`` for the pairs to test."""
     methods = list(values)
-    pairs = []
+    pairs, pending = [], []
     for i, a in enumerate(methods):
         for b in methods[i + 1:]:
-            common = sorted(image for image in values[a] if image in values[b])  # draws: by name, not row order
+            common = tuple(sorted(image for image in values[a] if image in values[b]))  # by name, not row order
             entry: dict[str, Any] = {"a": a, "b": b, "images": len(common), "mean_difference": None,
                                      "p_value": None, "exact": None}
             if common:
                 differences = np.array([values[a][image] - values[b][image] for image in common])
-                p, exact = sign_flip_test(differences, permutations, generator(seed, dataset, metric, a, b))
-                entry.update(mean_difference=float(differences.mean()), p_value=p, exact=exact)
+                entry["mean_difference"] = float(differences.mean())
+                pending.append((entry, common, differences))
             pairs.append(entry)
+    return pairs, pending
+
+
+def _test_pending(pending: list[tuple], dataset: str, seed: int, permutations: int) -> None:
+    """Fill ``p_value`` / ``exact``: the pairs with the same images share one set of sign vectors (seeded by the
+    dataset and the image names), tested in one batch."""
+    by_images: dict[tuple[str, ...], list[tuple]] = {}
+    for entry, common, differences in pending:
+        by_images.setdefault(common, []).append((entry, differences))
+    for common, tests in by_images.items():
+        rng = generator(seed, dataset, "\n".join(common))
+        p, exact = sign_flip_tests(np.stack([d for _, d in tests]), permutations, rng)
+        for (entry, _), value in zip(tests, p):
+            entry.update(p_value=float(value), exact=exact)
+
+
+def _decide(pairs: list[dict[str, Any]], higher: bool, alpha: float) -> None:
+    """Holm over one metric's pairs; ``significant`` and the ``better`` method of each pair."""
     tested = [pair for pair in pairs if pair["p_value"] is not None]
     for pair, adjusted in zip(tested, holm([pair["p_value"] for pair in tested])):
         pair["p_holm"] = adjusted
@@ -212,7 +265,6 @@ def _pairs(dataset: str, metric: str, values: dict[str, dict[str, float]], highe
         pair["significant"] = significant
         pair["better"] = None if not significant else pair["a"] if (pair["mean_difference"] > 0) == higher \
             else pair["b"]
-    return pairs
 
 
 def worst_images(document: dict[str, Any], grouped: Grouped, k: int) -> list[dict[str, Any]]:
@@ -239,27 +291,31 @@ def run_statistics(document: dict[str, Any], rows: list[dict[str, Any]], resampl
     datasets = []
     for dataset in dict.fromkeys(r["dataset"] for r in document["results"]):
         results = [r for r in document["results"] if r["dataset"] == dataset]
-        metrics = {}
+        values = {metric: {r["method"]: finite_values(grouped, dataset, r["method"], metric) for r in results}
+                  for metric in resampled}
+        intervals = {} if resamples <= 0 else {r["method"]: _job_intervals(
+            {m: values[m][r["method"]] for m in resampled if r["metrics"].get(m) is not None},
+            (seed, dataset, r["method"]), resamples, alpha) for r in results}
+        metrics, pending = {}, []
         for metric in resampled:
-            values = {r["method"]: finite_values(grouped, dataset, r["method"], metric) for r in results}
-            methods = {}
-            for r in results:
-                own, value = values[r["method"]], r["metrics"].get(metric)
-                interval = None
-                if resamples > 0 and own and value is not None:
-                    ordered = np.array([own[image] for image in sorted(own)])  # draws: by name, not row order
-                    interval = list(bootstrap_interval(ordered,
-                                                       generator(seed, dataset, r["method"], metric), resamples, alpha))
-                methods[r["method"]] = {"value": value, "images": len(own), "ci": interval}
+            methods = {r["method"]: {"value": r["metrics"].get(metric), "images": len(values[metric][r["method"]]),
+                                     "ci": intervals.get(r["method"], {}).get(metric)} for r in results}
             entry: dict[str, Any] = {"methods": methods, "pairs": [], "ranking": []}
             higher = document["higher_is_better"].get(metric)
             if higher is not None:
-                entry["pairs"] = _pairs(dataset, metric, values, higher, seed, permutations, alpha)
-                better = {(p["better"], p["b"] if p["better"] == p["a"] else p["a"])
-                          for p in entry["pairs"] if p["better"] is not None}
-                shown = {m: v["value"] for m, v in methods.items() if v["value"] is not None}
-                entry["ranking"] = ranks_with_ties(shown, better, higher)
+                entry["pairs"], own_pending = _pair_entries(values[metric])
+                pending += own_pending
             metrics[metric] = entry
+        _test_pending(pending, dataset, seed, permutations)
+        for metric, entry in metrics.items():
+            higher = document["higher_is_better"].get(metric)
+            if higher is None:
+                continue
+            _decide(entry["pairs"], higher, alpha)
+            better = {(p["better"], p["b"] if p["better"] == p["a"] else p["a"])
+                      for p in entry["pairs"] if p["better"] is not None}
+            shown = {m: v["value"] for m, v in entry["methods"].items() if v["value"] is not None}
+            entry["ranking"] = ranks_with_ties(shown, better, higher)
         datasets.append({"dataset": dataset, "metrics": metrics})
     return {
         "seed": seed, "alpha": alpha,

@@ -67,7 +67,7 @@ def test_intervals_are_recomputed_from_per_image_csv(run: Path):
             own = sorted((r["image"], float(r[metric])) for r in rows if r["method"] == result["method"] and r[metric])
             values = np.array([v for _, v in own])
             assert abs(result["metrics"][metric] - values.mean()) <= 1e-12
-            expected = bootstrap_interval(values, generator(5, dataset, result["method"], metric), 300, 0.05)
+            expected = bootstrap_interval(values, generator(5, dataset, result["method"]), 300, 0.05)
             assert tuple(entry["metrics"][metric]["methods"][result["method"]]["ci"]) == expected
 
 

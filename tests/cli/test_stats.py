@@ -172,7 +172,7 @@ def test_winner_and_identical_methods_in_run_statistics():
     assert {r["method"]: r["rank"] for r in entry["ranking"]} == {"A": 1, "B": 2, "C": 2}
     low, high = entry["methods"]["A"]["ci"]
     assert low <= entry["methods"]["A"]["value"] <= high
-    assert (low, high) == bootstrap_interval(np.array(base) + 0.3, generator(3, "D", "A", "s_measure"), 200, 0.05)
+    assert (low, high) == bootstrap_interval(np.array(base) + 0.3, generator(3, "D", "A"), 200, 0.05)
 
 
 def test_lower_is_better_flips_the_winner_and_pairs_use_common_images():
