@@ -95,6 +95,11 @@ def test_combined_latex_paper_names_marks_and_transpose():
     assert r"Dataset & Metric & A & B & C & D \\" in transposed
     assert r"DUTS-TE & MAE $\downarrow$ & \second{0.040} & \third{0.050} & \first{0.030} & 0.060 \\" in transposed
     assert r" & $S_\alpha$ $\uparrow$ & \first{0.900} & \second{0.880} & \third{0.850} & 0.800 \\" in transposed
+    for text, columns in ((tex, 5), (transposed, 6)):  # well formed: balanced braces, full rows
+        assert text.count("{") == text.count("}")
+        body = text[text.index(r"\toprule"):text.index(r"\bottomrule")]
+        rows = [line for line in body.splitlines() if line.endswith(r"\\") and "multicolumn" not in line]
+        assert rows and all(line.count("&") == columns - 1 for line in rows)
     md = combined_markdown(combined_tables(FOUR, None, Aliases()), Aliases(), transpose=True)
     assert "| dataset | metric | A | B | C | D |" in md and "| ECSSD | MAE ↓ | 0.030† | 0.030 | - | - |" in md
 
