@@ -163,3 +163,24 @@ def test_cache_files_follow_the_umask(data, tmp_path):
         os.umask(previous)
     files = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
     assert files and all(stat.S_IMODE(p.stat().st_mode) == 0o640 for p in files)
+
+
+@pytest.mark.slow
+def test_ranks_of_procs_agree_and_only_new_jobs_are_scored(data, tmp_path):
+    """``--procs 2``: every rank looks the jobs up, rank 0 stores; the second run scores nothing (its note)."""
+    import subprocess
+    import sys
+
+    def run(out: str, methods: tuple[str, ...]) -> str:
+        preds = [a for m in methods for a in ("--pred", f"{m}={data / 'D1' / m}")]
+        argv = [sys.executable, "-m", "nobg_metrics", "eval", "--gt", f"D1={data / 'D1' / 'gt'}", *preds, *METRICS,
+                "--workers", "0", "--quiet", "--no-plots", "--procs", "2", "--cache", str(tmp_path / "cache"),
+                "--out", str(tmp_path / out)]
+        result = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr
+        return result.stderr
+
+    assert "0 of 2 jobs unchanged" in run("a", ("u8", "rgba"))
+    assert run("b", ("u8", "rgba")).count("2 of 2 jobs unchanged") == 1  # said once (rank 0)
+    assert "2 of 3 jobs unchanged" in run("c", ("u8", "rgba", "u16"))
+    assert (tmp_path / "a" / "results.json").read_bytes() == (tmp_path / "b" / "results.json").read_bytes()
