@@ -77,10 +77,16 @@ def report_writers(document: dict[str, Any], rows: list[dict[str, Any]], jobs: l
     return writers
 
 
-def _value(value: float | None) -> str:
-    from nobg_metrics.cli.outputs import format_value
+def _cells(document: dict[str, Any]) -> dict[str, tuple[str, Callable[[float | None], str]]]:
+    """``metric -> (title, formatter)`` as the run's tables print them: the matting protocols' labels, units and
+    scales (``SAD (÷1000) ↓``), BiRefNet's column names; plain names and ``format_value`` otherwise."""
+    from nobg_metrics.cli.outputs import format_value, table_columns
 
-    return format_value(value)
+    protocol = document.get("protocol", "pysodmetrics")
+    columns = {name: (label, format_value if protocol == "birefnet" else formatter)
+               for name, label, formatter in table_columns({**document, "protocol": protocol})}
+    return {name: (columns.get(name, (name, None))[0] + _arrow(document, name),
+                   columns.get(name, (name, format_value))[1]) for name in document["metrics"]}
 
 
 def _p(p: float | None) -> str:
@@ -91,8 +97,8 @@ def _arrow(document: dict[str, Any], metric: str) -> str:
     return {True: " ↑", False: " ↓"}.get(document["higher_is_better"].get(metric), "")
 
 
-def _interval(ci: list[float] | None) -> str:
-    return "-" if ci is None else f"[{_value(ci[0])}, {_value(ci[1])}]"
+def _interval(ci: list[float] | None, formatter: Callable[[float | None], str]) -> str:
+    return "-" if ci is None else f"[{formatter(ci[0])}, {formatter(ci[1])}]"
 
 
 def _pair_result(pair: dict[str, Any]) -> str:
@@ -108,8 +114,15 @@ def _metric_blocks(document: dict[str, Any], stats: dict[str, Any]):
             yield block["dataset"], metric, entry
 
 
+def _ranked(entry: dict[str, Any]) -> list[tuple[str, Any]]:
+    """``(method, rank or "-")`` best first; methods without a ranking (no direction, no value) after them."""
+    ranks = {r["method"]: r["rank"] for r in entry["ranking"]}
+    return [(m, ranks[m]) for m in ranks] + [(m, "-") for m in entry["methods"] if m not in ranks]
+
+
 def stats_markdown(document: dict[str, Any], stats: dict[str, Any]) -> str:
     """``stats.md``: per dataset and metric the intervals, the ranking and the pairwise tests; the worst images."""
+    cells = _cells(document)
     level = f"{100 * stats['bootstrap']['confidence']:g} %"
     intro = (f"Percentile bootstrap ({stats['bootstrap']['resamples']} resamples, {level}) of the mean over images; "
              f"paired sign-flip tests, Holm-corrected at alpha = {stats['alpha']:g}; seed {stats['seed']} "
@@ -118,25 +131,23 @@ def stats_markdown(document: dict[str, Any], stats: dict[str, Any]) -> str:
     for metric, reason in stats["not_resampled"].items():
         lines.append(f"- `{metric}` not resampled: {reason}")
     for dataset, metric, entry in _metric_blocks(document, stats):
-        lines += ["", f"## {dataset} — {metric}{_arrow(document, metric)}", "",
+        title, show = cells[metric]
+        lines += ["", f"## {dataset} — {title}", "",
                   "| rank | method | value | images | " + level + " interval |", "|---:|---|---:|---:|---|"]
-        ranks = {r["method"]: r["rank"] for r in entry["ranking"]}
-        order = [r["method"] for r in entry["ranking"]] or list(entry["methods"])
-        order += [m for m in entry["methods"] if m not in order]
-        for method in order:
+        for method, rank in _ranked(entry):
             own = entry["methods"][method]
-            lines.append(f"| {ranks.get(method, '-')} | {method} | {_value(own['value'])} | {own['images']} | "
-                         f"{_interval(own['ci'])} |")
+            lines.append(f"| {rank} | {method} | {show(own['value'])} | {own['images']} | {_interval(own['ci'], show)} |")
         if entry["pairs"]:
             lines += ["", "| a | b | images | mean a − b | p | p (Holm) | result |", "|---|---|---:|---:|---:|---:|---|"]
             for pair in entry["pairs"]:
-                lines.append(f"| {pair['a']} | {pair['b']} | {pair['images']} | {_value(pair['mean_difference'])} | "
+                lines.append(f"| {pair['a']} | {pair['b']} | {pair['images']} | {show(pair['mean_difference'])} | "
                              f"{_p(pair['p_value'])} | {_p(pair['p_holm'])} | {_pair_result(pair)} |")
-    lines += ["", "## Worst images", "", "| dataset | method | metric | worst images |", "|---|---|---|---|"]
+    lines += ["", f"## The {stats['worst_k']} worst images", "", "| dataset | method | metric | worst images |",
+              "|---|---|---|---|"]
     for worst in stats["worst"]:
-        listed = ", ".join(f"{w['image']} ({_value(w['value'])})" for w in worst["images"])
-        lines.append(f"| {worst['dataset']} | {worst['method']} | {worst['metric']}{_arrow(document, worst['metric'])} "
-                     f"| {listed or '-'} |")
+        title, show = cells[worst["metric"]]
+        listed = ", ".join(f"{w['image']} ({show(w['value'])})" for w in worst["images"])
+        lines.append(f"| {worst['dataset']} | {worst['method']} | {title} | {listed or '-'} |")
     return "\n".join(lines) + "\n"
 
 
@@ -176,33 +187,46 @@ def _figure(path: Path | None, kind: str) -> str:
 
 
 def _results_tables(document: dict[str, Any], stats: dict[str, Any]) -> list[str]:
+    """One table per dataset as table.md prints it (best of each column in bold), each interval under its value."""
+    cells = _cells(document)
     intervals = {(d, m, method): own["ci"] for d, m, entry in _metric_blocks(document, stats)
                  for method, own in entry["methods"].items()}
     names = document["metrics"]
+    head = "".join(f"<th>{html.escape(cells[n][0])}</th>" for n in names)
     parts = ['<h2 id="results">Results</h2>']
     for dataset in dict.fromkeys(r["dataset"] for r in document["results"]):
         results = [r for r in document["results"] if r["dataset"] == dataset]
+        shown = {(r["method"], n): cells[n][1](r["metrics"][n]) for r in results for n in names}
         best = {}
         for name in names:
             higher = document["higher_is_better"].get(name)
-            shown = [float(_value(r["metrics"][name])) for r in results if _value(r["metrics"][name]) != "-"]
-            if higher is not None and len(shown) > 1:
-                best[name] = max(shown) if higher else min(shown)
-        head = "".join(f"<th>{html.escape(n + _arrow(document, n))}</th>" for n in names)
-        parts += [f"<h3>{html.escape(dataset)}</h3>", f'<table class="results"><tr><th>method</th><th>images</th>{head}</tr>']
+            numbers = [float(shown[r["method"], name]) for r in results if _number(shown[r["method"], name])]
+            if higher is not None and len(numbers) > 1:
+                best[name] = max(numbers) if higher else min(numbers)
+        parts += [f"<h3>{html.escape(dataset)}</h3>",
+                  f'<table class="results"><tr><th>method</th><th>images</th>{head}</tr>']
         for r in results:
-            cells = []
+            row = []
             for name in names:
-                text, ci = _value(r["metrics"][name]), intervals.get((dataset, name, r["method"]))
-                bold = ' class="best"' if name in best and text != "-" and float(text) == best[name] else ""
-                extra = f'<span class="ci">{_interval(ci)}</span>' if ci else ""
-                cells.append(f"<td{bold}>{text}{extra}</td>")
-            parts.append(f"<tr><td>{html.escape(r['method'])}</td><td>{r['images']}</td>{''.join(cells)}</tr>")
+                text, ci = shown[r["method"], name], intervals.get((dataset, name, r["method"]))
+                bold = ' class="best"' if name in best and _number(text) and float(text) == best[name] else ""
+                extra = f'<span class="ci">{_interval(ci, cells[name][1])}</span>' if ci else ""
+                row.append(f"<td{bold}>{html.escape(text)}{extra}</td>")
+            parts.append(f"<tr><td>{html.escape(r['method'])}</td><td>{r['images']}</td>{''.join(row)}</tr>")
         parts.append("</table>")
     return parts
 
 
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return text not in ("nan", "inf", "-inf")
+
+
 def _statistics(document: dict[str, Any], stats: dict[str, Any]) -> list[str]:
+    cells = _cells(document)
     level = f"{100 * stats['bootstrap']['confidence']:g} %"
     intro = (f'<p class="note">Percentile bootstrap ({stats["bootstrap"]["resamples"]} resamples, {level} intervals) '
              "of the mean over images; paired sign-flip tests on the images scored for both methods, Holm-corrected "
@@ -212,22 +236,21 @@ def _statistics(document: dict[str, Any], stats: dict[str, Any]) -> list[str]:
     for metric, reason in stats["not_resampled"].items():
         parts.append(f'<p class="note"><code>{html.escape(metric)}</code> not resampled: {html.escape(reason)}</p>')
     for dataset, metric, entry in _metric_blocks(document, stats):
-        parts += [f"<h3>{html.escape(dataset)} — {html.escape(metric + _arrow(document, metric))}</h3>",
+        title, show = cells[metric]
+        parts += [f"<h3>{html.escape(dataset)} — {html.escape(title)}</h3>",
                   '<table class="ranking"><tr><th>method</th><th>rank</th><th>value</th><th>images</th>'
                   + f"<th>{level} interval</th></tr>"]
-        ranks = {r["method"]: r["rank"] for r in entry["ranking"]}
-        order = [r["method"] for r in entry["ranking"]] + [m for m in entry["methods"] if m not in ranks]
-        for method in order:
+        for method, rank in _ranked(entry):
             own = entry["methods"][method]
-            parts.append(f"<tr><td>{html.escape(method)}</td><td>{ranks.get(method, '-')}</td>"
-                         f"<td>{_value(own['value'])}</td><td>{own['images']}</td><td>{_interval(own['ci'])}</td></tr>")
+            parts.append(f"<tr><td>{html.escape(method)}</td><td>{rank}</td><td>{html.escape(show(own['value']))}</td>"
+                         f"<td>{own['images']}</td><td>{html.escape(_interval(own['ci'], show))}</td></tr>")
         parts.append("</table>")
         if entry["pairs"]:
             parts.append('<table class="pairs"><tr><th>a</th><th>b</th><th>images</th><th>mean a − b</th><th>p</th>'
                          "<th>p (Holm)</th><th>result</th></tr>")
             for pair in entry["pairs"]:
                 parts.append(f"<tr><td>{html.escape(pair['a'])}</td><td>{html.escape(pair['b'])}</td>"
-                             f"<td>{pair['images']}</td><td>{_value(pair['mean_difference'])}</td>"
+                             f"<td>{pair['images']}</td><td>{html.escape(show(pair['mean_difference']))}</td>"
                              f"<td>{_p(pair['p_value'])}</td><td>{_p(pair['p_holm'])}</td>"
                              f"<td>{html.escape(_pair_result(pair))}</td></tr>")
             parts.append("</table>")
@@ -237,12 +260,13 @@ def _statistics(document: dict[str, Any], stats: dict[str, Any]) -> list[str]:
 def _gallery(document: dict[str, Any], stats: dict[str, Any], jobs: list) -> list[str]:
     """Per job, each image among the worst of some metric once: its thumbnails and the metrics it is worst in."""
     items = {(job.dataset, job.method, item.name): item for job in jobs for item in job.items}
+    cells = _cells(document)
     per_job: dict[tuple[str, str], dict[str, list[str]]] = {}
     for worst in stats["worst"]:
         images = per_job.setdefault((worst["dataset"], worst["method"]), {})
+        title, show = cells[worst["metric"]]
         for w in worst["images"]:
-            images.setdefault(w["image"], []).append(f"{worst['metric']}{_arrow(document, worst['metric'])} "
-                                                     f"{_value(w['value'])}")
+            images.setdefault(w["image"], []).append(f"{title} {show(w['value'])}")
     intro = (f'<p class="note">The {stats["worst_k"]} worst images per method and metric (each image shown once per '
              "method, with the metrics it is among the worst in).</p>")
     parts = ['<h2 id="worst">Worst images</h2>', intro]

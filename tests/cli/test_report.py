@@ -18,7 +18,7 @@ from PIL import Image
 
 from nobg_metrics.cli.jobs import Item, Job
 from nobg_metrics.cli.main import EXIT_USAGE, main
-from nobg_metrics.cli.report import report_page, report_writers
+from nobg_metrics.cli.report import report_page, report_writers, stats_markdown
 from nobg_metrics.cli.stats import bootstrap_interval, generator, run_statistics
 from tests.cli.folders import make_dataset, read_results
 
@@ -167,3 +167,18 @@ def test_the_page_renders_in_headless_chromium(run: Path, tmp_path):
     assert loaded == images  # every base64 thumbnail and the curves decoded
     assert tables == expected.count("<table")
     assert "<h3>d — mae ↓</h3>" in result.stdout and ">tie (not significant)<" in result.stdout
+
+
+def test_matting_metrics_print_in_their_benchmark_units():
+    """``--protocol dim``: SAD prints as the tables print it (÷1000, 2 decimals), intervals and differences too."""
+    document = {"protocol": "dim", "metrics": ["sad"], "higher_is_better": {"sad": False},
+                "results": [{"dataset": "D", "method": m, "images": 4, "metrics": {"sad": 1000.0 * (2.5 + k)}}
+                            for k, m in enumerate("AB")]}
+    rows = [{"dataset": "D", "method": m, "image": f"i{i}", "sad": 1000.0 * (1 + i + k)}
+            for k, m in enumerate("AB") for i in range(4)]
+    stats = run_statistics(document, rows, resamples=20, worst_k=1)
+    text = stats_markdown(document, stats)
+    assert "## D — SAD (÷1000) ↓" in text and "| 1 | A | 2.50 | 4 | [" in text and "| -1.00 |" in text
+    assert "i3 (4.00)" in text  # A's worst image
+    page = report_page(document, stats, [])
+    assert "<th>SAD (÷1000) ↓</th>" in page and '<td class="best">2.50<span class="ci">[' in page
