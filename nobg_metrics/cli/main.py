@@ -292,7 +292,7 @@ def _run_locked(args: argparse.Namespace, plan: Plan, device) -> int:
         cache = JobCache(args, options)
         hits = cache.lookup(jobs)  # unchanged jobs of an earlier run (--cache): not scored again
         todo = [job for job in jobs if job.index not in hits]
-        scores = score(todo, options, device)
+        scores = score(todo, options, device, plan_jobs=jobs)
         cache.fill(scores, hits, jobs)
         if scores.unreadable and not skip_unreadable:
             if rank == 0:

@@ -306,14 +306,20 @@ def _merge(target: dict[str, Metric], scratch: dict[str, Metric]) -> None:
         metric._update_count += 1  # merged data counts as an update (no "compute before update" warning)
 
 
-def score(jobs: list[Job], options: RunOptions, device: torch.device) -> Scores:
-    """Score every job's items (this rank's share of them) and return the complete, gathered scores."""
+def score(jobs: list[Job], options: RunOptions, device: torch.device, plan_jobs: list[Job] | None = None) -> Scores:
+    """Score every job's items (this rank's share of them) and return the complete, gathered scores.
+
+    ``jobs`` may be a subset of the plan's ``plan_jobs`` (``--cache``: the others are cached); the columns are
+    those of the whole plan, so a cached run prints the same table.
+    """
     names, skipped = resolve_metrics(options.tier, options.metrics, options.protocol, options.task)
     rank, size = world()
-    by_index = {job.index: job for job in jobs}  # ``jobs`` may be a subset of the plan (--cache): keyed by index
+    by_index = {job.index: job for job in jobs}  # keyed by index: ``jobs`` may be a subset of the plan
     per_job = {job.index: job_metrics(names, options.protocol, job.dataset, job.has_trimap) for job in jobs}
-    if options.protocol != "birefnet" and jobs:  # a column no job scores (P3M's trimaps without trimaps) is left out
-        names = [n for n in names if any(n in job_names for job_names in per_job.values())]
+    plan_jobs = jobs if plan_jobs is None else plan_jobs
+    if options.protocol != "birefnet" and plan_jobs:  # a column no job scores (P3M's trimap metrics) is left out
+        columns = [job_metrics(names, options.protocol, job.dataset, job.has_trimap) for job in plan_jobs]
+        names = [n for n in names if any(n in job_names for job_names in columns)]
         if not names:
             raise ConfigError("no metric to compute: the trimap metrics of --protocol p3m need a trimap folder")
     image_jobs, missing_images = _image_jobs(jobs, per_job, options.allow_missing)

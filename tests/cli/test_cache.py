@@ -33,9 +33,9 @@ def scored(monkeypatch) -> list[list[tuple[str, str]]]:
     calls: list[list[tuple[str, str]]] = []
     real = main_module.score
 
-    def recording(jobs, options, device):
+    def recording(jobs, options, device, **kwargs):
         calls.append([(job.dataset, job.method) for job in jobs])
-        return real(jobs, options, device)
+        return real(jobs, options, device, **kwargs)
 
     monkeypatch.setattr(main_module, "score", recording)
     return calls
