@@ -67,7 +67,7 @@ from nobg_metrics.cli.protocols import protocol_metrics, resolve_task
 from nobg_metrics.cli.report import report_writers
 from nobg_metrics.cli.runner import RunOptions, score
 from nobg_metrics.cli.signals import checkpoint, exit_status, interruptible, signal_name
-from nobg_metrics.cli.tables import table_writers
+from nobg_metrics.cli.tables import check_plan_aliases, read_aliases, table_writers
 from nobg_metrics.collection import METRIC_NAMES
 
 EXIT_OK = 0
@@ -242,6 +242,7 @@ def run_eval(args: argparse.Namespace) -> int:
     _resolve_protocol(args)
     plan = _plan(args)
     check_plan(plan)
+    check_plan_aliases(args, plan)  # --aliases: a misspelt key or name fails before scoring
     _check_out(args.out, plan)
     if args.batch_size < 1 or (args.workers is not None and args.workers < 0):
         raise ConfigError("--batch-size must be >= 1 and --workers >= 0")
@@ -318,12 +319,12 @@ def _run_locked(args: argparse.Namespace, plan: Plan, device) -> int:
 def _write(args: argparse.Namespace, jobs, scores) -> None:
     fixed = protocol_metrics(args.protocol, args.task) is not None
     tier = "custom" if args.metrics is not None else "protocol" if fixed else args.tier or "expensive"
-    document = results_document(jobs, scores, args.protocol, tier, args.task)
+    document = results_document(jobs, scores, args.protocol, tier, args.task, preset=getattr(args, "preset", None))
     grouped = None
     if getattr(args, "groups", None):
         grouped = group_means(document["results"], scores.per_image, scores.metric_names, args.groups)
         document["groups"] = grouped
-    markdown = markdown_table(document)
+    markdown = markdown_table(document, getattr(args, "digits", None), read_aliases(getattr(args, "aliases", None)))
     writers = {"results.json": json_writer(document), **table_writers(document, args)}
     if not args.no_per_image:
         writers["per_image.csv"] = lambda path: write_per_image_csv(path, scores.per_image, scores.metric_names)
