@@ -123,7 +123,8 @@ def _build_plan(args: argparse.Namespace) -> Plan:
         return plan
     if args.gt is None:
         raise ConfigError("--pred needs --gt (or a config with datasets)")
-    return plan_from_args(args.gt, args.pred, args.trimap, args.prefix or "", args.suffix or "")
+    return plan_from_args(args.gt, args.pred, args.trimap, args.prefix or "", args.suffix or "",
+                          image=getattr(args, "image", None))
 
 
 def _check_out(out: Path, plan: Plan) -> None:

@@ -309,8 +309,8 @@ def test_success_replaces_outputs_and_leaves_no_lock_or_temp(dataset: Path, tmp_
     (out / f"{cli_outputs.TMP_PREFIX}killed").mkdir()  # what a killed run leaves: removed by the next one
     (out / f"{cli_outputs.TMP_PREFIX}killed" / "results.json").write_text("{half")
     assert main(_eval(dataset, out)) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["mine.txt", "per_image.csv", "results.json", "table.md",
-                                                     "table.tex"]
+    assert sorted(p.name for p in out.iterdir()) == ["mine.txt", "per_image.csv", "report.html", "results.json",
+                                                     "stats.json", "stats.md", "table.md", "table.tex"]
     assert read_results(out)["results"][0]["images"] == 4 and (out / "mine.txt").read_bytes() == b"kept\n"
 
 
