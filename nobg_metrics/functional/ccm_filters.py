@@ -26,6 +26,11 @@ from torch import Tensor
 EPS = torch.finfo(torch.float64).eps
 """``np.spacing(1)``, the reference's epsilon."""
 
+FFT_DTYPE = torch.float32
+"""The filters' FFTs run in float32, as the reference's forward filter (``filter2D(gt.astype(float32), CV_32F)``, a
+float32 DFT): relative rounding ~1e-7 of the filtered maps, Cm within 1e-6 of the reference (docs/context_measure.md
+"Parity"); inputs, kernels and every sum stay float64."""
+
 _SINGULAR = 1e-12
 """A scaled covariance with ``det <= _SINGULAR * Σ'_rr Σ'_cc`` is singular (collinear gt pixels)."""
 
@@ -63,11 +68,13 @@ def _gt_covariance(gt: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     ``Σ (r - m_r)(c - m_c) = Σ_r (r - m_r)(S_r - m_c n_r)``.
     """
     _, height, width = gt.shape
-    mask = gt.double()  # no copy for a float64 0 / 1 map
+    # a float32 0 / 1 map gives exact marginals while every partial sum is an integer below 2^24
+    exact32 = gt.dtype == torch.float32 and width * max(width - 1, 1) // 2 < 1 << 24 and max(height, width) < 1 << 24
+    mask = gt if exact32 else gt.double()  # no copy for a float64 (or small float32) 0 / 1 map
     rows = torch.arange(height, device=gt.device, dtype=torch.float64)
     cols = torch.arange(width, device=gt.device, dtype=torch.float64)
-    per_row, per_col = mask.sum(dim=2), mask.sum(dim=1)  # (B, H), (B, W)
-    row_col_sums = mask @ cols  # S_r = Σ_c gt[r, c] c
+    per_row, per_col = mask.sum(dim=2).double(), mask.sum(dim=1).double()  # (B, H), (B, W)
+    row_col_sums = (mask @ cols.to(mask.dtype)).double()  # S_r = Σ_c gt[r, c] c
     count = per_row.sum(dim=1)
     n = count.clamp(min=1)
     mean_r, mean_c = (per_row * rows).sum(dim=1) / n, (per_col * cols).sum(dim=1) / n
@@ -166,10 +173,12 @@ def correlate_reflect_101(first: Tensor, second: Tensor, kernels: Tensor) -> tup
     return out.real, out.imag
 
 
-def _centred_spectra(kernels: Tensor, rows: int, cols: int) -> Tensor:
+def _centred_spectra(kernels: Tensor, rows: int, cols: int, dtype: torch.dtype) -> Tensor:
     """The DFT of each kernel centred at the origin (``K[a, b]`` at ``(a mod rows, b mod cols)``) on the
-    ``(rows, cols // 2 + 1)`` half grid, :math:`(B, rows, cols // 2 + 1)` float64. Real, as the kernel is centrally
-    symmetric, and row ``-a`` gives what row ``a`` gives::
+    ``(rows, cols // 2 + 1)`` half grid, each value twice (``(B, rows, 2 (cols // 2 + 1))`` in ``dtype``: the factor
+    of the real and imaginary parts of ``view_as_real(spectrum)``, one contiguous product; the angles and the
+    column sums in float64, the last product in ``dtype``). Real, as the kernel is centrally symmetric, and row
+    ``-a`` gives what row ``a`` gives::
 
         F = Σ_ab K[a, b] cos(θ a + φ b) = Σ_(a >= 0) w_a (cos(θ a) Σ_b K[a, b] cos(φ b) - sin(θ a) Σ_b K[a, b] sin(φ b))
 
@@ -190,32 +199,46 @@ def _centred_spectra(kernels: Tensor, rows: int, cols: int) -> Tensor:
     half = kernels[:, radius:] * torch.full((radius + 1, 1), 2.0, dtype=kernels.dtype, device=device).index_fill(
         0, torch.zeros(1, dtype=torch.int64, device=device), 1.0)  # w_a K[a, b], a = 0 .. ρ
     by_cols = torch.cat([half @ cos_cols.T, half @ sin_cols.T], dim=-2)  # (B, 2 (ρ + 1), cols // 2 + 1)
-    return torch.cat([cos_rows, -sin_rows], dim=-1) @ by_cols
+    twice = by_cols.to(dtype).repeat_interleave(2, dim=-1)  # (B, 2 (ρ + 1), 2 (cols // 2 + 1)): re, im factors
+    return torch.cat([cos_rows, -sin_rows], dim=-1).to(dtype) @ twice
 
 
-def _valid_correlation(maps: Tensor, kernels: Tensor) -> Tensor:
+def _valid_correlation(maps: Tensor, kernels: Tensor, fft_dtype: torch.dtype) -> Tensor:
     """``out[..., i, j] = Σ_ab K[a, b] maps[..., i + ρ + a, j + ρ + b]`` where the kernel lies inside the maps, by a
-    real FFT of the maps' own (7-smooth) size: :math:`(B, S, L_1, L_2)` -> :math:`(B, S, L_1 - 2ρ, L_2 - 2ρ)`.
-    ``K`` is centrally symmetric, so this is the valid part of the convolution with ``K`` at the origin."""
+    real FFT (in ``fft_dtype``) of the maps' own (7-smooth) size: :math:`(B, S, L_1, L_2)` -> :math:`(B, S, L_1 - 2ρ, L_2 - 2ρ)`
+    float64. ``K`` is centrally symmetric, so this is the valid part of the convolution with ``K`` at the origin."""
     length1, length2 = maps.shape[-2:]
     two = kernels.shape[-1] - 1
     rows, cols = _fft_size(length1), _fft_size(length2)
-    kernel_spectra = torch.fft.fft(torch.fft.rfft(kernels, n=cols, dim=-1), n=rows, dim=-2)  # 2ρ + 1 rows first
-    spectrum = torch.fft.rfft2(maps, s=(rows, cols)) * kernel_spectra[:, None]
+    kernel_spectra = torch.fft.fft(torch.fft.rfft(kernels.to(fft_dtype), n=cols, dim=-1), n=rows, dim=-2)  # 2ρ + 1 rows
+    spectrum = torch.fft.rfft2(maps.to(fft_dtype), s=(rows, cols))
+    spectrum.mul_(kernel_spectra[:, None])  # a local tensor
     return torch.fft.irfft2(spectrum, s=(rows, cols))[..., two:length1, two:length2]
 
 
-def context_filters(pred: Tensor, target: Tensor, kernels: Tensor) -> tuple[Tensor, Tensor]:
+def masked_sum(values: Tensor, mask: Tensor) -> Tensor:
+    """``Σ values · mask`` per image of :math:`(B, H, W)` maps (``mask`` 0 / 1 of ``values``' dtype; ``values`` may be
+    a strided view): float32 row sums (pairwise: ~1e-9 relative), added in float64."""
+    return (values * mask).sum(dim=-1).double().sum(dim=-1)
+
+
+def context_filters(pred: Tensor, target: Tensor, kernels: Tensor, *, levels: tuple[Tensor, Tensor] | None = None,
+                    fft_dtype: torch.dtype = FFT_DTYPE) -> tuple[Tensor, Tensor]:
     """The two filters of the context measure per image: ``Σ pred · filter2D(gt, K)`` and ``filter2D(pred, K)``
-    (OpenCV's correlation, reflect-101 border), float64, by one real FFT pair (see the module notes).
+    (OpenCV's correlation, reflect-101 border), by one real FFT pair (see the module notes).
 
     Args:
-        pred: :math:`(B, H, W)` float64, ``>= 0``.
-        target: :math:`(B, H, W)` float64, the gt as 0 / 1.
+        pred: :math:`(B, H, W)` float64, ``>= 0``; or uint8 levels with ``levels``.
+        levels: ``(scale, origin)``, :math:`(B,)` float64 (``origin`` an integer level): ``pred`` holds uint8
+            levels ``l`` standing for ``(l - origin) · scale`` (the uint8 protocol's values are affine in the level;
+            the origin level is exactly 0), converted straight into the FFT's grid (no float64 map).
+        target: :math:`(B, H, W)` the gt as 0 / 1, float32 or float64.
         kernels: :math:`(B, 2ρ + 1, 2ρ + 1)` float64, centrally symmetric (:func:`context_kernels`).
+        fft_dtype: the FFTs' real dtype (:data:`FFT_DTYPE`, float32; float64 gives the exact filters to ~1e-15).
 
     Returns:
-        the :math:`(B,)` forward sums and the :math:`(B, H, W)` filtered predictions.
+        the :math:`(B,)` float64 forward sums and the :math:`(B, H, W)` filtered predictions in ``fft_dtype`` (float64
+        for images with a side ``<= 2ρ``), possibly a strided view of a local tensor (the caller may write it).
 
     Example:
         >>> target = torch.zeros(1, 8, 9, dtype=torch.float64); target[0, 2:6, 3:7] = 1
@@ -223,18 +246,37 @@ def context_filters(pred: Tensor, target: Tensor, kernels: Tensor) -> tuple[Tens
         >>> round(forward.item(), 6), round(smoothed[0, 1, 3].item(), 6)  # Σ pred · box(gt); box(pred) at (1, 3)
         (5.555556, 0.111111)
     """
-    _, height, width = pred.shape
+    batch, height, width = pred.shape
     radius = kernels.shape[-1] // 2
+
+    def values(maps: Tensor, dtype: torch.dtype) -> Tensor:  # the prediction's values of (a selection of) ``pred``
+        if levels is None:
+            return maps.to(dtype)
+        scale, origin = (v.to(dtype).view(-1, *[1] * (maps.ndim - 1)) for v in levels)
+        return (maps.to(dtype) - origin) * scale
+
     if height <= 2 * radius or width <= 2 * radius:  # the bands would cover the image: filter both maps directly
-        relevance, smoothed = correlate_reflect_101(target, pred, kernels)
+        pred = values(pred, torch.float64)
+        relevance, smoothed = correlate_reflect_101(target.double(), pred, kernels)
         return (relevance * pred).sum(dim=(-2, -1)), smoothed
     device, two = pred.device, 2 * radius
     # M = K ⋆ zero(pred) on [-ρ, H + ρ) x [-ρ, W + ρ): pred at (ρ, ρ) of a zero grid >= H + 2ρ, convolved with the
-    # centred kernel (no wrap-around reaches the prediction)
+    # centred kernel (no wrap-around reaches the prediction); only the margins are zeroed
     rows, cols = _fft_size(height + two), _fft_size(width + two)
-    grid = torch.nn.functional.pad(pred, (radius, cols - width - radius, radius, rows - height - radius))
-    spectrum = torch.view_as_real(torch.fft.rfft2(grid)) * _centred_spectra(kernels, rows, cols)[..., None]
-    zero_filtered = torch.fft.irfft2(torch.view_as_complex(spectrum), s=(rows, cols))[:, : height + two, : width + two]
+    grid = pred.new_empty((batch, rows, cols), dtype=fft_dtype)
+    for margin in (grid[:, :radius], grid[:, radius + height :], grid[:, radius : radius + height, :radius],
+                   grid[:, radius : radius + height, radius + width :]):
+        margin.zero_()
+    inside = grid[:, radius : radius + height, radius : radius + width]
+    inside.copy_(pred)
+    if levels is not None:  # (level - origin) · scale, in place (the subtraction is exact)
+        scale, origin = (v.to(fft_dtype)[:, None, None] for v in levels)
+        inside.sub_(origin).mul_(scale)
+    spectrum = torch.fft.rfft2(grid)
+    del grid, inside
+    torch.view_as_real(spectrum).flatten(-2).mul_(_centred_spectra(kernels, rows, cols, fft_dtype))  # a local
+    zero_filtered = torch.fft.irfft2(spectrum, s=(rows, cols))
+    del spectrum
     smoothed = zero_filtered[:, radius : radius + height, radius : radius + width]
     # forward: Σ_i pred_i Σ_ab K_ab ext(gt)_(i + a, j + b) = Σ_u ext(gt)_u M_u (the adjoint of the padded correlation):
     # the interior, the ring's rows (reflected rows ρ .. 1 and H - 2 .. H - 1 - ρ) and columns
@@ -244,16 +286,20 @@ def context_filters(pred: Tensor, target: Tensor, kernels: Tensor) -> tuple[Tens
     columns = torch.arange(-radius, width + radius, device=device)
     gt_rows = target[:, _reflect_positions(row_ring - radius, height)][..., _reflect_positions(columns, width)]
     gt_cols = target[:, :, _reflect_positions(col_ring - radius, width)]
-    forward = ((target * smoothed).sum(dim=(-2, -1)) + (gt_rows * zero_filtered[:, row_ring]).sum(dim=(-2, -1))
-               + (gt_cols * zero_filtered[:, radius : radius + height, col_ring]).sum(dim=(-2, -1)))
-    # reverse: M on the pixels >= ρ from the border; the four bands from reflect-101 slabs 3ρ wide (``smoothed`` is a
-    # view of a local tensor: the bands are written into it, replacing the zero-extension values there)
+    ring_rows = zero_filtered[:, row_ring, : width + two]
+    ring_cols = zero_filtered[:, radius : radius + height, col_ring]
+    mask = target.to(fft_dtype)  # no copy when the caller passes the FFT dtype
+    forward = (masked_sum(smoothed, mask) + masked_sum(ring_rows, gt_rows.to(fft_dtype))
+               + masked_sum(ring_cols, gt_cols.to(fft_dtype)))
+    # reverse: M on the pixels >= ρ from the border; the four bands from reflect-101 slabs 3ρ wide, written into
+    # ``smoothed`` (a view of the local ``zero_filtered``), replacing the zero-extension values there
     slab = torch.arange(-radius, two, device=device)  # the inputs of band rows 0 .. ρ - 1
     across = _reflect_positions(torch.stack([slab, slab + height - radius]), height)  # top, bottom
-    top_bottom = _valid_correlation(pred[:, across][..., _reflect_positions(columns, width)], kernels)
+    top_bottom = _valid_correlation(values(pred[:, across][..., _reflect_positions(columns, width)], fft_dtype),
+                                    kernels, fft_dtype)
     smoothed[:, :radius], smoothed[:, height - radius :] = top_bottom[:, 0], top_bottom[:, 1]
     across = _reflect_positions(torch.stack([slab, slab + width - radius]), width)  # left, right: rows ρ .. H - ρ - 1
-    left_right = _valid_correlation(pred[:, :, across].movedim(2, 1), kernels)
+    left_right = _valid_correlation(values(pred[:, :, across].movedim(2, 1), fft_dtype), kernels, fft_dtype)
     smoothed[:, radius : height - radius, :radius] = left_right[:, 0]
     smoothed[:, radius : height - radius, width - radius :] = left_right[:, 1]
     return forward, smoothed

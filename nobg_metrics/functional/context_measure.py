@@ -52,38 +52,46 @@ from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.functional.camouflage_degree import camouflage_degree
 from nobg_metrics.functional.ccm_filters import (  # noqa: F401 (kernel_grid_radius, correlate_reflect_101: re-exported)
     EPS,
+    FFT_DTYPE,
     context_filters,
     context_kernels,
     correlate_reflect_101,
     kernel_grid_radius,
+    masked_sum,
 )
 from nobg_metrics.functional.ccm_inputs import InputImages, prepare_camouflage
 
 _E_FACTOR = math.e / (math.e - 1)
 
 
-def _dot(first: Tensor, second: Tensor) -> Tensor:
-    """``Σ first · second`` per image of two contiguous :math:`(B, H, W)` maps, as one batched matrix product."""
-    return (first.flatten(1)[:, None, :] @ second.flatten(1)[:, :, None])[:, 0, 0]
-
-
 def _context_measure_per_image(batch: SegBatch, beta2: float, alpha: float, empty_gt: EmptyGt,
                                camouflage: Tensor | None = None) -> Tensor:
     """:math:`(B,)` float64 Cm of one equal-size group; CCm with the camouflage degree ``camouflage`` (``cd``)."""
-    pred = batch.pred.double()
-    target = batch.gt.double()
+    target = batch.gt.to(FFT_DTYPE)  # 0 / 1: exact in float32; the FFTs' dtype (no conversion in the filters)
     kernels = context_kernels(target, alpha, kernel_grid_radius(alpha))
-    forward_sum, smoothed = context_filters(pred, target, kernels)
+    if batch.is_uint8:  # the level values are affine in the level, (l - origin) · scale (to ~1e-16): no float64 map
+        table = batch.level_values
+        scale = (table[:, -1] - table[:, 0]) / 255
+        origin = torch.round(-table[:, 0] / scale)  # the lowest level (normalize) or 0
+        pred_sum = scale * (batch.pred_raw.sum(dim=(-2, -1)) - batch.num_pixels * origin)
+        forward_sum, smoothed = context_filters(batch.pred_raw, target, kernels, levels=(scale, origin))
+    else:
+        pred = batch.pred.double()
+        pred_sum = pred.sum(dim=(-2, -1))
+        forward_sum, smoothed = context_filters(pred, target, kernels)
     # forward = x_binary * global_relevance_matrix;  mforward = sum(forward * pred) / (sum(pred) + EPS)  (pred >= 0)
-    pred_sum = pred.sum(dim=(-2, -1))
     m_forward = forward_sum / (pred_sum + EPS)
     # reverse = e / (e - 1) * Y * (1 - exp(-filter2D(X, K)));  wreverse = sum(reverse * (gt + cd)) / (sum(gt) +
     # sum(cd) + EPS): cd is 0 off the gt, so Σ reverse (gt + cd) = e / (e - 1) (Σ w - Σ w exp(-R)), w = gt + cd
-    # (``smoothed`` is a local tensor: negated in place)
-    gt_sum = target.sum(dim=(-2, -1))
-    weight = target if camouflage is None else target + camouflage
-    weight_sum = gt_sum if camouflage is None else gt_sum + camouflage.sum(dim=(-2, -1))
-    w_reverse = _E_FACTOR * (weight_sum - _dot(weight, torch.exp(smoothed.neg_()))) / (weight_sum + EPS)
+    # (``smoothed`` is a local tensor: exp(-R) in place)
+    decay = smoothed.neg_().exp_()
+    gt_sum = target.sum(dim=-1).double().sum(dim=-1)  # exact: integer row sums
+    if camouflage is None:
+        weight_sum, weighted = gt_sum, masked_sum(decay, target)
+    else:
+        weight_sum = gt_sum + camouflage.sum(dim=(-2, -1))
+        weighted = ((target.double() + camouflage) * decay).sum(dim=(-2, -1))
+    w_reverse = _E_FACTOR * (weight_sum - weighted) / (weight_sum + EPS)
     value = (1 + beta2) * m_forward * w_reverse / (beta2 * m_forward + w_reverse + EPS)
     if empty_gt == "reference":
         return value
