@@ -13,6 +13,13 @@ Per image (REFERENCES.md, "Human Correction Effort"; the steps are in
 
 and the dataset value is the mean over images. BiRefNet's tables print ``int(round(mean))`` of the DIS rule.
 
+Devices: on CPU the procedure sizes its work by the data (host reads are free there). Off CPU, by default
+(``allow_host_sync=False``) it runs the sync-free path — full frames, padded lists and round counts fixed by
+the frame size (``ops.thinning.skeletonize_fixed``, ``ops.contours_fixed``, ``ops.hce_fixed``); two of those
+counts are budgets, not proofs (thinning iterations, Douglas–Peucker levels), and an image that needs more
+gets the value NaN, which makes ``hce()`` and ``HCE.compute()`` raise (:data:`BUDGET_MESSAGE`) — never a
+wrong count. ``allow_host_sync=True`` runs the data-sized path on every device (docs/hce.md, "Without host syncs").
+
 Edge cases: an image whose prediction matches its gt scores 0 (no error region, no skeleton pixel missed);
 an empty gt has an empty skeleton, so only the false positives count. HCE is an integer count per image; the
 state holds a float64 sum of them (exact below 2^53) and an int64 image count.
@@ -34,14 +41,15 @@ from nobg_metrics._inputs import (
     _group_by_size,
     _paired_images,
     _pred_dtype,
+    check_flag,
     check_number,
     check_option,
     prepare_segmentation,
 )
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
-from nobg_metrics.functional.hce_regions import hce_counts
+from nobg_metrics.functional.hce_regions import hce_counts, hce_counts_fixed
 from nobg_metrics.ops import host_reads
-from nobg_metrics.ops.thinning import skeletonize
+from nobg_metrics.ops.thinning import skeletonize, skeletonize_fixed
 
 HceProtocol = Literal["pysodmetrics", "dis"]
 """How the prediction is binarised: PySODMetrics' ``pred > 0.5`` or the DIS tool's ``pred_u8 > 128``."""
@@ -54,7 +62,22 @@ class HceBatch(SegBatch):
     skeleton_raw: Tensor | None = None
 
 
-def _check_hce_args(relax: int, epsilon: float, protocol: str, normalize: bool) -> None:
+BUDGET_MESSAGE = ("HCE: the sync-free device path ran out of its fixed budget (thinning iterations or "
+                  "Douglas-Peucker levels, docs/hce.md) for at least one image (its value is NaN). Pass "
+                  "allow_host_sync=True to size the work by the data (exact on any input).")
+"""The error of :func:`check_budget`: a NaN per-image value only comes from an exhausted budget."""
+
+
+def check_budget(value: Tensor) -> Tensor:
+    """Raise ``RuntimeError(BUDGET_MESSAGE)`` if ``value`` is NaN (one host read), else return it."""
+    if bool(torch.isnan(value).any()):
+        raise RuntimeError(BUDGET_MESSAGE)
+    return value
+
+
+def _check_hce_args(relax: int, epsilon: float, protocol: str, normalize: bool,
+                    allow_host_sync: bool = False) -> None:
+    check_flag("allow_host_sync", allow_host_sync)
     check_number("relax", relax, low=0, integer=True)
     check_number("epsilon", epsilon, low=0, high=1e30)
     check_option("protocol", protocol, HceProtocol)
@@ -87,10 +110,20 @@ def _skeleton(batch: SegBatch) -> Tensor:
     return cached > 128 if cached.dtype == torch.uint8 else cached
 
 
-def _hce_per_image(batch: SegBatch, relax: int, epsilon: float, protocol: str) -> Tensor:
-    """(B,) float64 per-image HCE of one equal-size group."""
+def _hce_per_image(batch: SegBatch, relax: int, epsilon: float, protocol: str,
+                   allow_host_sync: bool = False) -> Tensor:
+    """(B,) float64 per-image HCE of one equal-size group (NaN where the sync-free path's budget was short)."""
     pred = _binarized_pred(batch, protocol)
-    return hce_counts(pred, batch.gt, _skeleton(batch), relax, epsilon, dis_flags=protocol == "dis").double()
+    dis_flags = protocol == "dis"
+    if allow_host_sync or host_reads.free_on(batch.gt):
+        return hce_counts(pred, batch.gt, _skeleton(batch), relax, epsilon, dis_flags=dis_flags).double()
+    cached = getattr(batch, "skeleton_raw", None)
+    if cached is None:
+        skeleton, converged = skeletonize_fixed(batch.gt)
+    else:
+        skeleton, converged = _skeleton(batch), torch.ones(batch.gt.shape[0], dtype=torch.bool, device=pred.device)
+    counts, exhausted = hce_counts_fixed(pred, batch.gt, skeleton, relax, epsilon, dis_flags=dis_flags)
+    return torch.where(converged & ~exhausted, counts.double(), torch.nan)
 
 
 def _prepare(pred: InputMaps, gt: InputMaps, gt_skeleton: InputMaps | None, normalize: bool,
@@ -112,17 +145,20 @@ def _prepare(pred: InputMaps, gt: InputMaps, gt_skeleton: InputMaps | None, norm
 
 
 def _hce_update(pred: InputMaps, gt: InputMaps, relax: int, epsilon: float, protocol: str, normalize: bool,
-                validate_args: bool, gt_skeleton: InputMaps | None = None) -> tuple[Tensor, Tensor]:
+                validate_args: bool, gt_skeleton: InputMaps | None = None,
+                allow_host_sync: bool = False) -> tuple[Tensor, Tensor]:
     """Sum of per-image HCE and the number of images of a batch: ``(float64 scalar, int64 scalar)``."""
-    _check_hce_args(relax, epsilon, protocol, normalize)
+    _check_hce_args(relax, epsilon, protocol, normalize, allow_host_sync)
     batches = _prepare(pred, gt, gt_skeleton, normalize, validate_args)
-    return sum_per_image(lambda batch: _hce_per_image(batch, relax, epsilon, protocol), batches)
+    return sum_per_image(lambda batch: _hce_per_image(batch, relax, epsilon, protocol, allow_host_sync), batches)
 
 
 def hce_per_image(pred: InputMaps, gt: InputMaps, *, relax: int = 5, epsilon: float = 2.0,
                   protocol: HceProtocol = "pysodmetrics", gt_skeleton: InputMaps | None = None,
-                  normalize: bool = False, validate_args: bool = True) -> Tensor:
+                  normalize: bool = False, allow_host_sync: bool = False, validate_args: bool = True) -> Tensor:
     """The HCE of every image, in input order: :math:`(N,)` float64 (integers). Arguments as :func:`hce`.
+
+    Off CPU with ``allow_host_sync=False``, an image whose budget was short is NaN here (no read, no raise).
 
     Example:
         >>> gt = torch.zeros(2, 30, 30, dtype=torch.bool); gt[:, 4:26, 4:26] = True
@@ -130,9 +166,9 @@ def hce_per_image(pred: InputMaps, gt: InputMaps, *, relax: int = 5, epsilon: fl
         >>> hce_per_image(pred, gt)
         tensor([0., 1.], dtype=torch.float64)
     """
-    _check_hce_args(relax, epsilon, protocol, normalize)
+    _check_hce_args(relax, epsilon, protocol, normalize, allow_host_sync)
     batches = _prepare(pred, gt, gt_skeleton, normalize, validate_args)
-    values = [_hce_per_image(batch, relax, epsilon, protocol) for batch in batches]
+    values = [_hce_per_image(batch, relax, epsilon, protocol, allow_host_sync) for batch in batches]
     if len(values) == 1:
         return values[0]
     order = _input_order([pred, gt] + ([] if gt_skeleton is None else [gt_skeleton]))
@@ -150,7 +186,7 @@ def _input_order(lists: list[InputMaps]) -> Tensor:
 
 def hce(pred: InputMaps, gt: InputMaps, *, relax: int = 5, epsilon: float = 2.0,
         protocol: HceProtocol = "pysodmetrics", gt_skeleton: InputMaps | None = None,
-        normalize: bool = False, validate_args: bool = True) -> Tensor:
+        normalize: bool = False, allow_host_sync: bool = False, validate_args: bool = True) -> Tensor:
     r"""Human Correction Effort, the mean over images of the per-image click count (lower is better).
 
     Args:
@@ -163,10 +199,17 @@ def hce(pred: InputMaps, gt: InputMaps, *, relax: int = 5, epsilon: float = 2.0,
         gt_skeleton: optional cached skeletons (bool, or uint8 read as ``> 128``), same layout as ``gt``;
             default ``skimage.morphology.skeletonize(gt)``.
         normalize: PySODMetrics' per-image min-max stretch first (its default protocol; not with "dis").
+        allow_host_sync: off CPU, size the work by the data (thinning fronts, contour lists, Douglas–Peucker
+            levels; the host reads sizes back, docs/hce.md). Default False: the sync-free path, whose result
+            is read once at the end (the budget check). On CPU the data-sized path always runs. Same values.
         validate_args: run the checks that force a device sync.
 
     Returns:
         scalar float64 tensor.
+
+    Raises:
+        RuntimeError: off CPU with ``allow_host_sync=False``, when an image needed more than the sync-free
+            path's budget (:data:`BUDGET_MESSAGE`).
 
     Example:
         >>> gt = torch.zeros(2, 30, 30, dtype=torch.bool); gt[:, 4:26, 4:26] = True
@@ -174,5 +217,5 @@ def hce(pred: InputMaps, gt: InputMaps, *, relax: int = 5, epsilon: float = 2.0,
         >>> hce(pred, gt)
         tensor(0.5000, dtype=torch.float64)
     """
-    return mean_over_images(*_hce_update(pred, gt, relax, epsilon, protocol, normalize, validate_args,
-                                         gt_skeleton))
+    return check_budget(mean_over_images(*_hce_update(pred, gt, relax, epsilon, protocol, normalize, validate_args,
+                                                      gt_skeleton, allow_host_sync)))

@@ -16,6 +16,7 @@ from torch import Tensor
 from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.contours import find_contours
 from nobg_metrics.ops.cross_morphology import cross_dilate, cross_erode
+from nobg_metrics.ops.hce_fixed import DP_LEVELS, region_effort_fixed
 from nobg_metrics.ops.polyline import approx_poly_dp_open
 
 
@@ -41,6 +42,15 @@ def hce_counts(pred: Tensor, gt: Tensor, skeleton: Tensor, relax: int, epsilon: 
         if box.rows.stop == box.rows.start:
             return torch.zeros(gt.shape[0], dtype=torch.int64, device=gt.device)
         pred, gt, skeleton = pred[box.crop], gt[box.crop], skeleton[box.crop]
+    tp, fp_relaxed, fn_relaxed = _relaxed_errors(pred, gt, skeleton, relax)
+    # condition_FP = TP | FN_; condition_FN = 1 - (TP | FP_ | FN_); each dilated inside filter_conditional_boundary
+    fp_effort = region_effort(fp_relaxed, cross_dilate(tp | fn_relaxed), epsilon, dis_flags)
+    fn_effort = region_effort(fn_relaxed, cross_dilate(~(tp | fp_relaxed | fn_relaxed)), epsilon, dis_flags)
+    return fp_effort + fn_effort
+
+
+def _relaxed_errors(pred: Tensor, gt: Tensor, skeleton: Tensor, relax: int) -> tuple[Tensor, Tensor, Tensor]:
+    """``(TP, FP_, FN_)``: the true positives and the relaxed error regions (all :math:`(B, H, W)` bool)."""
     # TP = gt & pred; FP = pred ^ TP; FN = gt ^ TP
     tp, fp, fn = gt & pred, pred & ~gt, gt & ~pred
     # eroded_union = cv2.erode(union, disk(1), iterations=relax)
@@ -55,10 +65,23 @@ def hce_counts(pred: Tensor, gt: Tensor, skeleton: Tensor, relax: int, epsilon: 
     for _ in range(relax):
         fn_relaxed = cross_dilate(fn_relaxed) & ~pred
     fn_relaxed = (fn & fn_relaxed) | (skeleton & ~tp)
-    # condition_FP = TP | FN_; condition_FN = 1 - (TP | FP_ | FN_); each dilated inside filter_conditional_boundary
-    fp_effort = region_effort(fp_relaxed, cross_dilate(tp | fn_relaxed), epsilon, dis_flags)
-    fn_effort = region_effort(fn_relaxed, cross_dilate(~(tp | fp_relaxed | fn_relaxed)), epsilon, dis_flags)
-    return fp_effort + fn_effort
+    return tp, fp_relaxed, fn_relaxed
+
+
+def hce_counts_fixed(pred: Tensor, gt: Tensor, skeleton: Tensor, relax: int, epsilon: float,
+                     dis_flags: bool = False, dp_levels: int = DP_LEVELS) -> tuple[Tensor, Tensor]:
+    """:func:`hce_counts` with no host read (full frames, padded lists, fixed rounds: ``ops.hce_fixed``).
+
+    Returns:
+        ``(counts, exhausted)``: :math:`(B,)` int64 and :math:`(B,)` bool (the Douglas–Peucker budget
+        ``dp_levels`` was short for that image: its count is not the reference's).
+    """
+    count = gt.shape[0]
+    tp, fp_relaxed, fn_relaxed = _relaxed_errors(pred, gt, skeleton, relax)
+    regions = torch.cat([fp_relaxed, fn_relaxed])  # both regions of every image traced in one call
+    conditions = torch.cat([cross_dilate(tp | fn_relaxed), cross_dilate(~(tp | fp_relaxed | fn_relaxed))])
+    effort, exhausted = region_effort_fixed(regions, conditions, epsilon, dis_flags, dp_levels)
+    return effort.view(2, count).sum(dim=0), exhausted.view(2, count).any(dim=0)
 
 
 def region_effort(region: Tensor, condition: Tensor, epsilon: float, dis_flags: bool = False) -> Tensor:

@@ -7,7 +7,12 @@ from typing import Any
 from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps
-from nobg_metrics.functional.hce import HceProtocol, _check_hce_args, _hce_update
+from nobg_metrics.functional.hce import (
+    HceProtocol,
+    _check_hce_args,
+    _hce_update,
+    check_budget,
+)
 from nobg_metrics.metrics.per_image import PerImageMean
 
 
@@ -20,6 +25,9 @@ class HCE(PerImageMean):
         protocol: ``"pysodmetrics"`` (``pred > 0.5``; PySODMetrics 1.6.2 ``HumanCorrectionEffortMeasure``) or
             ``"dis"`` (``pred_u8 > 128``, the DIS authors' tool and BiRefNet's tables; uint8 predictions).
         normalize: PySODMetrics' per-image min-max stretch first (not with ``"dis"``).
+        allow_host_sync: off CPU, size the work by the data (host reads); default: the sync-free path, whose
+            budget check is one read in ``compute()`` (raises ``RuntimeError`` when an image exceeded it;
+            docs/hce.md). On CPU always the data-sized path.
         validate_args: run the checks that force a device sync.
 
     ``update(pred, gt, gt_skeleton=None)`` takes optional cached gt skeletons (the DIS tool's ``ske/`` images).
@@ -39,18 +47,25 @@ class HCE(PerImageMean):
     _state_prefix = "hce"
 
     def __init__(self, *, relax: int = 5, epsilon: float = 2.0, protocol: HceProtocol = "pysodmetrics",
-                 normalize: bool = False, validate_args: bool = True, **kwargs: Any) -> None:
-        _check_hce_args(relax, epsilon, protocol, normalize)
+                 normalize: bool = False, allow_host_sync: bool = False, validate_args: bool = True,
+                 **kwargs: Any) -> None:
+        _check_hce_args(relax, epsilon, protocol, normalize, allow_host_sync)
         super().__init__(options={"relax": int(relax), "epsilon": float(epsilon), "protocol": protocol,
                                   "normalize": normalize}, validate_args=validate_args, **kwargs)
         self.relax, self.epsilon, self.protocol, self.normalize = relax, epsilon, protocol, normalize
+        self.allow_host_sync = allow_host_sync
 
     def _statistics(self, pred: InputMaps, gt: InputMaps, gt_skeleton: InputMaps | None = None
                     ) -> tuple[Tensor, Tensor]:
         return _hce_update(pred, gt, self.relax, self.epsilon, self.protocol, self.normalize, self.validate_args,
-                           gt_skeleton)
+                           gt_skeleton, self.allow_host_sync)
 
     def update(self, pred: InputMaps, gt: InputMaps, gt_skeleton: InputMaps | None = None) -> None:  # type: ignore[override]
         """Add a batch: ``pred``, ``gt`` (and optional ``gt_skeleton``) of shape :math:`(B, 1, H, W)`,
         :math:`(B, H, W)`, :math:`(H, W)` or lists."""
         self._accumulate(*self._statistics(pred, gt, gt_skeleton))
+
+    def compute(self) -> Tensor:
+        """The mean per-image HCE; raises ``RuntimeError`` if the sync-free path's budget was short for an
+        image (its NaN reached the sum; one host read)."""
+        return check_budget(super().compute())
