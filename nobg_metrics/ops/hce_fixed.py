@@ -150,8 +150,8 @@ def region_effort_fixed(region: Tensor, condition: Tensor, epsilon: float, dis_f
     Example:
         >>> region = torch.zeros(1, 9, 9, dtype=torch.bool); region[0, 2:7, 2:7] = True
         >>> condition = torch.zeros_like(region); condition[0, :, :5] = True
-        >>> region_effort_fixed(region, condition, 2.0)
-        (tensor([2]), tensor([False]))
+        >>> region_effort_fixed(region, condition, 2.0)  # == region_effort(region, condition, 2.0)
+        (tensor([3]), tensor([False]))
     """
     count, height, width = region.shape
     device = region.device
