@@ -41,13 +41,27 @@ from nobg_metrics.ops.lab import ciede2000, opencv_rgb_to_lab, skimage_rgb_to_la
 PATCH = 7
 STRIDE = 3
 SURROUND = 20
-_QUERY_BLOCK_ELEMENTS = 1 << 25
-"""Distance-matrix entries per block of queries (256 MB of float64)."""
+_QUERY_BLOCK_ELEMENTS = 1 << 22
+"""Distance-matrix entries per block of queries (16 MB of float32: blocks of 100s of queries keep the matrix product efficient;
+smaller ones, cache-sized, made it 2x slower)."""
 
 _EPS = float(torch.finfo(torch.float64).eps)
 _EPS32 = float(torch.finfo(torch.float32).eps)
 _COORDINATES = 2
 """The last two features of a patch: its scaled corner coordinates (the rest are Lab integers)."""
+
+
+def _window_any(mask: Tensor, dim: int, before: int, size: int) -> Tensor:
+    """Whether any of ``mask[..., i - before : i - before + size, ...]`` (along ``dim``, zero outside) is set, by a
+    running count: ``C[min(i - before + size, L)] - C[max(i - before, 0)]`` with ``C`` the counts before each index.
+    :math:`(B, H, W)` bool -> bool (a binary max filter, without max pooling's index bookkeeping)."""
+    length = mask.shape[dim]
+    counts = mask.to(torch.int32).cumsum(dim, dtype=torch.int32)
+    counts = torch.cat([torch.zeros_like(counts.narrow(dim, 0, 1)), counts], dim=dim)  # C[0] = 0
+    position = torch.arange(length, device=mask.device) - before
+    upper = counts.index_select(dim, (position + size).clamp(0, length))
+    lower = counts.index_select(dim, position.clamp(0, length))
+    return upper > lower
 
 
 def surrounding_background(gt: Tensor) -> Tensor:
@@ -60,10 +74,9 @@ def surrounding_background(gt: Tensor) -> Tensor:
         >>> int(ring.sum()), bool(ring[6, 6]), bool(ring[5, 5]), bool(ring[25, 25]), bool(ring[26, 26])
         (399, True, False, True, False)
     """
-    half = SURROUND // 2
-    padded = F.pad(gt[:, None].float(), (half, SURROUND - 1 - half, half, SURROUND - 1 - half))
-    grown = F.max_pool2d(F.max_pool2d(padded, (SURROUND, 1), stride=1), (1, SURROUND), stride=1)  # separable
-    return (grown[:, 0] > 0) & ~gt
+    half = SURROUND // 2  # cv2's anchor: pixel i is set by a gt pixel among i - 10 .. i + 9
+    grown = _window_any(_window_any(gt, 1, half, SURROUND), 2, half, SURROUND)
+    return grown & ~gt
 
 
 def _full_patches(mask: Tensor) -> Tensor:
@@ -87,11 +100,13 @@ def _standardised(coords: Tensor) -> Tensor:
 def nearest_background(queries: Tensor, candidates: Tensor) -> Tensor:
     """Index of each query's nearest candidate (Euclidean; exact ties to the lower index).
 
-    Every candidate is ranked by ``|x|² - 2 q·x`` (a float32 matrix product of the features centred on the
-    candidates' mean: the Lab products stay exact integers); those within a bound of that product's rounding of the
-    best are recomputed directly in float64, ``Σ (q - x)²``, and the smallest, then the lowest index, wins
-    (sklearn's brute-force heap keeps the first of equal distances). The recomputed pairs are a data-sized list (a
-    host read off CPU). The features' last two columns are the coordinates, the others integers.
+    Every candidate is ranked by ``|x|² - 2 q·x`` (one float32 matrix product of the features centred on the
+    candidates' mean, augmented by a column of ones / of ``|x|²``: the Lab products stay exact integers), in blocks
+    of queries small enough for the cache; a query whose two lowest values lie further apart than a bound of that
+    product's rounding has its answer (the lowest); for the others every candidate within the bound of the lowest is
+    recomputed directly in float64, ``Σ (q - x)²``, and the smallest, then the lowest index, wins (sklearn's
+    brute-force heap keeps the first of equal distances). The ambiguous queries and their near candidates are
+    data-sized lists (host reads off CPU). The features' last two columns are the coordinates, the others integers.
 
     Args:
         queries: :math:`(Q, D)` float64 (float32 values).
@@ -106,28 +121,40 @@ def nearest_background(queries: Tensor, candidates: Tensor) -> Tensor:
         >>> nearest_background(q, x).tolist()  # a tie at the first: the lower index
         [0, 1]
     """
+    count = candidates.shape[0]
+    if count == 1:
+        return torch.zeros(queries.shape[0], dtype=torch.int64, device=queries.device)
     # the ranking in float32 on features centred by the candidates' mean (rounded on the integer Lab part, so those
-    # products stay exact): |x'|² - 2 q'·x' with a rounding bound of the products' size (generous: near sets stay small)
+    # products stay exact): [q', 1] · [-2 x', |x'|²] with a rounding bound of the products' size (generous: near sets
+    # stay small)
     shift = candidates.mean(dim=0)
     shift[: -_COORDINATES] = shift[: -_COORDINATES].round()  # a local tensor
-    shifted_queries, shifted = (queries - shift).float(), (candidates - shift).float()
-    norms = (candidates - shift).pow(2).sum(dim=1).float()
-    size = shifted.double().pow(2).sum(dim=1).max()
-    bound = (4 * _EPS32 * (candidates.shape[1] + 2) * (size + (queries - shift).pow(2).sum(dim=1)) + 0.01).float()
-    block = max(1, _QUERY_BLOCK_ELEMENTS // max(1, candidates.shape[0]))
-    best = []
+    centred_queries, centred = queries - shift, candidates - shift
+    squares = centred.pow(2).sum(dim=1)
+    ones = torch.ones(queries.shape[0], 1, dtype=torch.float32, device=queries.device)
+    ranked_queries = torch.cat([centred_queries.float(), ones], dim=1)  # (Q, D + 1)
+    ranked = torch.cat([-2 * centred.float(), squares.float()[:, None]], dim=1).T.contiguous()  # (D + 1, N)
+    bound = (4 * _EPS32 * (candidates.shape[1] + 2) * (squares.max() + centred_queries.pow(2).sum(dim=1))
+             + 0.01).float()
+    block = max(1, _QUERY_BLOCK_ELEMENTS // count)
+    best = torch.empty(queries.shape[0], dtype=torch.int64, device=queries.device)
     for start in range(0, queries.shape[0], block):  # blocks of the data-sized distance matrix
-        query = queries[start : start + block]
-        approximate = torch.addmm(norms, shifted_queries[start : start + block], shifted.T, alpha=-2)
-        lowest = approximate.min(dim=1, keepdim=True).values
-        rows, cols = (approximate <= lowest + bound[start : start + block, None]).nonzero().unbind(1)
-        exact = ((query[rows] - candidates[cols]) ** 2).sum(dim=1)
-        fill = torch.full((query.shape[0],), torch.inf, dtype=exact.dtype, device=exact.device)
+        stop = min(start + block, queries.shape[0])
+        approximate = ranked_queries[start:stop] @ ranked
+        two, index = approximate.topk(2, dim=1, largest=False)  # sorted: the lowest first
+        best[start:stop] = index[:, 0]
+        ambiguous = (two[:, 1] <= two[:, 0] + bound[start:stop]).nonzero()[:, 0]  # data-sized
+        if ambiguous.numel() == 0:
+            continue
+        near = approximate[ambiguous] <= (two[ambiguous, 0] + bound[start:stop][ambiguous])[:, None]
+        rows, cols = near.nonzero().unbind(1)  # data-sized
+        exact = ((queries[start + ambiguous[rows]] - candidates[cols]) ** 2).sum(dim=1)
+        fill = torch.full((ambiguous.numel(),), torch.inf, dtype=exact.dtype, device=exact.device)
         smallest = fill.scatter_reduce(0, rows, exact, "amin")
-        tied = torch.where(exact == smallest[rows], cols, torch.full_like(cols, candidates.shape[0]))
-        first = torch.full((query.shape[0],), candidates.shape[0], dtype=cols.dtype, device=cols.device)
-        best.append(first.scatter_reduce(0, rows, tied, "amin"))
-    return torch.cat(best)
+        tied = torch.where(exact == smallest[rows], cols, torch.full_like(cols, count))
+        first = torch.full((ambiguous.numel(),), count, dtype=cols.dtype, device=cols.device)
+        best[start + ambiguous] = first.scatter_reduce(0, rows, tied, "amin")
+    return best
 
 
 def _count_divisors(device: torch.device) -> Tensor:
