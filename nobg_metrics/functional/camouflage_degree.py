@@ -174,18 +174,20 @@ def _patch_pixels(index: Tensor, n_cols: int, width: int) -> Tensor:
     return ((index // n_cols) * STRIDE * width + (index % n_cols) * STRIDE)[:, None] + offsets
 
 
-def _reconstruct(image: Tensor, valid_fg: Tensor, valid_bg: Tensor, lambda_spatial: float) -> Tensor:
-    """The reference's ``img_recon`` of one image, :math:`(3, H W)` uint8 (zeros without fg or bg patches): the
-    matched background patches summed onto the fg patches (int64: exact) over the covering counts."""
+def _reconstruct(image: Tensor, valid_fg: Tensor, valid_bg: Tensor, lambda_spatial: float, wanted: Tensor) -> Tensor:
+    """The reference's ``img_recon`` of one image at the flat pixel indices ``wanted``, :math:`(3, n)` uint8 (the
+    image has fg and bg patches): the matched background patches summed onto the fg patches (int64: exact) over the
+    covering counts."""
     _, height, width = image.shape
     n_cols = valid_fg.shape[1]
     flat = image.flatten(1)
     fg_index, bg_index = valid_fg.flatten().nonzero()[:, 0], valid_bg.flatten().nonzero()[:, 0]  # data-sized
-    if fg_index.numel() == 0 or bg_index.numel() == 0:
-        return torch.zeros_like(flat)
     index = torch.cat([bg_index, fg_index])
     pixels = _patch_pixels(index, n_cols, width)  # (P, 49)
-    lab = opencv_rgb_to_lab(flat[:, pixels][None])[0]  # (3, P, 49): only the patches' pixels
+    if pixels.numel() > height * width:  # overlapping patches: converting the whole image once is less work
+        lab = opencv_rgb_to_lab(flat[None])[0][:, pixels]  # (3, P, 49)
+    else:
+        lab = opencv_rgb_to_lab(flat[:, pixels][None])[0]  # (3, P, 49): only the patches' pixels
     corners = torch.stack([index // n_cols, index % n_cols], dim=1) * STRIDE
     spatial = (lambda_spatial * _standardised(corners)).float().double()  # np.hstack(...).astype(np.float32)
     features = torch.cat([lab.permute(1, 2, 0).flatten(1).double(), spatial], dim=1)
@@ -195,7 +197,7 @@ def _reconstruct(image: Tensor, valid_fg: Tensor, valid_bg: Tensor, lambda_spati
     sums = sums.index_add(1, targets, flat[:, sources].long())
     counts = torch.zeros(height * width, dtype=torch.int64, device=image.device)
     counts = counts.index_add(0, targets, torch.ones_like(targets))
-    return torch.round(sums / _count_divisors(image.device)[counts]).to(torch.uint8)
+    return torch.round(sums[:, wanted] / _count_divisors(image.device)[counts[wanted]]).to(torch.uint8)
 
 
 def camouflage_degree(image: Tensor, gt: Tensor, *, gamma: float = 8.0, lambda_spatial: float = 20.0) -> Tensor:
@@ -222,13 +224,16 @@ def camouflage_degree(image: Tensor, gt: Tensor, *, gamma: float = 8.0, lambda_s
     if height >= PATCH and width >= PATCH:
         background = surrounding_background(gt)
         valid_fg, valid_bg = _full_patches(gt), _full_patches(background)
-        recon = torch.stack([_reconstruct(image[b], valid_fg[b], valid_bg[b], lambda_spatial)
-                             for b in range(batch)])  # (B, 3, H W): the search's sizes are each image's own
-        # the colour difference on the gt pixels only (cd is 0 elsewhere)
-        rebuilt = valid_fg.flatten(1).any(dim=1) & valid_bg.flatten(1).any(dim=1)
-        inside = (gt & rebuilt[:, None, None]).flatten().nonzero()[:, 0]  # data-sized
-        rebuilt_rgb = recon.movedim(1, 0).flatten(1)[:, inside]
-        original_rgb = image.movedim(1, 0).flatten(1)[:, inside]  # img * fg on the gt
+        # the reconstruction and the colour difference on the gt pixels only (cd is 0 elsewhere), image by image (the
+        # search's sizes are each image's own); without fg or bg patches the similarity stays 0
+        rebuilt = (valid_fg.flatten(1).any(dim=1) & valid_bg.flatten(1).any(dim=1)).tolist()  # a host read
+        parts = [(b, gt[b].flatten().nonzero()[:, 0]) for b in range(batch) if rebuilt[b]]  # data-sized
+        parts = [(b * height * width + wanted, _reconstruct(image[b], valid_fg[b], valid_bg[b], lambda_spatial, wanted),
+                  image[b].flatten(1)[:, wanted]) for b, wanted in parts]  # img * fg on the gt
+        empty = torch.zeros(3, 0, dtype=torch.uint8, device=image.device)
+        inside = torch.cat([torch.zeros(0, dtype=torch.int64, device=image.device)] + [p[0] for p in parts])
+        rebuilt_rgb = torch.cat([empty] + [p[1] for p in parts], dim=1)
+        original_rgb = torch.cat([empty] + [p[2] for p in parts], dim=1)
         difference = ciede2000(skimage_rgb_to_lab(rebuilt_rgb[None, :, :, None]),
                                skimage_rgb_to_lab(original_rgb[None, :, :, None]))[0, :, 0]
         similarity = similarity.flatten().index_copy(0, inside, 1 - (difference / 100).clamp(0, 1))
