@@ -9,6 +9,7 @@ import torch
 
 from benchmarks.shapes import real_pairs
 from nobg_metrics.ops.contours import find_contours
+from nobg_metrics.ops.contours_fixed import trace_contours_fixed
 from tests.ops.test_thinning import STRESS
 
 
@@ -68,3 +69,40 @@ def test_empty_and_errors() -> None:
         find_contours(torch.zeros(3, 3))
     with pytest.raises(ValueError, match="mask"):
         find_contours(torch.zeros(3, dtype=torch.bool))
+
+
+def _fixed_split(mask: np.ndarray) -> list[np.ndarray]:
+    """The sync-free list's contours of one image, split where the contour id changes."""
+    found = trace_contours_fixed(torch.from_numpy(mask)[None])
+    real = found.real.numpy()
+    assert not real[int(real.sum()):].any()  # real points first, padding after
+    points = np.c_[found.x.numpy(), found.y.numpy()][real]
+    contour = found.contour.numpy()[real]
+    cuts = np.r_[0, np.flatnonzero(np.diff(contour)) + 1, len(contour)]
+    return [points[cuts[k]:cuts[k + 1]] for k in range(len(cuts) - 1) if cuts[k + 1] > cuts[k]]
+
+
+@pytest.mark.parametrize("index", range(len(STRESS)))
+def test_sync_free_list_equals_opencv_on_the_stress_set(index: int) -> None:
+    expected, ours = _reference(STRESS[index]), _fixed_split(STRESS[index])
+    assert len(ours) == len(expected)
+    assert all(np.array_equal(a, b) for a, b in zip(ours, expected))
+
+
+def test_sync_free_list_batch_components_and_no_host_sync() -> None:
+    from skimage.measure import label
+
+    from tests.helpers.syncs import HostSyncRecorder
+    rng = np.random.default_rng(4)
+    masks = np.stack([rng.random((17, 26)) < d for d in (0.0, 0.3, 0.6, 1.0)])
+    batch = torch.from_numpy(masks)
+    found = trace_contours_fixed(batch)
+    expected = [c for m in masks for c in _reference(m)]
+    real = found.real.numpy()
+    assert int(real.sum()) == sum(len(c) for c in expected)
+    assert np.array_equal(np.c_[found.x.numpy(), found.y.numpy()][real], np.concatenate(expected))
+    assert found.image.numpy()[real].tolist() == [i for i, m in enumerate(masks) for c in _reference(m) for _ in c]
+    assert found.components.tolist() == [int(label(m, connectivity=2).max()) for m in masks]
+    with HostSyncRecorder() as recorder:
+        trace_contours_fixed(batch)
+    assert not recorder.hits, recorder.hits

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from nobg_metrics.ops.hce_fixed import approx_poly_dp_fixed
 from nobg_metrics.ops.polyline import approx_poly_dp_open
 
 _STEPS = np.array([[1, 0], [1, 1], [0, 1], [-1, 1], [-1, 0], [-1, -1], [0, -1], [1, -1]])
@@ -67,3 +68,32 @@ def test_empty_and_errors() -> None:
         approx_poly_dp_open(torch.zeros(3, dtype=torch.int64), torch.tensor([3]), 1.0)
     with pytest.raises(ValueError, match="lengths"):
         approx_poly_dp_open(torch.zeros(3, 2, dtype=torch.int64), torch.tensor([2]), 1.0)
+
+
+@pytest.mark.parametrize("epsilon", [2.0, 0.5, 0.0, 40.0])
+def test_fixed_levels_equal_the_data_sized_path(epsilon: float) -> None:
+    """The sync-free variant (padded list, fixed levels) keeps the same points; padding keeps none."""
+    curves = CURVES[:400]
+    points = torch.from_numpy(np.concatenate(curves + [np.zeros((7, 2), np.int32)])).long()
+    lengths = [len(c) for c in curves]
+    total = sum(lengths)
+    first = torch.ones(points.shape[0], dtype=torch.bool)
+    first[:total] = False
+    first[torch.tensor(np.r_[0, np.cumsum(lengths)[:-1]])] = True
+    real = torch.arange(points.shape[0]) < total
+    keep, exhausted = approx_poly_dp_fixed(points, first, real, epsilon, levels=40)
+    expected = approx_poly_dp_open(points[:total], torch.tensor(lengths), epsilon)
+    assert torch.equal(keep[:total], expected) and not keep[total:].any() and not exhausted.any()
+
+
+def test_fixed_levels_flag_a_short_budget() -> None:
+    rng = np.random.default_rng(5)
+    curve = torch.from_numpy(np.cumsum(_STEPS[rng.integers(0, 3, 300)], axis=0)).long()
+    first = torch.zeros(300, dtype=torch.bool)
+    first[0] = True
+    real = torch.ones(300, dtype=torch.bool)
+    expected = approx_poly_dp_open(curve, torch.tensor([300]), 1.0)
+    keep, exhausted = approx_poly_dp_fixed(curve, first, real, 1.0, levels=2)
+    assert exhausted.any()
+    keep, exhausted = approx_poly_dp_fixed(curve, first, real, 1.0, levels=64)
+    assert torch.equal(keep, expected) and not exhausted.any()

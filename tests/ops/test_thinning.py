@@ -13,7 +13,7 @@ import torch
 from scipy import ndimage
 from skimage.morphology import skeletonize as sk_skeletonize
 
-from nobg_metrics.ops.thinning import skeletonize
+from nobg_metrics.ops.thinning import skeletonize, skeletonize_fixed
 
 
 def _spiral(h: int, w: int) -> np.ndarray:
@@ -94,3 +94,18 @@ def test_skeletonize_empty_and_errors() -> None:
         skeletonize(torch.zeros(3, 4))
     with pytest.raises(ValueError, match="mask"):
         skeletonize(torch.zeros(3, dtype=torch.bool))
+
+
+def test_fixed_rounds_equal_skimage_and_flag_a_short_budget() -> None:
+    """The sync-free variant: full-frame iterations within the budget, exact; too few, flagged."""
+    from tests.helpers.syncs import HostSyncRecorder
+    masks = [m for m in STRESS if m.shape == (23, 29) or m.shape == (40, 57)]
+    for mask in STRESS:
+        skeleton, converged = skeletonize_fixed(torch.from_numpy(mask)[None])
+        assert converged.all() and np.array_equal(skeleton[0].numpy(), sk_skeletonize(mask))
+    batch = torch.from_numpy(np.stack([masks[0][:23, :29], np.zeros((23, 29), bool)]))
+    skeleton, converged = skeletonize_fixed(batch, iterations=1)
+    assert converged.tolist() == [False, True]  # the rings need more than one iteration; the empty image not
+    with HostSyncRecorder() as recorder:
+        skeletonize_fixed(batch)
+    assert not recorder.hits, recorder.hits
