@@ -16,9 +16,10 @@ Reference, per image (RGB uint8 ``img``, gt mask ``fg``; ``w = 7``, stride ``d =
 
 **Nearest neighbour, exactly.** The Lab part of a squared distance is an integer (exact in float64 in any order);
 the coordinate part is a sum of squared differences of float32 values. The search ranks all candidates by the
-matrix-product form ``|q|² + |x|² - 2 q·x`` (float64, error ~1e-9), recomputes those within a rounding bound of the
-best directly (``Σ (q - x)²``: exact to rounding) and takes the smallest, ties to the lowest candidate index as
-sklearn's brute-force heap does (it keeps the first of equal distances; 149 features: ``algorithm="auto"`` is brute
+matrix-product form ``|x|² - 2 q·x`` (one float32 product of centred, augmented features per block of queries: the
+Lab products are exact integers), takes the lowest where the second lowest lies beyond a rounding bound, and
+otherwise recomputes the candidates within the bound directly (``Σ (q - x)²`` in float64: exact to rounding) and
+takes the smallest, ties to the lowest candidate index as sklearn's brute-force heap does (it keeps the first of equal distances; 149 features: ``algorithm="auto"`` is brute
 force). sklearn itself ranks by the matrix-product
 form in float64, so where two candidates lie within its ~1e-9 rounding of each other it may pick the other.
 

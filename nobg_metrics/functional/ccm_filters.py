@@ -1,6 +1,7 @@
 """The Gaussian context filters of the context measures Cm and CCm (Wang et al. 2025; PySODMetrics 1.6.2
 ``ContextMeasure``): the per-image kernel from the gt's coordinate covariance, and OpenCV's ``filter2D``
-(correlation, reflect-101 border) of the prediction and the gt with it, in float64 by FFT.
+(correlation, reflect-101 border) of the prediction and the gt with it, by float32 FFTs (:data:`FFT_DTYPE`; float64
+on request).
 
 What the measures need of the two filters (pred >= 0, ``K`` each image's kernel, ``ext`` the reflect-101
 extension, ``zero`` the zero extension)::

@@ -18,19 +18,21 @@ the image); the forward filter runs in float32 (``CV_32F``, the kernel rounded t
 float64; both switch to a DFT from 130 (float32) / 50 (float64) kernel taps on, which is every kernel but thin
 ones at α = 6 (a round gt gives 27 x 27).
 
-Here both filters come from one float64 real FFT pair per image (:func:`~nobg_metrics.functional.ccm_filters.
+Here both filters come from one float32 real FFT pair per image (:func:`~nobg_metrics.functional.ccm_filters.
 context_filters`: the forward term as the adjoint ``Σ ext(gt) · (K ⋆ zero(pred))``, the reverse map from the same
 transform plus four thin border bands), on a kernel grid of half-size ``round(3 α) + 1`` for every image (the largest
-a kernel can be: fixed shapes, no host read). The only difference from the reference is its float32 forward filter
-(relative rounding ~6e-8, plus its DFT's): Cm agrees to ~1e-7 (measured worst 5.3e-8, tests use 1e-6), never bit for
-bit.
+a kernel can be: fixed shapes, no host read). float32 as the reference's own forward filter (``CV_32F``, a float32
+DFT); kernels, covariances and every sum stay float64 (masked sums: float32 row sums added in float64). Cm agrees
+with the reference to ~1e-7 (measured worst 1.2e-7, tests use 1e-6), never bit for bit; ``fft_dtype=torch.float64``
+gives the exact filters (to ~1e-15, tested). uint8 predictions go straight into the FFT grid as ``(l - origin) ·
+scale`` (their values are affine in the level), with no float64 map.
 
 Degenerate gt: all background — the reference scores 0 whatever the prediction (``empty_gt="reference"``);
 ``"agreement"`` gives ``1 - mean(pred)``, the soft pixel agreement (a perfect all-zero prediction scores 1). All
 foreground — ``"reference"`` runs the formula; ``"agreement"`` gives ``mean(pred)`` (as the weighted F-measure).
 
-The camouflage variant CCm (``CamouflageContextMeasure``: camouflage degree from the RGB image, Lab patches, a 1-NN
-search, CIEDE2000) is not implemented.
+The camouflage variant CCm (:func:`camouflage_context_measure`, ``CamouflageContextMeasure``) adds the camouflage
+degree of the RGB image (:mod:`nobg_metrics.functional.camouflage_degree`).
 """
 
 from __future__ import annotations
