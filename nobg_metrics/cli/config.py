@@ -10,6 +10,7 @@ Sources of a plan, all ending in the same :class:`Plan`:
         COD10K: {gt: COD10K/GT, image: {path: COD10K/Image, suffix: .jpg}}   # RGB images (CCm)
       methods:
         MINet: {DUTS-TE: preds/MINet/DUTS-TE}                      # or {path:, prefix:, suffix:}
+      options: {preset: sod, out: results, cache: .nobg-cache}    # any eval flag; the command line wins
 
   relative paths are resolved against the config file's folder; every key is checked (a misspelt key
   is an error naming it) and every value's type (paths, prefixes and suffixes are strings);
@@ -72,6 +73,9 @@ class Plan:
     methods: dict[str, dict[str, Source]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     """What was left out on purpose (e.g. a PySODEvalToolkit method's dataset absent from the dataset JSON)."""
+    options: dict[str, tuple[Any, Path, str]] = field(default_factory=dict)
+    """Our config's ``options:`` (run options): ``key -> (value, config folder, where)``, applied by
+    :func:`nobg_metrics.cli.config_options.apply_config_options`; a flag given on the command line wins."""
 
     def folders(self) -> list[Path]:
         """Every input folder (outputs must never be written inside one)."""
@@ -276,10 +280,17 @@ def _dataset(entry: Any, base: Path, where: str) -> tuple[Source, Source | None,
 
 
 def _merge_ours(plan: Plan, data: dict, base: Path, where: str) -> None:
-    unknown = set(data) - {"datasets", "methods"}
+    unknown = set(data) - {"datasets", "methods", "options"}
     if unknown:
+        first = min(map(str, unknown))
         raise ConfigError(f"{where}: unknown top-level keys {sorted(map(str, unknown))} "
-                          f"(expected 'datasets', 'methods')")
+                          f"(expected 'datasets', 'methods', 'options'){closest(first, ('datasets', 'methods', 'options'))}")
+    options = data.get("options")
+    if options is not None:
+        if not isinstance(options, dict):
+            raise ConfigError(f"{where} options: must map option names to values; got {_type_name(options)}")
+        for key, value in options.items():
+            plan.options[str(key)] = (value, base, f"{where} options.{key}")
     for name, entry in _mapping(data.get("datasets"), f"{where} datasets", "dataset names to folders").items():
         label = f"{where} datasets.{name}"
         gt, trimap, image = _dataset(entry, base, label)

@@ -37,6 +37,7 @@ from nobg_metrics.cli.config import (
     resolved,
     split_named,
 )
+from nobg_metrics.cli.config_options import apply_config_options
 from nobg_metrics.cli.curve_data import curve_writers
 from nobg_metrics.cli.dist import init_from_env, pick_device, world
 from nobg_metrics.cli.files import Source, check_file
@@ -233,6 +234,8 @@ def _hint_unmatched(jobs) -> None:
 def run_eval(args: argparse.Namespace) -> int:
     """The ``eval`` command; returns the exit status (errors are raised: see :func:`run_guarded`)."""
     tune_cpu_allocator()  # freed tensor memory is reused, not faulted in again per image (forked ranks inherit)
+    plan = _plan(args)
+    apply_config_options(args, plan.options)  # our config's options: (the command line wins)
     apply_preset(args)  # --preset: the task, protocol and metrics of a field's table (unless given explicitly)
     check_metric_names(args.metrics)
     args.groups = None
@@ -241,7 +244,6 @@ def run_eval(args: argparse.Namespace) -> int:
             raise ConfigError("--categories averages the per-image records: it cannot go with --no-per-image")
         args.groups = read_groups(args.categories)
     _resolve_protocol(args)
-    plan = _plan(args)
     check_plan(plan)
     check_plan_aliases(args, plan)  # --aliases: a misspelt key or name fails before scoring
     _check_out(args.out, plan)

@@ -4,6 +4,7 @@ and the errors a bad config gets (exit status 2, a message, no traceback)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -83,5 +84,34 @@ def test_bad_config_is_a_clean_error(root: Path, tmp_path: Path, capsys, config:
     path = root / "bad.json"
     path.write_text(json.dumps(config))
     assert main(["eval", "--config", str(path), "--out", str(tmp_path / "o"), *FAST]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and not (tmp_path / "o").exists()
+
+
+def test_run_options_in_our_config_and_the_command_line_wins(root: Path, expected: dict, tmp_path: Path) -> None:
+    config = root / "with_options.yaml"
+    options = {"metrics": ["mae", "iou_metric"], "out": "opt-out", "no-plots": True, "quiet": True, "workers": 0,
+               "digits": 4}
+    config.write_text(yaml.safe_dump({**_ours(root), "options": options}))
+    assert main(["eval", "--config", str(config)]) == 0  # out resolves against the config's folder
+    assert _values(root / "opt-out") == expected
+    assert re.search(r"\| 0\.\d{4} \|", (root / "opt-out" / "table.md").read_text())  # digits: 4
+    assert main(["eval", "--config", str(config), "--out", str(tmp_path / "cli"), "--metrics", "mae"]) == 0
+    document = read_results(tmp_path / "cli")
+    assert document["metrics"] == ["mae"]
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"tierr": "cheap"}, "unknown option 'tierr'; did you mean 'tier'?"),
+    ({"tier": "cheep"}, "options.tier: argument --tier: invalid choice: 'cheep'"),
+    ({"batch_size": "many"}, "options.batch_size: argument --batch-size: invalid int value"),
+    ({"no_per_image": "yes"}, "options.no_per_image: expected true or false"),
+    ({"gt": "DS1/gt"}, "'gt' is an input"),
+    ("fast", "options: must map option names to values"),
+])
+def test_bad_run_options_are_named(root: Path, tmp_path: Path, capsys, options, message: str) -> None:
+    path = root / "bad_options.json"
+    path.write_text(json.dumps({**_ours(root), "options": options}))
+    assert main(["eval", "--config", str(path), "--out", str(tmp_path / "o"), *FAST[:3]]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and not (tmp_path / "o").exists()
