@@ -10,6 +10,12 @@ Both sides check their values agree before timing. ratio = reference / ours (> 1
 
     python benchmarks/bench_hce.py --threads 1                 # 1024², 5 pairs
     python benchmarks/bench_hce.py --threads 1 --sizes 512 --degraded
+    python benchmarks/bench_hce.py --threads 1 --sizes 512 1024 --device-path --images 2 --repeat 1
+
+``--device-path``: ours on the sync-free path that runs off CPU by default (``host_reads.free_on`` forced to
+False: full frames, padded lists, fixed rounds) against ours on the CPU path (sized by the data) — the
+price of never reading the host; ratio = CPU path / sync-free path (< 1: the sync-free path is slower).
+On ``--device cuda`` the same pair is the default path against ``allow_host_sync=True``.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from harness import Case, combine_rows, format_rows, run_case
 from shapes import real_pairs
 
 from nobg_metrics.metrics.hce import HCE
+from nobg_metrics.ops import host_reads
 from tests.reference.hce_dis import hce_dis
 
 TARGET = 1.0
@@ -43,6 +50,41 @@ def _degrade(rng: np.random.Generator, gt: np.ndarray) -> np.ndarray:
     pred = cv2.dilate(pred.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
     pred |= cv2.dilate((rng.random(mask.shape) < 0.0005).astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
     return np.where(pred, rng.integers(100, 256, mask.shape), rng.integers(0, 160, mask.shape)).astype(np.uint8)
+
+
+def _on_device_path(call):
+    """``call`` with ``host_reads.free_on`` forced to False (what CUDA runs), restored afterwards."""
+    def forced():
+        saved = host_reads.free_on
+        host_reads.free_on = lambda tensor: False
+        try:
+            return call()
+        finally:
+            host_reads.free_on = saved
+    return forced
+
+
+def device_path_cases(size: int, device: str, batch: int = 1, seed: int = 0, degraded: bool = False) -> list[Case]:
+    """The sync-free path against the data-sized one, both ours (values checked equal first)."""
+    pairs = [real_pairs((size, size), count=1, seed=seed + k)[0] for k in range(batch)]
+    if degraded:
+        pairs = [(_degrade(np.random.default_rng(seed + k), gt), gt) for k, (_, gt) in enumerate(pairs)]
+    pred_t = torch.from_numpy(np.stack([p for p, _ in pairs])).to(device)
+    gt_t = torch.from_numpy(np.stack([g for _, g in pairs])).to(device)
+    sync_free = HCE(normalize=True, validate_args=False).to(device)
+    by_data = HCE(normalize=True, allow_host_sync=True, validate_args=False).to(device)
+
+    def run(metric: HCE):
+        def call():
+            metric.reset()
+            metric.update(pred_t, gt_t)
+            return metric.compute()
+        return call
+
+    fixed = run(sync_free) if device == "cuda" else _on_device_path(run(sync_free))
+    assert float(fixed()) == float(run(by_data)()), "the two paths differ"
+    label = " degraded" if degraded else ""
+    return [Case(f"hce sync-free path{label}", size, device, fixed, run(by_data), "data-sized path", batch)]
 
 
 def cases(size: int, device: str, batch: int = 1, seed: int = 0, degraded: bool = False) -> list[Case]:
@@ -89,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads and cv2.setNumThreads")
     parser.add_argument("--degraded", action="store_true", help="poor predictions instead of model-like ones")
+    parser.add_argument("--device-path", action="store_true",
+                        help="ours sync-free (the default off CPU) vs ours data-sized, instead of vs the references")
     args = parser.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
         print("no CUDA device: nothing to run on cuda", file=sys.stderr)
@@ -98,7 +142,8 @@ def main(argv: list[str] | None = None) -> int:
         cv2.setNumThreads(args.threads)
     rows = []
     for size in args.sizes:
-        per_pair = [cases(size, args.device, 1, seed, degraded=args.degraded) for seed in range(args.images)]
+        make = device_path_cases if args.device_path else cases
+        per_pair = [make(size, args.device, 1, seed, degraded=args.degraded) for seed in range(args.images)]
         for variants in zip(*per_pair):
             rows.append(combine_rows([run_case(case, args.repeat) for case in variants]))
             print(f"  {variants[0].name} {size}²: {rows[-1]['ours_ms']:.1f} ms", file=sys.stderr, flush=True)

@@ -205,12 +205,16 @@ def trace_contours_fixed(mask: Tensor) -> FixedContours:
     node_of_start = torch.full((8 * n + 1,), -1, dtype=torch.int64, device=device)
     node_of_start = node_of_start.scatter(0, start_state, torch.arange(2 * n, device=device))
     is_start = node_of_start[:-1] >= 0
-    target, distance, done = succ, torch.ones(8 * n, dtype=torch.int64, device=device), is_start[succ]
+    small = 8 * n < 2**31 - 1  # int32 ids and distances: half the bytes per gather
+    ids = torch.int32 if small else torch.int64
+    cap = 8 * plane + 1  # distances beyond a contour's longest length are never used: clamp, no overflow
+    target, distance, done = succ.to(ids), torch.ones(8 * n, dtype=ids, device=device), is_start[succ]
     for _ in range((8 * plane).bit_length() + 1):  # a contour has at most 8 P states
         pending = ~done
-        distance = torch.where(pending, distance + distance[target], distance)
-        done = torch.where(pending, done[target], done)
-        target = torch.where(pending, target[target], target)
+        distance = torch.where(pending, (distance + distance.index_select(0, target)).clamp_(max=cap), distance)
+        done = torch.where(pending, done.index_select(0, target), done)
+        target = torch.where(pending, target.index_select(0, target), target)
+    target, distance = target.long(), distance.long()
     node_of_state = torch.where(done, node_of_start[target], -1)
     length = torch.ones(2 * n + 1, dtype=torch.int64, device=device).scatter(
         0, torch.where(walks, torch.arange(2 * n, device=device), 2 * n), distance[start_state.clamp(max=8 * n - 1)])
