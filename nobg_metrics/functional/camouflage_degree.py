@@ -37,19 +37,14 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from nobg_metrics.ops import host_reads
+from nobg_metrics.ops.ccm_search import nearest_background, nearest_background_fixed
 from nobg_metrics.ops.lab import ciede2000, opencv_rgb_to_lab, skimage_rgb_to_lab
 
 PATCH = 7
 STRIDE = 3
 SURROUND = 20
-_QUERY_BLOCK_ELEMENTS = 1 << 22
-"""Distance-matrix entries per block of queries (16 MB of float32: blocks of 100s of queries keep the matrix product efficient;
-smaller ones, cache-sized, made it 2x slower)."""
-
 _EPS = float(torch.finfo(torch.float64).eps)
-_EPS32 = float(torch.finfo(torch.float32).eps)
-_COORDINATES = 2
-"""The last two features of a patch: its scaled corner coordinates (the rest are Lab integers)."""
 
 
 def _window_any(mask: Tensor, dim: int, before: int, size: int) -> Tensor:
@@ -98,66 +93,6 @@ def _standardised(coords: Tensor) -> Tensor:
     return (values - mean) / scale
 
 
-def nearest_background(queries: Tensor, candidates: Tensor) -> Tensor:
-    """Index of each query's nearest candidate (Euclidean; exact ties to the lower index).
-
-    Every candidate is ranked by ``|x|² - 2 q·x`` (one float32 matrix product of the features centred on the
-    candidates' mean, augmented by a column of ones / of ``|x|²``: the Lab products stay exact integers), in blocks
-    of queries small enough for the cache; a query whose two lowest values lie further apart than a bound of that
-    product's rounding has its answer (the lowest); for the others every candidate within the bound of the lowest is
-    recomputed directly in float64, ``Σ (q - x)²``, and the smallest, then the lowest index, wins (sklearn's
-    brute-force heap keeps the first of equal distances). The ambiguous queries and their near candidates are
-    data-sized lists (host reads off CPU). The features' last two columns are the coordinates, the others integers.
-
-    Args:
-        queries: :math:`(Q, D)` float64 (float32 values).
-        candidates: :math:`(N, D)` float64.
-
-    Returns:
-        :math:`(Q,)` int64.
-
-    Example:
-        >>> x = torch.tensor([[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [4.0, 0.0, 0.0]], dtype=torch.float64)
-        >>> q = torch.tensor([[1.0, 0.0, 0.0], [3.0, 0.0, 0.1]], dtype=torch.float64)
-        >>> nearest_background(q, x).tolist()  # a tie at the first: the lower index
-        [0, 1]
-    """
-    count = candidates.shape[0]
-    if count == 1:
-        return torch.zeros(queries.shape[0], dtype=torch.int64, device=queries.device)
-    # the ranking in float32 on features centred by the candidates' mean (rounded on the integer Lab part, so those
-    # products stay exact): [q', 1] · [-2 x', |x'|²] with a rounding bound of the products' size (generous: near sets
-    # stay small)
-    shift = candidates.mean(dim=0)
-    shift[: -_COORDINATES] = shift[: -_COORDINATES].round()  # a local tensor
-    centred_queries, centred = queries - shift, candidates - shift
-    squares = centred.pow(2).sum(dim=1)
-    ones = torch.ones(queries.shape[0], 1, dtype=torch.float32, device=queries.device)
-    ranked_queries = torch.cat([centred_queries.float(), ones], dim=1)  # (Q, D + 1)
-    ranked = torch.cat([-2 * centred.float(), squares.float()[:, None]], dim=1).T.contiguous()  # (D + 1, N)
-    bound = (4 * _EPS32 * (candidates.shape[1] + 2) * (squares.max() + centred_queries.pow(2).sum(dim=1))
-             + 0.01).float()
-    block = max(1, _QUERY_BLOCK_ELEMENTS // count)
-    best = torch.empty(queries.shape[0], dtype=torch.int64, device=queries.device)
-    for start in range(0, queries.shape[0], block):  # blocks of the data-sized distance matrix
-        stop = min(start + block, queries.shape[0])
-        approximate = ranked_queries[start:stop] @ ranked
-        two, index = approximate.topk(2, dim=1, largest=False)  # sorted: the lowest first
-        best[start:stop] = index[:, 0]
-        ambiguous = (two[:, 1] <= two[:, 0] + bound[start:stop]).nonzero()[:, 0]  # data-sized
-        if ambiguous.numel() == 0:
-            continue
-        near = approximate[ambiguous] <= (two[ambiguous, 0] + bound[start:stop][ambiguous])[:, None]
-        rows, cols = near.nonzero().unbind(1)  # data-sized
-        exact = ((queries[start + ambiguous[rows]] - candidates[cols]) ** 2).sum(dim=1)
-        fill = torch.full((ambiguous.numel(),), torch.inf, dtype=exact.dtype, device=exact.device)
-        smallest = fill.scatter_reduce(0, rows, exact, "amin")
-        tied = torch.where(exact == smallest[rows], cols, torch.full_like(cols, count))
-        first = torch.full((ambiguous.numel(),), count, dtype=cols.dtype, device=cols.device)
-        best[start + ambiguous] = first.scatter_reduce(0, rows, tied, "amin")
-    return best
-
-
 def _count_divisors(device: torch.device) -> Tensor:
     """The reference's per-pixel divisor for ``k`` covering patches: ``eps`` plus one ``k`` times, in float64
     (``k = 1``: ``1 + 2^-52``; ``k >= 2``: ``k``)."""
@@ -201,17 +136,100 @@ def _reconstruct(image: Tensor, valid_fg: Tensor, valid_bg: Tensor, lambda_spati
     return torch.round(sums[:, wanted] / _count_divisors(image.device)[counts[wanted]]).to(torch.uint8)
 
 
-def camouflage_degree(image: Tensor, gt: Tensor, *, gamma: float = 8.0, lambda_spatial: float = 20.0) -> Tensor:
+def _standardised_masked(coords: Tensor, weights: Tensor) -> Tensor:
+    """:func:`_standardised` over the positions ``weights`` marks, for every image: :math:`(G, 2)` integer
+    coordinates, :math:`(B, G)` bool -> :math:`(B, G, 2)` float64 (fixed shapes; sums in another order: to ~1 ulp)."""
+    values, weight = coords.double()[None], weights.double()[..., None]
+    count = weight.sum(dim=1).clamp(min=1)  # (B, 1)
+    mean = (values * weight).sum(dim=1) / count
+    centred = values - mean[:, None]
+    variance = (((centred**2) * weight).sum(dim=1) - (centred * weight).sum(dim=1) ** 2 / count) / count
+    constant = variance <= count * _EPS * variance + (count * mean * _EPS) ** 2
+    scale = torch.where(constant, torch.ones_like(variance), variance.sqrt())
+    return (values - mean[:, None]) / scale[:, None]
+
+
+def _similarity_data(image: Tensor, gt: Tensor, valid_fg: Tensor, valid_bg: Tensor, lambda_spatial: float) -> Tensor:
+    """The similarity map ``1 - clip(ΔE / 100, 0, 1)`` on the gt (0 elsewhere and without fg or bg patches), image by
+    image on the data-sized patch sets (host reads)."""
+    batch, _, height, width = image.shape
+    similarity = torch.zeros(batch, height, width, dtype=torch.float64, device=image.device)
+    rebuilt = (valid_fg.flatten(1).any(dim=1) & valid_bg.flatten(1).any(dim=1)).tolist()  # a host read
+    parts = [(b, gt[b].flatten().nonzero()[:, 0]) for b in range(batch) if rebuilt[b]]  # data-sized
+    parts = [(b * height * width + wanted, _reconstruct(image[b], valid_fg[b], valid_bg[b], lambda_spatial, wanted),
+              image[b].flatten(1)[:, wanted]) for b, wanted in parts]  # img * fg on the gt
+    empty = torch.zeros(3, 0, dtype=torch.uint8, device=image.device)
+    inside = torch.cat([torch.zeros(0, dtype=torch.int64, device=image.device)] + [p[0] for p in parts])
+    rebuilt_rgb = torch.cat([empty] + [p[1] for p in parts], dim=1)
+    original_rgb = torch.cat([empty] + [p[2] for p in parts], dim=1)
+    difference = ciede2000(skimage_rgb_to_lab(rebuilt_rgb[None, :, :, None]),
+                           skimage_rgb_to_lab(original_rgb[None, :, :, None]))[0, :, 0]
+    similarity = similarity.flatten().index_copy(0, inside, 1 - (difference / 100).clamp(0, 1))
+    return similarity.view(batch, height, width)
+
+
+def _similarity_fixed(image: Tensor, gt: Tensor, valid_fg: Tensor, valid_bg: Tensor,
+                      lambda_spatial: float) -> tuple[Tensor, Tensor]:
+    """:func:`_similarity_data` without host reads: every grid position is a patch, with the fg / bg masks; the
+    whole images go through the Lab conversions and ΔE. Also the :math:`(B,)` bool overflow flags of the search."""
+    batch, _, height, width = image.shape
+    n_cols = valid_fg.shape[2]
+    fg, bg = valid_fg.flatten(1), valid_bg.flatten(1)  # (B, G)
+    rebuilt = fg.any(dim=1) & bg.any(dim=1)  # (B,): without fg or bg patches the similarity stays 0
+    grid = torch.arange(fg.shape[1], device=image.device)
+    pixels = _patch_pixels(grid, n_cols, width)  # (G, 49)
+    flat = image.flatten(2)  # (B, 3, H W)
+    lab = opencv_rgb_to_lab(image).flatten(2)[:, :, pixels]  # (B, 3, G, 49)
+    corners = torch.stack([grid // n_cols, grid % n_cols], dim=1) * STRIDE
+    spatial = (lambda_spatial * _standardised_masked(corners, fg | bg)).float().double()
+    features = torch.cat([lab.permute(0, 2, 3, 1).flatten(2).double(), spatial], dim=2)  # (B, G, 149)
+    matched, overflow = nearest_background_fixed(features, fg, bg)
+    weight = (fg & rebuilt[:, None])[..., None].expand(-1, -1, PATCH * PATCH).flatten(1)  # (B, G 49)
+    sources = pixels[matched].flatten(1)[:, None].expand(-1, 3, -1)  # (B, 3, G 49)
+    targets = pixels.flatten().expand(batch, 3, -1)
+    values = flat.long().gather(2, sources) * weight[:, None]
+    sums = torch.zeros(batch, 3, height * width, dtype=torch.int64, device=image.device).scatter_add(2, targets, values)
+    counts = torch.zeros(batch, height * width, dtype=torch.int64, device=image.device)
+    counts = counts.scatter_add(1, targets[:, 0], weight.long())
+    level = torch.arange(PATCH * PATCH + 1, dtype=torch.float64, device=image.device)  # = _count_divisors, no copy
+    divisors = torch.where(level == 0, _EPS, torch.where(level == 1, 1 + _EPS, level))
+    recon = torch.round(sums / divisors[counts][:, None]).to(torch.uint8).view(batch, 3, height, width)
+    difference = ciede2000(skimage_rgb_to_lab(recon), skimage_rgb_to_lab(image))
+    similarity = torch.where(gt & rebuilt[:, None, None], 1 - (difference / 100).clamp(0, 1), 0.0)
+    return similarity, overflow & rebuilt
+
+
+OVERFLOW_MESSAGE = ("CCm: the sync-free device path found more than NEAR_CANDIDATES (ops/ccm_search.py) background "
+                    "patches within the float32 rounding bound of a foreground patch's nearest one for at least one "
+                    "image (its value is NaN). Pass allow_host_sync=True to size the search by the data (exact on any "
+                    "input).")
+"""The error of :func:`check_overflow`: a NaN CCm only comes from a search whose near set overflowed."""
+
+
+def check_overflow(value: Tensor) -> Tensor:
+    """Raise ``RuntimeError(OVERFLOW_MESSAGE)`` if ``value`` is NaN (one host read), else return it."""
+    if bool(torch.isnan(value).any()):
+        raise RuntimeError(OVERFLOW_MESSAGE)
+    return value
+
+
+def camouflage_degree(image: Tensor, gt: Tensor, *, gamma: float = 8.0, lambda_spatial: float = 20.0,
+                      allow_host_sync: bool = False) -> Tensor:
     """The reference's camouflage degree map per image (see the module notes).
+
+    On CPU (``host_reads.free_on``), or with ``allow_host_sync=True``, the search runs on each image's data-sized
+    patch sets (host reads); otherwise on every grid position with masks (no host read), where an image whose
+    search overflowed its fixed near set (:data:`~nobg_metrics.ops.ccm_search.NEAR_CANDIDATES`) is NaN.
 
     Args:
         image: :math:`(B, 3, H, W)` uint8 RGB.
         gt: :math:`(B, H, W)` bool.
         gamma: γ, the sharpness of the degree.
         lambda_spatial: λ, the weight of the standardised patch coordinates in the search.
+        allow_host_sync: off CPU, size the search by the data (host reads) instead of the fixed-size path.
 
     Returns:
-        :math:`(B, H, W)` float64 in [0, 1], zero off the gt.
+        :math:`(B, H, W)` float64 in [0, 1], zero off the gt (NaN: see above).
 
     Example:
         >>> image = torch.full((1, 3, 40, 40), 90, dtype=torch.uint8); gt = torch.zeros(1, 40, 40, dtype=torch.bool)
@@ -222,22 +240,14 @@ def camouflage_degree(image: Tensor, gt: Tensor, *, gamma: float = 8.0, lambda_s
     """
     batch, _, height, width = image.shape
     similarity = torch.zeros(batch, height, width, dtype=torch.float64, device=image.device)
-    if height >= PATCH and width >= PATCH:
+    overflow = None
+    if height >= PATCH and width >= PATCH:  # shapes only
         background = surrounding_background(gt)
         valid_fg, valid_bg = _full_patches(gt), _full_patches(background)
-        # the reconstruction and the colour difference on the gt pixels only (cd is 0 elsewhere), image by image (the
-        # search's sizes are each image's own); without fg or bg patches the similarity stays 0
-        rebuilt = (valid_fg.flatten(1).any(dim=1) & valid_bg.flatten(1).any(dim=1)).tolist()  # a host read
-        parts = [(b, gt[b].flatten().nonzero()[:, 0]) for b in range(batch) if rebuilt[b]]  # data-sized
-        parts = [(b * height * width + wanted, _reconstruct(image[b], valid_fg[b], valid_bg[b], lambda_spatial, wanted),
-                  image[b].flatten(1)[:, wanted]) for b, wanted in parts]  # img * fg on the gt
-        empty = torch.zeros(3, 0, dtype=torch.uint8, device=image.device)
-        inside = torch.cat([torch.zeros(0, dtype=torch.int64, device=image.device)] + [p[0] for p in parts])
-        rebuilt_rgb = torch.cat([empty] + [p[1] for p in parts], dim=1)
-        original_rgb = torch.cat([empty] + [p[2] for p in parts], dim=1)
-        difference = ciede2000(skimage_rgb_to_lab(rebuilt_rgb[None, :, :, None]),
-                               skimage_rgb_to_lab(original_rgb[None, :, :, None]))[0, :, 0]
-        similarity = similarity.flatten().index_copy(0, inside, 1 - (difference / 100).clamp(0, 1))
-        similarity = similarity.view(batch, height, width)
+        if allow_host_sync or host_reads.free_on(image):
+            similarity = _similarity_data(image, gt, valid_fg, valid_bg, lambda_spatial)
+        else:
+            similarity, overflow = _similarity_fixed(image, gt, valid_fg, valid_bg, lambda_spatial)
     # cd = (np.exp(gamma * similarity_matrix * mask_binary) - 1) / (np.exp(gamma) - 1)
-    return (torch.exp(gamma * similarity * gt) - 1) / (math.exp(gamma) - 1)
+    degree = (torch.exp(gamma * similarity * gt) - 1) / (math.exp(gamma) - 1)
+    return degree if overflow is None else torch.where(overflow[:, None, None], torch.nan, degree)

@@ -1,0 +1,149 @@
+"""The exact 1-NN search of CCm's camouflage degree (PySODMetrics 1.6.2 ``CamouflageContextMeasure``: sklearn
+``NearestNeighbors(1)`` brute force of each foreground patch among the background patches), two ways:
+
+- :func:`nearest_background`: the data-sized search on the valid patches of one image (host reads: the ambiguous
+  queries and their near candidates are ``nonzero`` lists). The CPU path, and ``allow_host_sync=True`` elsewhere.
+- :func:`nearest_background_fixed`: the sync-free search of a batch over **every** patch position of the grid, with
+  validity masks: shapes depend only on ``(B, H, W)``; invalid candidates rank at ``+inf``; each query keeps its
+  :data:`NEAR_CANDIDATES` lowest in float32 and recomputes the float64 distances of those within the rounding bound.
+  A query with more candidates within the bound than that is flagged (never a silently different answer).
+
+Both rank by the float32 matrix-product form ``|x|² - 2 q·x`` of features centred on the candidates' mean and
+decide every candidate within a bound of that product's rounding by ``Σ (q - x)²`` in float64, the smallest, then
+the lowest index (sklearn's heap keeps the first of equal distances): the same answer from either (the exact
+distance and the lowest-index rule do not depend on the centring).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+_QUERY_BLOCK_ELEMENTS = 1 << 22
+"""Distance-matrix entries per block of queries (16 MB of float32: blocks of 100s of queries keep the matrix product efficient;
+smaller ones, cache-sized, made it 2x slower)."""
+
+NEAR_CANDIDATES = 32
+"""Candidates per query whose float64 distance the sync-free search recomputes (those within the rounding bound of
+the lowest float32 value). More within the bound sets the query's overflow flag (measured worst on the test scenes
+and the realistic shapes: docs/context_measure.md, "Without host syncs")."""
+
+_EPS32 = float(torch.finfo(torch.float32).eps)
+_COORDINATES = 2
+"""The last two features of a patch: its scaled corner coordinates (the rest are Lab integers)."""
+
+
+def _rounding_bound(centred_queries: Tensor, largest_square: Tensor, features: int) -> Tensor:
+    """A bound of the float32 product's rounding per query (generous: near sets stay small), float32."""
+    return (4 * _EPS32 * (features + 2) * (largest_square + centred_queries.pow(2).sum(dim=-1)) + 0.01).float()
+
+
+def nearest_background(queries: Tensor, candidates: Tensor) -> Tensor:
+    """Index of each query's nearest candidate (Euclidean; exact ties to the lower index), data-sized.
+
+    Every candidate is ranked by ``|x|² - 2 q·x`` (one float32 matrix product of the features centred on the
+    candidates' mean, augmented by a column of ones / of ``|x|²``: the Lab products stay exact integers), in blocks
+    of queries; a query whose two lowest values lie further apart than a bound of that product's rounding has its
+    answer (the lowest); for the others every candidate within the bound of the lowest is recomputed directly in
+    float64, ``Σ (q - x)²``, and the smallest, then the lowest index, wins. The ambiguous queries and their near
+    candidates are data-sized lists (host reads off CPU). The features' last two columns are the coordinates.
+
+    Args:
+        queries: :math:`(Q, D)` float64 (float32 values).
+        candidates: :math:`(N, D)` float64.
+
+    Returns:
+        :math:`(Q,)` int64.
+
+    Example:
+        >>> x = torch.tensor([[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [4.0, 0.0, 0.0]], dtype=torch.float64)
+        >>> q = torch.tensor([[1.0, 0.0, 0.0], [3.0, 0.0, 0.1]], dtype=torch.float64)
+        >>> nearest_background(q, x).tolist()  # a tie at the first: the lower index
+        [0, 1]
+    """
+    count = candidates.shape[0]
+    if count == 1:
+        return torch.zeros(queries.shape[0], dtype=torch.int64, device=queries.device)
+    # the ranking in float32 on features centred by the candidates' mean (rounded on the integer Lab part, so those
+    # products stay exact): [q', 1] · [-2 x', |x'|²]
+    shift = candidates.mean(dim=0)
+    shift[: -_COORDINATES] = shift[: -_COORDINATES].round()  # a local tensor
+    centred_queries, centred = queries - shift, candidates - shift
+    squares = centred.pow(2).sum(dim=1)
+    ones = torch.ones(queries.shape[0], 1, dtype=torch.float32, device=queries.device)
+    ranked_queries = torch.cat([centred_queries.float(), ones], dim=1)  # (Q, D + 1)
+    ranked = torch.cat([-2 * centred.float(), squares.float()[:, None]], dim=1).T.contiguous()  # (D + 1, N)
+    bound = _rounding_bound(centred_queries, squares.max(), candidates.shape[1])
+    block = max(1, _QUERY_BLOCK_ELEMENTS // count)
+    best = torch.empty(queries.shape[0], dtype=torch.int64, device=queries.device)
+    for start in range(0, queries.shape[0], block):  # blocks of the data-sized distance matrix
+        stop = min(start + block, queries.shape[0])
+        approximate = ranked_queries[start:stop] @ ranked
+        two, index = approximate.topk(2, dim=1, largest=False)  # sorted: the lowest first
+        best[start:stop] = index[:, 0]
+        ambiguous = (two[:, 1] <= two[:, 0] + bound[start:stop]).nonzero()[:, 0]  # data-sized
+        if ambiguous.numel() == 0:
+            continue
+        near = approximate[ambiguous] <= (two[ambiguous, 0] + bound[start:stop][ambiguous])[:, None]
+        rows, cols = near.nonzero().unbind(1)  # data-sized
+        exact = ((queries[start + ambiguous[rows]] - candidates[cols]) ** 2).sum(dim=1)
+        fill = torch.full((ambiguous.numel(),), torch.inf, dtype=exact.dtype, device=exact.device)
+        smallest = fill.scatter_reduce(0, rows, exact, "amin")
+        tied = torch.where(exact == smallest[rows], cols, torch.full_like(cols, count))
+        first = torch.full((ambiguous.numel(),), count, dtype=cols.dtype, device=cols.device)
+        best[start + ambiguous] = first.scatter_reduce(0, rows, tied, "amin")
+    return best
+
+
+def nearest_background_fixed(features: Tensor, is_query: Tensor, is_candidate: Tensor,
+                             near_candidates: int = NEAR_CANDIDATES) -> tuple[Tensor, Tensor]:
+    """Each query's nearest candidate among the same positions (Euclidean; exact ties to the lower index), with
+    shapes fixed by the inputs' (no host read).
+
+    Every position is a candidate (those not ``is_candidate`` at ``+inf``, by an infinite ``|x|²`` column); the
+    float32 ranking runs as batched products over fixed blocks of queries; the ``near_candidates`` lowest of each
+    query (``topk``) within the rounding bound of the lowest are recomputed in float64. A query whose
+    ``near_candidates``-th lowest is still within the bound may have more: its flag is set.
+
+    Args:
+        features: :math:`(B, G, D)` float64 (float32 values; the last two columns the coordinates).
+        is_query, is_candidate: :math:`(B, G)` bool.
+        near_candidates: the float64 recomputations per query.
+
+    Returns:
+        ``(index, overflow)``: :math:`(B, G)` int64 (0 for a non-query or without candidates) and :math:`(B,)` bool,
+        an image with a query whose near set exceeded ``near_candidates``.
+
+    Example:
+        >>> x = torch.tensor([[[0.0, 0, 0], [2, 0, 0], [1, 0, 0], [4, 0, 0], [3, 0, 0.1]]], dtype=torch.float64)
+        >>> query = torch.tensor([[False, False, True, False, True]]); candidate = ~query
+        >>> index, overflow = nearest_background_fixed(x, query, candidate)
+        >>> index[0, 2:].tolist(), overflow.tolist()  # query 2 ties between positions 0 and 1: the lower
+        ([0, 0, 1], [False])
+    """
+    batch, positions, dimension = features.shape
+    kept = min(near_candidates, positions)
+    weights = is_candidate.to(features.dtype)[..., None]
+    shift = (features * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1)  # the candidates' mean, (B, D)
+    shift = torch.cat([shift[:, :-_COORDINATES].round(), shift[:, -_COORDINATES:]], dim=1)[:, None]
+    centred = features - shift
+    squares = centred.pow(2).sum(dim=-1)  # (B, G)
+    largest = torch.where(is_candidate, squares, torch.zeros_like(squares)).amax(dim=1, keepdim=True)
+    bound = _rounding_bound(centred, largest, dimension)  # (B, G)
+    infinite = torch.full_like(squares, torch.inf)
+    ranked = torch.cat([-2 * centred.float(), torch.where(is_candidate, squares, infinite).float()[..., None]],
+                       dim=2).transpose(1, 2).contiguous()  # (B, D + 1, G)
+    ranked_queries = torch.cat([centred.float(), torch.ones_like(squares, dtype=torch.float32)[..., None]], dim=2)
+    block = min(positions, max(8, -(-_QUERY_BLOCK_ELEMENTS // (batch * positions))))
+    images = torch.arange(batch, device=features.device)[:, None, None]
+    best, overflow = [], []
+    for start in range(0, positions, block):  # a fixed number of fixed-size blocks: (B, block, G) distances
+        stop = min(start + block, positions)
+        lowest, index = torch.bmm(ranked_queries[:, start:stop], ranked).topk(kept, dim=2, largest=False)
+        near = (lowest <= lowest[..., :1] + bound[:, start:stop, None]) & lowest.isfinite()  # a prefix, sorted
+        exact = ((features[:, start:stop, None] - features[images, index]) ** 2).sum(dim=-1)  # (B, block, kept)
+        exact = torch.where(near, exact, torch.inf)
+        tied = torch.where(exact == exact.amin(dim=2, keepdim=True), index, positions)
+        best.append(tied.amin(dim=2) % positions)  # no candidate at all: 0
+        overflow.append(near[..., -1] & is_query[:, start:stop] & (kept < positions))
+    return torch.cat(best, dim=1), torch.cat(overflow, dim=1).any(dim=1)
