@@ -23,10 +23,15 @@ takes the smallest, ties to the lowest candidate index as sklearn's brute-force 
 force). sklearn itself ranks by the matrix-product
 form in float64, so where two candidates lie within its ~1e-9 rounding of each other it may pick the other.
 
-**Sizes are the data's.** The number of patches differs per image, so the search runs image by image on the valid
-patches (read from the device once per image); only the patches' pixels are converted to Lab, the reconstruction is
-an exact integer ``index_add`` of the matched patches, and the colour difference is evaluated, batched, on the gt
-pixels (``cd`` is 0 elsewhere).
+**Two paths** (docs/context_measure.md, "Without host syncs"). On CPU (``host_reads.free_on``) or with
+``allow_host_sync=True``: the sizes are the data's — the search runs image by image on the valid patches (read from
+the device per image); only the patches' pixels are converted to Lab, the reconstruction is an exact integer
+``index_add`` of the matched patches, and the colour difference is evaluated on the gt pixels. Otherwise (off CPU):
+every position of the stride-3 grid is a patch, with fg / bg masks; the batched search
+(:func:`~nobg_metrics.ops.ccm_search.nearest_background_fixed`) ranks invalid candidates at ``+inf`` and
+recomputes a fixed near set per query; the whole images are converted and compared; an image whose near set
+overflowed is NaN (``camouflage_context_measure`` and ``CamouflageContextMeasure.compute`` then raise). Both give
+the same numbers (tested with the device path forced on CPU).
 """
 
 from __future__ import annotations
@@ -95,12 +100,10 @@ def _standardised(coords: Tensor) -> Tensor:
 
 def _count_divisors(device: torch.device) -> Tensor:
     """The reference's per-pixel divisor for ``k`` covering patches: ``eps`` plus one ``k`` times, in float64
-    (``k = 1``: ``1 + 2^-52``; ``k >= 2``: ``k``)."""
-    values, total = [], _EPS
-    for _ in range(PATCH * PATCH + 1):
-        values.append(total)
-        total = total + 1.0
-    return torch.tensor(values, dtype=torch.float64, device=device)
+    (``k = 0``: ``eps``; ``k = 1``: ``1 + 2^-52``; ``k >= 2``: ``k``, the half ulp rounded to even), built on the
+    device (no host copy)."""
+    level = torch.arange(PATCH * PATCH + 1, dtype=torch.float64, device=device)
+    return torch.where(level == 0, _EPS, torch.where(level == 1, 1 + _EPS, level))
 
 
 def _patch_pixels(index: Tensor, n_cols: int, width: int) -> Tensor:
@@ -191,9 +194,7 @@ def _similarity_fixed(image: Tensor, gt: Tensor, valid_fg: Tensor, valid_bg: Ten
     sums = torch.zeros(batch, 3, height * width, dtype=torch.int64, device=image.device).scatter_add(2, targets, values)
     counts = torch.zeros(batch, height * width, dtype=torch.int64, device=image.device)
     counts = counts.scatter_add(1, targets[:, 0], weight.long())
-    level = torch.arange(PATCH * PATCH + 1, dtype=torch.float64, device=image.device)  # = _count_divisors, no copy
-    divisors = torch.where(level == 0, _EPS, torch.where(level == 1, 1 + _EPS, level))
-    recon = torch.round(sums / divisors[counts][:, None]).to(torch.uint8).view(batch, 3, height, width)
+    recon = torch.round(sums / _count_divisors(image.device)[counts][:, None]).to(torch.uint8).view(batch, 3, height, width)
     difference = ciede2000(skimage_rgb_to_lab(recon), skimage_rgb_to_lab(image))
     similarity = torch.where(gt & rebuilt[:, None, None], 1 - (difference / 100).clamp(0, 1), 0.0)
     return similarity, overflow & rebuilt

@@ -46,12 +46,13 @@ from nobg_metrics._inputs import (
     EmptyGt,
     InputMaps,
     SegBatch,
+    check_flag,
     check_number,
     check_option,
     prepare_segmentation,
 )
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
-from nobg_metrics.functional.camouflage_degree import camouflage_degree
+from nobg_metrics.functional.camouflage_degree import camouflage_degree, check_overflow
 from nobg_metrics.functional.ccm_filters import (  # noqa: F401 (kernel_grid_radius, correlate_reflect_101: re-exported)
     EPS,
     FFT_DTYPE,
@@ -142,26 +143,30 @@ def context_measure(pred: InputMaps, gt: InputMaps, *, beta2: float = 1.0, alpha
 
 
 def _check_camouflage_args(beta2: float, alpha: float, gamma: float, lambda_spatial: float,
-                           empty_gt: EmptyGt) -> None:
+                           empty_gt: EmptyGt, allow_host_sync: bool = False) -> None:
     _check_context_measure_args(beta2, alpha, empty_gt)
+    check_flag("allow_host_sync", allow_host_sync)
     check_number("gamma", gamma, low=0.0, low_open=True, high=700.0)
     check_number("lambda_spatial", lambda_spatial, low=0.0)
 
 
 def _camouflage_context_measure_update(pred: InputMaps, gt: InputMaps, image: InputImages, beta2: float,
                                        alpha: float, gamma: float, lambda_spatial: float, normalize: bool,
-                                       empty_gt: EmptyGt, validate_args: bool) -> tuple[Tensor, Tensor]:
-    """Sum of per-image CCm and the number of images of a batch: ``(float64 scalar, int64 scalar)``."""
+                                       empty_gt: EmptyGt, validate_args: bool,
+                                       allow_host_sync: bool = False) -> tuple[Tensor, Tensor]:
+    """Sum of per-image CCm and the number of images of a batch: ``(float64 scalar, int64 scalar)`` (the sum NaN
+    where the sync-free search overflowed)."""
     groups = prepare_camouflage(pred, gt, image, normalize=normalize, validate_args=validate_args)
     values = torch.cat([_context_measure_per_image(batch, beta2, alpha, empty_gt, camouflage_degree(
-        images, batch.gt, gamma=gamma, lambda_spatial=lambda_spatial)) for batch, images in groups])
+        images, batch.gt, gamma=gamma, lambda_spatial=lambda_spatial, allow_host_sync=allow_host_sync))
+        for batch, images in groups])
     return values.sum(), torch.full((), values.shape[0], dtype=torch.int64, device=values.device)
 
 
 def camouflage_context_measure(pred: InputMaps, gt: InputMaps, image: InputImages, *, beta2: float = 1.2,
                                alpha: float = 6.0, gamma: float = 8.0, lambda_spatial: float = 20.0,
                                normalize: bool = False, empty_gt: EmptyGt = "agreement",
-                               validate_args: bool = True) -> Tensor:
+                               allow_host_sync: bool = False, validate_args: bool = True) -> Tensor:
     r"""Camouflage context measure CCm: Cm whose reverse term weighs each gt pixel by ``1 + cd``, the camouflage
     degree of :func:`~nobg_metrics.functional.camouflage_degree.camouflage_degree` (PySODMetrics 1.6.2
     ``CamouflageContextMeasure``, β² = 1.2, γ = 8, λ = 20), per image, averaged over images::
@@ -173,9 +178,15 @@ def camouflage_context_measure(pred: InputMaps, gt: InputMaps, image: InputImage
         image: the RGB images, :math:`(B, 3, H, W)` uint8 (or a list beside list ``pred`` / ``gt``).
         beta2, alpha, normalize, empty_gt, validate_args: as :func:`context_measure` (β² defaults to 1.2).
         gamma: γ of the camouflage degree; lambda_spatial: λ, the weight of patch positions in the search.
+        allow_host_sync: off CPU, run the 1-NN search on the data-sized patch sets (host reads per image);
+            default: the sync-free search over every grid position (docs/context_measure.md, "Without host syncs").
 
     Returns:
         scalar float64 tensor.
+
+    Raises:
+        RuntimeError: off CPU with ``allow_host_sync=False``, when a query had more near candidates than the
+            sync-free search recomputes (:data:`~nobg_metrics.functional.camouflage_degree.OVERFLOW_MESSAGE`).
 
     Example:
         >>> gt = torch.zeros(40, 40, dtype=torch.bool); gt[10:30, 12:28] = True
@@ -183,6 +194,6 @@ def camouflage_context_measure(pred: InputMaps, gt: InputMaps, image: InputImage
         >>> round(camouflage_context_measure(gt.float(), gt, image).item(), 4)
         0.7182
     """
-    _check_camouflage_args(beta2, alpha, gamma, lambda_spatial, empty_gt)
-    return mean_over_images(*_camouflage_context_measure_update(pred, gt, image, beta2, alpha, gamma, lambda_spatial,
-                                                                normalize, empty_gt, validate_args))
+    _check_camouflage_args(beta2, alpha, gamma, lambda_spatial, empty_gt, allow_host_sync)
+    return check_overflow(mean_over_images(*_camouflage_context_measure_update(
+        pred, gt, image, beta2, alpha, gamma, lambda_spatial, normalize, empty_gt, validate_args, allow_host_sync)))

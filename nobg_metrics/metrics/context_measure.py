@@ -12,6 +12,7 @@ from typing import Any
 from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps
+from nobg_metrics.functional.camouflage_degree import check_overflow
 from nobg_metrics.functional.ccm_inputs import InputImages
 from nobg_metrics.functional.context_measure import (
     _camouflage_context_measure_update,
@@ -69,7 +70,10 @@ class CamouflageContextMeasure(PerImageMean):
         lambda_spatial: λ, the weight of the patch positions in the 1-NN search.
         normalize: per-image min-max stretch of ``pred`` first (PySODMetrics' protocol).
         empty_gt: ``"agreement"`` or ``"reference"`` for all-background / all-foreground gts.
-        validate_args: run the checks that force a device sync (the 1-NN search reads its sizes regardless).
+        allow_host_sync: off CPU, run the 1-NN search on the data-sized patch sets (host reads in every update);
+            default: the sync-free search over every grid position, whose overflow check is one read in
+            ``compute()`` (raises ``RuntimeError`` when a query had more near candidates than it recomputes).
+        validate_args: run the checks that force a device sync.
 
     Example:
         >>> import torch
@@ -85,14 +89,14 @@ class CamouflageContextMeasure(PerImageMean):
     _state_prefix = "camouflage_context_measure"
 
     def __init__(self, beta2: float = 1.2, alpha: float = 6.0, gamma: float = 8.0, lambda_spatial: float = 20.0, *,
-                 normalize: bool = False, empty_gt: EmptyGt = "agreement", validate_args: bool = True,
-                 **kwargs: Any) -> None:
-        _check_camouflage_args(beta2, alpha, gamma, lambda_spatial, empty_gt)
+                 normalize: bool = False, empty_gt: EmptyGt = "agreement", allow_host_sync: bool = False,
+                 validate_args: bool = True, **kwargs: Any) -> None:
+        _check_camouflage_args(beta2, alpha, gamma, lambda_spatial, empty_gt, allow_host_sync)
         super().__init__(options={"beta2": float(beta2), "alpha": float(alpha), "gamma": float(gamma),
                                   "lambda_spatial": float(lambda_spatial), "normalize": normalize,
                                   "empty_gt": empty_gt}, validate_args=validate_args, **kwargs)
         self.beta2, self.alpha, self.gamma, self.lambda_spatial = beta2, alpha, gamma, lambda_spatial
-        self.normalize, self.empty_gt = normalize, empty_gt
+        self.normalize, self.empty_gt, self.allow_host_sync = normalize, empty_gt, allow_host_sync
 
     def update(self, pred: InputMaps, gt: InputMaps, image: InputImages | None = None) -> None:  # type: ignore[override]
         """Add a batch: ``pred``, ``gt`` as every segmentation metric takes them and the RGB ``image``
@@ -106,4 +110,9 @@ class CamouflageContextMeasure(PerImageMean):
     def _statistics(self, pred: InputMaps, gt: InputMaps, image: InputImages) -> tuple[Tensor, Tensor]:
         return _camouflage_context_measure_update(pred, gt, image, self.beta2, self.alpha, self.gamma,
                                                   self.lambda_spatial, self.normalize, self.empty_gt,
-                                                  self.validate_args)
+                                                  self.validate_args, self.allow_host_sync)
+
+    def compute(self) -> Tensor:
+        """The mean per-image CCm; raises ``RuntimeError`` if the sync-free search overflowed for an image (its NaN
+        reached the sum; one host read)."""
+        return check_overflow(super().compute())

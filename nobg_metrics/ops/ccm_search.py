@@ -134,7 +134,8 @@ def nearest_background_fixed(features: Tensor, is_query: Tensor, is_candidate: T
     ranked = torch.cat([-2 * centred.float(), torch.where(is_candidate, squares, infinite).float()[..., None]],
                        dim=2).transpose(1, 2).contiguous()  # (B, D + 1, G)
     ranked_queries = torch.cat([centred.float(), torch.ones_like(squares, dtype=torch.float32)[..., None]], dim=2)
-    block = min(positions, max(8, -(-_QUERY_BLOCK_ELEMENTS // (batch * positions))))
+    # rows of queries per block: ~2^22 float32 distances and ~2^22 float64 recomputed differences at most
+    block = min(positions, max(8, -(-_QUERY_BLOCK_ELEMENTS // (batch * max(positions, kept * dimension)))))
     images = torch.arange(batch, device=features.device)[:, None, None]
     best, overflow = [], []
     for start in range(0, positions, block):  # a fixed number of fixed-size blocks: (B, block, G) distances
