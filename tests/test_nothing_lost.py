@@ -43,6 +43,9 @@ def test_a_rejected_batch_changes_nothing_through_update_and_forward(name):
     trimap = torch.where(gt > 0.5, 1.0, 0.0)
     trimap[:, :, 8:16] = 0.5  # known foreground, background and an unknown band: every region is non-empty
     arguments = {"trimap": trimap} if "trimap" in metric._update_signature.parameters else {}
+    if "image" in metric._update_signature.parameters:  # CCm's RGB images
+        arguments["image"] = torch.randint(0, 256, (pred.shape[0], 3, *pred.shape[-2:]), dtype=torch.uint8,
+                                           generator=torch.Generator().manual_seed(3))
     metric.update(pred, gt, **arguments)
     before, count, value = _states(metric), metric._update_count, metric.compute()
     for call in (metric.update, metric.forward):

@@ -40,9 +40,13 @@ def test_update_makes_no_host_sync(name, as_list, device_paths):
     pred, gt, trimap = _batch()
     metric = metric_class(name)(normalize=True, validate_args=False) if "normalize" in accepted_options(
         name) else metric_class(name)(validate_args=False)
+    image = torch.randint(0, 256, (pred.shape[0], 3, *pred.shape[-2:]), dtype=torch.uint8,
+                          generator=torch.Generator().manual_seed(3))  # CCm's RGB images
     if as_list:
-        pred, gt, trimap = list(pred[:, 0]), list(gt[:, 0]), list(trimap[:, 0])
+        pred, gt, trimap, image = list(pred[:, 0]), list(gt[:, 0]), list(trimap[:, 0]), list(image)
     arguments = {"trimap": trimap} if "trimap" in metric._update_signature.parameters else {}
+    if "image" in metric._update_signature.parameters:
+        arguments["image"] = image
     metric.update(pred, gt, **arguments)  # warm-up: lazily built constants may be made once
     with HostSyncRecorder() as recorder:
         metric.update(pred, gt, **arguments)
