@@ -6,6 +6,8 @@ realistic masks (``shapes.real_pairs``: person, animal, text, blobs, large) — 
     python benchmarks/bench_context_measure.py --threads 1                 # 1024², 3 pairs
     python benchmarks/bench_context_measure.py --sizes 512 1024 --images 5
     python benchmarks/run.py --sizes 1024 --only context                   # the same rows among the other benchmarks
+    python benchmarks/bench_context_measure.py --device-path --sizes 256 512 --images 2 --repeat 1
+                                   # CCm's sync-free device path forced on CPU, against our CPU path and the reference
 
 The reference's CCm is dominated by its 1-NN search (sklearn brute force: a float64 matrix product of the fg patches
 by the surrounding-background patches, 149 features), ours by the same search (a float32 matrix product, exact on
@@ -15,6 +17,7 @@ the Lab integers, with a float64 recompute of the near candidates).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import pathlib
 import platform
 import sys
@@ -32,6 +35,18 @@ from nobg_metrics.metrics.context_measure import (
     CamouflageContextMeasure,
     ContextMeasure,
 )
+from nobg_metrics.ops import host_reads
+
+
+@contextlib.contextmanager
+def forced_device_path():
+    """What CUDA runs, on CPU: ``host_reads.free_on`` False (the sync-free CCm search over every grid patch)."""
+    original = host_reads.free_on
+    host_reads.free_on = lambda tensor: False
+    try:
+        yield
+    finally:
+        host_reads.free_on = original
 
 
 def camouflage_image(gt: np.ndarray, seed: int) -> np.ndarray:
@@ -46,7 +61,7 @@ def camouflage_image(gt: np.ndarray, seed: int) -> np.ndarray:
     return np.clip(np.rint(image), 0, 255).astype(np.uint8)
 
 
-def cases(size: int, device: str, batch: int = 3, seed: int = 0) -> list[Case]:
+def cases(size: int, device: str, batch: int = 3, seed: int = 0, device_path: bool = False) -> list[Case]:
     pairs = real_pairs((size, size), count=batch, seed=seed)
     images = [camouflage_image(gt, seed + i) for i, (_, gt) in enumerate(pairs)]
     tensors = [(torch.from_numpy(p).to(device), torch.from_numpy(g).to(device),
@@ -54,10 +69,11 @@ def cases(size: int, device: str, batch: int = 3, seed: int = 0) -> list[Case]:
     ours_cm = ContextMeasure(normalize=True, empty_gt="reference", validate_args=False).to(device)
     ours_ccm = CamouflageContextMeasure(normalize=True, empty_gt="reference", validate_args=False).to(device)
 
-    def ours(metric, with_image):
+    def ours(metric, with_image, forced=False):
         def run():
-            for pred, gt, image in tensors:
-                metric.update(pred, gt, image) if with_image else metric.update(pred, gt)
+            with forced_device_path() if forced else contextlib.nullcontext():
+                for pred, gt, image in tensors:
+                    metric.update(pred, gt, image) if with_image else metric.update(pred, gt)
         return run
 
     def reference(factory, with_image):
@@ -67,6 +83,15 @@ def cases(size: int, device: str, batch: int = 3, seed: int = 0) -> list[Case]:
                 metric.step(pred, gt, img=image) if with_image else metric.step(pred, gt)
         return run
 
+    if device_path:  # CCm's sync-free path forced on CPU: against the reference, and against our CPU path
+        forced = CamouflageContextMeasure(normalize=True, empty_gt="reference", validate_args=False).to(device)
+        return [
+            Case("CCm sync-free device path (forced on CPU) vs CamouflageContextMeasure", size, device,
+                 ours(forced, True, forced=True), reference(psm.CamouflageContextMeasure, True),
+                 "psm.CamouflageContextMeasure", len(pairs)),
+            Case("CCm sync-free device path (forced on CPU) vs our CPU path", size, device,
+                 ours(forced, True, forced=True), ours(ours_ccm, True), "ours, CPU path", len(pairs)),
+        ]
     return [
         Case("context_measure (Cm) vs ContextMeasure (target >= 2x)", size, device, ours(ours_cm, False),
              reference(psm.ContextMeasure, False), "psm.ContextMeasure", len(pairs)),
@@ -83,6 +108,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None, help="torch and OpenCV threads (default: theirs)")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--device-path", action="store_true",
+                        help="CCm only: its sync-free device path forced on CPU (host_reads.free_on False)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -90,7 +117,7 @@ def main() -> None:
     print(f"torch {torch.__version__}, {args.device}, {torch.get_num_threads()} threads, {platform.processor()}; "
           f"shapes: {', '.join(pair_kinds(args.images))}")
     rows = [run_case(case, repeat=args.repeat) for size in args.sizes
-            for case in cases(size, args.device, args.images)]
+            for case in cases(size, args.device, args.images, device_path=args.device_path)]
     print(format_rows(rows))
 
 
