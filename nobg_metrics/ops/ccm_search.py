@@ -100,29 +100,33 @@ def nearest_background_fixed(features: Tensor, is_query: Tensor, is_candidate: T
     """Each query's nearest candidate among the same positions (Euclidean; exact ties to the lower index), with
     shapes fixed by the inputs' (no host read).
 
-    Every position is a candidate (those not ``is_candidate`` at ``+inf``, by an infinite ``|x|²`` column); the
-    float32 ranking runs as batched products over fixed blocks of queries; the ``near_candidates`` lowest of each
-    query (``topk``) within the rounding bound of the lowest are recomputed in float64. A query whose
-    ``near_candidates``-th lowest is still within the bound may have more: its flag is set.
+    The positions are sorted (stably) queries first, candidates last: then every query's candidates lie after it,
+    so a block of query rows ``[s, e)`` is ranked against columns ``[s, G)`` only — half the full product, whatever
+    the split. Non-candidates rank at ``+inf`` (an infinite ``|x|²`` column); the float32 ranking runs as batched
+    products over fixed blocks; the ``near_candidates`` lowest of each query (``topk``) within the rounding bound of
+    the lowest are recomputed in float64 (the stable sort keeps the candidates' order: the lowest sorted index is the
+    lowest index). A query whose ``near_candidates``-th lowest is still within the bound may have more: flagged.
 
     Args:
         features: :math:`(B, G, D)` float64 (float32 values; the last two columns the coordinates).
-        is_query, is_candidate: :math:`(B, G)` bool.
+        is_query, is_candidate: :math:`(B, G)` bool, disjoint.
         near_candidates: the float64 recomputations per query.
 
     Returns:
-        ``(index, overflow)``: :math:`(B, G)` int64 (0 for a non-query or without candidates) and :math:`(B,)` bool,
+        ``(index, overflow)``: :math:`(B, G)` int64 (meaningful at the queries with candidates) and :math:`(B,)` bool,
         an image with a query whose near set exceeded ``near_candidates``.
 
     Example:
         >>> x = torch.tensor([[[0.0, 0, 0], [2, 0, 0], [1, 0, 0], [4, 0, 0], [3, 0, 0.1]]], dtype=torch.float64)
         >>> query = torch.tensor([[False, False, True, False, True]]); candidate = ~query
         >>> index, overflow = nearest_background_fixed(x, query, candidate)
-        >>> index[0, 2:].tolist(), overflow.tolist()  # query 2 ties between positions 0 and 1: the lower
-        ([0, 0, 1], [False])
+        >>> index[0, 2].item(), index[0, 4].item(), overflow.tolist()  # query 2 ties between 0 and 1: the lower
+        (0, 1, [False])
     """
     batch, positions, dimension = features.shape
-    kept = min(near_candidates, positions)
+    order = torch.where(is_query, 0, torch.where(is_candidate, 2, 1)).sort(dim=1, stable=True).indices  # (B, G)
+    features = features.gather(1, order[..., None].expand(-1, -1, dimension))
+    is_query, is_candidate = is_query.gather(1, order), is_candidate.gather(1, order)
     weights = is_candidate.to(features.dtype)[..., None]
     shift = (features * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1)  # the candidates' mean, (B, D)
     shift = torch.cat([shift[:, :-_COORDINATES].round(), shift[:, -_COORDINATES:]], dim=1)[:, None]
@@ -132,19 +136,23 @@ def nearest_background_fixed(features: Tensor, is_query: Tensor, is_candidate: T
     bound = _rounding_bound(centred, largest, dimension)  # (B, G)
     infinite = torch.full_like(squares, torch.inf)
     ranked = torch.cat([-2 * centred.float(), torch.where(is_candidate, squares, infinite).float()[..., None]],
-                       dim=2).transpose(1, 2).contiguous()  # (B, D + 1, G)
+                       dim=2)  # (B, G, D + 1)
     ranked_queries = torch.cat([centred.float(), torch.ones_like(squares, dtype=torch.float32)[..., None]], dim=2)
+    kept = min(near_candidates, positions)
     # rows of queries per block: ~2^22 float32 distances and ~2^22 float64 recomputed differences at most
     block = min(positions, max(8, -(-_QUERY_BLOCK_ELEMENTS // (batch * max(positions, kept * dimension)))))
     images = torch.arange(batch, device=features.device)[:, None, None]
     best, overflow = [], []
-    for start in range(0, positions, block):  # a fixed number of fixed-size blocks: (B, block, G) distances
-        stop = min(start + block, positions)
-        lowest, index = torch.bmm(ranked_queries[:, start:stop], ranked).topk(kept, dim=2, largest=False)
+    for start in range(0, positions, block):  # a fixed number of fixed-size blocks: (B, block, G - start)
+        stop, kept = min(start + block, positions), min(near_candidates, positions - start)
+        approximate = torch.bmm(ranked_queries[:, start:stop], ranked[:, start:].transpose(1, 2))
+        lowest, index = approximate.topk(kept, dim=2, largest=False)
+        index = index + start
         near = (lowest <= lowest[..., :1] + bound[:, start:stop, None]) & lowest.isfinite()  # a prefix, sorted
         exact = ((features[:, start:stop, None] - features[images, index]) ** 2).sum(dim=-1)  # (B, block, kept)
         exact = torch.where(near, exact, torch.inf)
         tied = torch.where(exact == exact.amin(dim=2, keepdim=True), index, positions)
         best.append(tied.amin(dim=2) % positions)  # no candidate at all: 0
-        overflow.append(near[..., -1] & is_query[:, start:stop] & (kept < positions))
-    return torch.cat(best, dim=1), torch.cat(overflow, dim=1).any(dim=1)
+        overflow.append(near[..., -1] & is_query[:, start:stop] & (kept < positions - start))
+    nearest = order.gather(1, torch.cat(best, dim=1))  # sorted -> original positions, per sorted query
+    return torch.empty_like(nearest).scatter(1, order, nearest), torch.cat(overflow, dim=1).any(dim=1)
