@@ -151,3 +151,21 @@ def test_connectivity_with_host_syncs_allowed_equals_cpu():
     gpu = nm.ConnectivityError(allow_host_sync=True).to("cuda")
     gpu.update([p.cuda() for p in preds], [g.cuda() for g in gts], [t.cuda() for t in trimaps])
     assert abs(gpu.compute().item() - cpu.compute().item()) <= 1e-9
+
+
+def test_camouflage_context_measure_on_cuda_is_sync_free_and_equals_cpu():
+    """CCm's fixed-size search (the default off CPU) makes no host sync in update and gives the CPU value."""
+    pred, gt, _ = batch("cpu")
+    generator = torch.Generator().manual_seed(4)
+    image = (torch.rand(pred.shape[0], 3, *pred.shape[-2:], generator=generator) * 255).to(torch.uint8)
+    cpu = nm.CamouflageContextMeasure(normalize=True)
+    cpu.update(pred, gt, image)
+    gpu = nm.CamouflageContextMeasure(normalize=True, validate_args=False).to("cuda")
+    pred, gt, image = pred.cuda(), gt.cuda(), image.cuda()
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        gpu.update(pred, gt, image)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    assert abs(gpu.compute().item() - cpu.compute().item()) <= 1e-9
