@@ -62,6 +62,10 @@ class HceBatch(SegBatch):
     skeleton_raw: Tensor | None = None
 
 
+FIXED_PIXELS_PER_CALL = 2**21
+"""Pixels the sync-free path scores per call: ~4.3 KiB each at peak (4.4 GiB for one 1024² image, measured on
+CPU), so at most ~9 GiB; larger groups go in blocks of images (two 1024² images per block)."""
+
 BUDGET_MESSAGE = ("HCE: the sync-free device path ran out of its fixed budget (thinning iterations or "
                   "Douglas-Peucker levels, docs/hce.md) for at least one image (its value is NaN). Pass "
                   "allow_host_sync=True to size the work by the data (exact on any input).")
@@ -118,12 +122,16 @@ def _hce_per_image(batch: SegBatch, relax: int, epsilon: float, protocol: str,
     if allow_host_sync or host_reads.free_on(batch.gt):
         return hce_counts(pred, batch.gt, _skeleton(batch), relax, epsilon, dis_flags=dis_flags).double()
     cached = getattr(batch, "skeleton_raw", None)
+    gt = batch.gt
     if cached is None:
-        skeleton, converged = skeletonize_fixed(batch.gt)
+        skeleton, converged = skeletonize_fixed(gt)
     else:
-        skeleton, converged = _skeleton(batch), torch.ones(batch.gt.shape[0], dtype=torch.bool, device=pred.device)
-    counts, exhausted = hce_counts_fixed(pred, batch.gt, skeleton, relax, epsilon, dis_flags=dis_flags)
-    return torch.where(converged & ~exhausted, counts.double(), torch.nan)
+        skeleton, converged = _skeleton(batch), torch.ones(gt.shape[0], dtype=torch.bool, device=pred.device)
+    count, height, width = gt.shape
+    block = max(1, FIXED_PIXELS_PER_CALL // max(1, height * width))  # memory: the padded lists grow with B
+    counts, exhausted = zip(*(hce_counts_fixed(pred[i:i + block], gt[i:i + block], skeleton[i:i + block], relax,
+                                               epsilon, dis_flags=dis_flags) for i in range(0, count, block)))
+    return torch.where(converged & ~torch.cat(exhausted), torch.cat(counts).double(), torch.nan)
 
 
 def _prepare(pred: InputMaps, gt: InputMaps, gt_skeleton: InputMaps | None, normalize: bool,

@@ -133,3 +133,13 @@ def test_allow_host_sync_must_be_a_bool():
         HCE(allow_host_sync=1)
     with pytest.raises(TypeError, match="allow_host_sync"):
         hce(torch.zeros(3, 3), torch.zeros(3, 3), allow_host_sync="yes")
+
+
+def test_blocks_of_images_give_the_same_values(device_paths, monkeypatch):
+    """Large groups go through the sync-free path in blocks of images (memory); the values do not change."""
+    pred = torch.stack([p for p in PREDS[-10:] if p.shape == (41, 67)])
+    gt = torch.stack([g for g in GTS[-10:] if g.shape == (41, 67)])
+    whole = hce_per_image(pred, gt, normalize=True)
+    monkeypatch.setattr(hce_module, "FIXED_PIXELS_PER_CALL", 2 * 41 * 67)
+    assert torch.equal(hce_per_image(pred, gt, normalize=True), whole)
+    assert pred.shape[0] == 5
