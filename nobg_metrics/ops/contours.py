@@ -31,7 +31,8 @@ pixel, foreground is 8-connected, background 4-connected). What this module repr
 
 Host reads: data-sized index lists (border pixels, states, contours) and one loop over tree depth; a CPU
 path (which also crops the batch to the bounding box of its foreground first). Nothing loops over pixels or
-points in Python.
+points in Python. The sync-free variant (frame-sized padded lists, fixed rounds) is
+:func:`nobg_metrics.ops.contours_fixed.trace_contours_fixed`.
 """
 
 from __future__ import annotations

@@ -22,7 +22,8 @@ Reference (OpenCV 4.14 ``modules/imgproc/src/approx.cpp``, ``approxPolyDP_``), f
 
 Vectorised by levels: every unsettled slice of every polyline is split at once (segment maxima by
 ``scatter_reduce``), until no slice splits; float64 evaluated in OpenCV's order of operations. Host reads:
-one per level (the loop's stop test) and data-sized index lists.
+one per level (the loop's stop test) and data-sized index lists. The sync-free variant (a padded list, a
+fixed number of levels and a flag when they were too few) is :func:`nobg_metrics.ops.hce_fixed.approx_poly_dp_fixed`.
 """
 
 from __future__ import annotations
