@@ -172,13 +172,18 @@ def list_stems(source: Source) -> tuple[dict[str, Path], list[str]]:
     return listing.found, listing.duplicates
 
 
-def _open(path: Path) -> tuple[Image.Image, str]:
-    """The decoded image and its PIL raw mode (``"RGB;16B"`` marks a 16-bit colour PNG)."""
+def _require_file(path: Path) -> None:
+    """Raise :class:`ReadError` naming what ``path`` is when it is not a regular file (or a link to one)."""
     kind = entry_kind(path)
     if kind == "broken symlink":
         raise ReadError(f"broken symlink (to {os.readlink(path)!r})")
     if kind != "file":
         raise ReadError(kind if kind != "folder" else "a folder, not a file")
+
+
+def _open(path: Path) -> tuple[Image.Image, str]:
+    """The decoded image and its PIL raw mode (``"RGB;16B"`` marks a 16-bit colour PNG)."""
+    _require_file(path)
     try:
         image = Image.open(path)
         if image.format == "JPEG" and image.mode in ("RGB", "YCbCr"):
@@ -399,11 +404,7 @@ def read_image(path: Path) -> np.ndarray:
     replicated, 16-bit samples ``v >> 8`` (``strip_16``; PIL keeps the high byte of 16-bit colour PNGs), JPEGs from
     libjpeg's RGB output; EXIF orientation as :func:`read_mask`. Not bit-exact: CMYK JPEGs (as for masks).
     """
-    kind = entry_kind(path)
-    if kind == "broken symlink":
-        raise ReadError(f"broken symlink (to {os.readlink(path)!r})")
-    if kind != "file":
-        raise ReadError(kind if kind != "folder" else "a folder, not a file")
+    _require_file(path)
     try:
         image = Image.open(path)
         image.load()
