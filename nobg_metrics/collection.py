@@ -5,10 +5,11 @@ The tiers follow the seed's cost table and are cumulative (cheap ⊂ medium ⊂ 
 - cheap, O(N) per image: mae, iou_metric, dice, accuracy, ber, sad, mse_metric, boundary_iou — per training step;
 - medium adds the histogram measures f_measure_{max,mean,adaptive}, e_measure_{max,mean,adaptive} and
   gradient_error — per validation epoch;
-- expensive adds s_measure, weighted_f_measure, connectivity_error — final evaluation.
+- expensive adds s_measure, weighted_f_measure, connectivity_error, context_measure (Cm) and hce (the DIS
+  Human Correction Effort, PySODMetrics' protocol) — final evaluation.
 
-Beyond the tiers, by name: ``context_measure`` (Cm) and ``camouflage_context_measure`` (CCm, which also needs the
-RGB image: ``update(pred, gt, image=image)``, :data:`IMAGE_NAMES`); and every member of the confusion family is available by name (:data:`FAMILY`):
+Beyond the tiers, by name: ``camouflage_context_measure`` (CCm, which also needs the RGB image:
+``update(pred, gt, image=image)``, :data:`IMAGE_NAMES`); and every member of the confusion family is available by name (:data:`FAMILY`):
 ``<measure>_max``, ``_mean``, ``_adaptive``, ``_binary`` and ``_pooled`` (binary, ``sample_based=False``) for
 precision, recall, specificity, fpr, iou, dice, accuracy, ber, kappa, f1 and f_measure (e_measure: the
 threshold modes), plus ``pr_auc`` and ``roc_auc``; e.g. ``make_collection(metrics=FAMILY)``.
@@ -58,6 +59,7 @@ _REGISTRY: dict[str, tuple[str, dict[str, Any]]] = {
     "s_measure": ("SMeasure", {}),
     "weighted_f_measure": ("WeightedFMeasure", {}),
     "connectivity_error": ("ConnectivityError", {}),
+    "hce": ("HCE", {}),  # PySODMetrics' protocol; HCE(protocol="dis") is the DIS authors' tool (docs/hce.md)
     "si_mae": ("SizeInvariantMAE", {}),
     "si_f_measure_max": ("SizeInvariantConfusion", {"measure": "f_measure", "mode": "max"}),
     "si_f_measure_mean": ("SizeInvariantConfusion", {"measure": "f_measure", "mode": "mean"}),
@@ -136,7 +138,8 @@ TIERS["medium"] = TIERS["cheap"] + (
     "f_measure_max", "f_measure_mean", "f_measure_adaptive",
     "e_measure_max", "e_measure_mean", "e_measure_adaptive", "gradient_error",
 )
-TIERS["expensive"] = TIERS["medium"] + ("s_measure", "weighted_f_measure", "connectivity_error")
+TIERS["expensive"] = TIERS["medium"] + ("s_measure", "weighted_f_measure", "connectivity_error", "context_measure",
+                                        "hce")
 
 SHARED_GROUPS: tuple[tuple[str, ...], ...] = (
     ("sad", "mse_metric"), ("msiou_max", "msiou_mean"),

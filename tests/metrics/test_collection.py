@@ -4,19 +4,17 @@ on 2 gloo ranks."""
 
 from __future__ import annotations
 
-import functools
-
 import pytest
 import torch
 
 import nobg_metrics as nm
 from nobg_metrics.collection import TIERS
-from tests.helpers.ddp import check_ddp, run_ddp
+from tests.helpers.ddp import run_ddp
 
 CHEAP = ["mae", "iou_metric", "dice", "accuracy", "ber", "sad", "mse_metric", "boundary_iou"]
 MEDIUM = CHEAP + ["f_measure_max", "f_measure_mean", "f_measure_adaptive", "e_measure_max", "e_measure_mean",
                   "e_measure_adaptive", "gradient_error"]
-EXPENSIVE = MEDIUM + ["s_measure", "weighted_f_measure", "connectivity_error"]
+EXPENSIVE = MEDIUM + ["s_measure", "weighted_f_measure", "connectivity_error", "context_measure", "hce"]
 
 
 def samples(count: int = 7, seed: int = 0):
