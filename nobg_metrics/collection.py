@@ -5,8 +5,8 @@ The tiers follow the seed's cost table and are cumulative (cheap ⊂ medium ⊂ 
 - cheap, O(N) per image: mae, iou_metric, dice, accuracy, ber, sad, mse_metric, boundary_iou — per training step;
 - medium adds the histogram measures f_measure_{max,mean,adaptive}, e_measure_{max,mean,adaptive} and
   gradient_error — per validation epoch;
-- expensive adds s_measure, weighted_f_measure, connectivity_error, context_measure (Cm) and hce (the DIS
-  Human Correction Effort, PySODMetrics' protocol) — final evaluation.
+- expensive adds s_measure, weighted_f_measure, connectivity_error, msiou_max / msiou_mean (one pass),
+  context_measure (Cm) and hce (the DIS Human Correction Effort, PySODMetrics' protocol) — final evaluation.
 
 Beyond the tiers, by name: ``camouflage_context_measure`` (CCm, which also needs the RGB image:
 ``update(pred, gt, image=image)``, :data:`IMAGE_NAMES`); and every member of the confusion family is available by name (:data:`FAMILY`):
@@ -138,8 +138,8 @@ TIERS["medium"] = TIERS["cheap"] + (
     "f_measure_max", "f_measure_mean", "f_measure_adaptive",
     "e_measure_max", "e_measure_mean", "e_measure_adaptive", "gradient_error",
 )
-TIERS["expensive"] = TIERS["medium"] + ("s_measure", "weighted_f_measure", "connectivity_error", "context_measure",
-                                        "hce")
+TIERS["expensive"] = TIERS["medium"] + ("s_measure", "weighted_f_measure", "connectivity_error", "msiou_max",
+                                        "msiou_mean", "context_measure", "hce")
 
 SHARED_GROUPS: tuple[tuple[str, ...], ...] = (
     ("sad", "mse_metric"), ("msiou_max", "msiou_mean"),

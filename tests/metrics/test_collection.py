@@ -14,7 +14,8 @@ from tests.helpers.ddp import run_ddp
 CHEAP = ["mae", "iou_metric", "dice", "accuracy", "ber", "sad", "mse_metric", "boundary_iou"]
 MEDIUM = CHEAP + ["f_measure_max", "f_measure_mean", "f_measure_adaptive", "e_measure_max", "e_measure_mean",
                   "e_measure_adaptive", "gradient_error"]
-EXPENSIVE = MEDIUM + ["s_measure", "weighted_f_measure", "connectivity_error", "context_measure", "hce"]
+EXPENSIVE = MEDIUM + ["s_measure", "weighted_f_measure", "connectivity_error", "msiou_max", "msiou_mean",
+                      "context_measure", "hce"]
 
 
 def samples(count: int = 7, seed: int = 0):
@@ -56,7 +57,8 @@ def test_compute_groups_are_explicit():
     # the whole confusion family (overlap + F/E) in one group, one statistics pass per batch
     assert sorted(["accuracy", "ber", "dice", "iou_metric", *MEDIUM[8:14]]) in groups
     assert sorted(["mse_metric", "sad"]) in groups
-    assert len(groups) == len(EXPENSIVE) - 10 - 2 + 2
+    assert sorted(["msiou_max", "msiou_mean"]) in groups
+    assert len(groups) == len(EXPENSIVE) - 10 - 2 - 2 + 3
 
 
 @pytest.mark.slow
