@@ -51,16 +51,10 @@ from nobg_metrics.cli.launch import (
 )
 from nobg_metrics.cli.names import PROTOCOL_ONLY_METRICS
 from nobg_metrics.cli.outputs import (
-    OutputBusy,
-    OutputLock,
-    json_writer,
     markdown_table,
     results_document,
     table_columns,
-    text_writer,
     worst_markdown,
-    write_atomically,
-    write_per_image_csv,
 )
 from nobg_metrics.cli.parser import DEFAULT_OUT, build_parser  # noqa: F401  (DEFAULT_OUT: part of the module's API)
 from nobg_metrics.cli.presets import apply_preset
@@ -69,6 +63,14 @@ from nobg_metrics.cli.report import report_writers
 from nobg_metrics.cli.runner import RunOptions, score
 from nobg_metrics.cli.signals import checkpoint, exit_status, interruptible, signal_name
 from nobg_metrics.cli.tables import check_plan_aliases, read_aliases, table_writers
+from nobg_metrics.cli.writing import (
+    OutputBusy,
+    OutputLock,
+    json_writer,
+    text_writer,
+    write_atomically,
+    write_per_image_csv,
+)
 from nobg_metrics.collection import METRIC_NAMES
 
 EXIT_OK = 0

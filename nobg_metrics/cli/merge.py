@@ -217,8 +217,8 @@ def run_merge(args: argparse.Namespace) -> int:
     """The ``merge`` command; returns the exit status (0 written; 1 a run cannot be read or the outputs not written;
     2 runs that do not merge, or a bad ``--out``; 4 ``--out`` in use; 130 / 143 interrupted)."""
     from nobg_metrics.cli.config import ConfigError, InputError
-    from nobg_metrics.cli.outputs import OutputBusy, OutputLock
     from nobg_metrics.cli.signals import exit_status, interruptible, signal_name
+    from nobg_metrics.cli.writing import OutputBusy, OutputLock
 
     with interruptible():
         try:

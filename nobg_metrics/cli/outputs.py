@@ -1,10 +1,6 @@
-"""Result files: results.json, per_image.csv, table.md, table.tex — written all at once or not at all.
+"""What the result files say: the ``results.json`` document and the per-dataset tables (table.md, table.tex).
 
-Writing (:func:`write_atomically`): every file goes into a temporary folder inside ``--out``
-(``.nobg-metrics-tmp-*``), is flushed to disk, and is then renamed into place — ``results.json`` last —
-while interrupting signals are held (:func:`nobg_metrics.cli.signals.deferred`): an interrupted or failed
-run leaves the previous outputs as they were. :class:`OutputLock` holds ``--out/.nobg-metrics.lock``
-(``flock``) for the whole run, so two runs into one folder never mix: the second fails at once.
+How they are written — all at once or not at all, one run per folder — is :mod:`nobg_metrics.cli.writing`.
 
 Schema of ``results.json`` (docs/cli.md "Outputs")::
 
@@ -19,47 +15,24 @@ of each column in bold (ties all bold, compared at the printed precision), ↑/�
 measures print in their benchmark's units with the unit in the header (``SAD (÷1000)``;
 :data:`~nobg_metrics.cli.protocols.PRINTED`) — in a ``--task sod`` run in a table of their own, never beside the
 SOD columns — HCE as an integer, the BiRefNet protocol its own columns, order and rounding; ``results.json`` keeps
-the raw values. :func:`write_xlsx` writes a workbook with the standard library (the combined table's XLSX).
+the raw values.
+The combined table's workbook: :mod:`nobg_metrics.cli.xlsx`.
 """
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import errno
 import functools
-import json
 import math
-import os
-import shutil
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import nobg_metrics
-from nobg_metrics.cli.config import ConfigError
 from nobg_metrics.cli.jobs import Job, problems
 from nobg_metrics.cli.names import MATTING_NAMES
 from nobg_metrics.cli.protocols import BIREFNET_COLUMNS, PRINTED, birefnet_cell
 from nobg_metrics.cli.runner import Scores
-from nobg_metrics.cli.signals import checkpoint, deferred
 from nobg_metrics.cli.tables import Aliases
-
-try:
-    import fcntl
-except ImportError:  # Windows: no advisory locks; runs into one folder are not detected there
-    fcntl = None
-
-LOCK_NAME = ".nobg-metrics.lock"
-"""The lock file a run holds in ``--out`` (removed when the run ends)."""
-
-TMP_PREFIX = ".nobg-metrics-tmp-"
-"""Prefix of the temporary folder the outputs are written into before they are moved into ``--out``."""
-
-
-class OutputBusy(Exception):
-    """``--out`` is held by another run (exit status 4)."""
 
 
 def _clean(value: float) -> float | None:
@@ -298,260 +271,3 @@ def worst_markdown(document: dict[str, Any], rows: list[dict[str, Any]], k: int 
             lines.append(f"| {label} {_arrow(higher)} | {listed or '-'} |")
         parts += lines + [""]
     return "\n".join(parts)
-
-
-def write_per_image_csv(path: Path, rows: list[dict[str, Any]], names: list[str]) -> None:
-    """``dataset,method,image,resized,<metric>...``; empty cells for NaN."""
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["dataset", "method", "image", "resized", *names])
-        for row in rows:
-            values = [repr(v) if v is not None and math.isfinite(v) else "" for v in (row[n] for n in names)]
-            writer.writerow([row["dataset"], row["method"], row["image"], int(row["resized"]), *values])
-
-
-def _fsync(path: Path, directory: bool = False) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if directory else 0))
-    except OSError:
-        return  # e.g. folders cannot be opened on Windows
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def write_atomically(out: Path, writers: dict[str, Callable[[Path], None]]) -> None:
-    """Write every file into a temporary folder inside ``out`` (created if needed), then move them into
-    ``out`` — ``results.json`` last — with interrupting signals held until all are in place.
-
-    A failure or interruption while writing leaves ``out`` as it was; other files in ``out`` are kept.
-    """
-    out = Path(os.path.abspath(out))
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=out))
-    try:
-        for name, writer in writers.items():
-            writer(tmp / name)
-            _fsync(tmp / name)
-        order = sorted(writers, key=lambda name: name == "results.json")  # the manifest goes last
-        checkpoint()
-        with deferred():
-            for name in order:
-                os.replace(tmp / name, out / name)
-            _fsync(out, directory=True)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-class OutputLock:
-    """Hold ``out/.nobg-metrics.lock`` for a run (``with OutputLock(out): ...``).
-
-    Entering creates ``out`` (and missing parents) when needed — which also proves the location can be
-    written, before any scoring — takes an exclusive ``flock`` (:class:`OutputBusy` at once when another
-    run holds it) and removes temporary folders that killed runs left behind. Leaving removes the lock
-    file and the folders it created if they are still empty (a failed run leaves nothing behind).
-    """
-
-    def __init__(self, out: Path) -> None:
-        self.out = Path(os.path.abspath(out))
-        self.created: list[Path] = []
-        self.fd: int | None = None
-
-    def __enter__(self) -> OutputLock:
-        try:
-            self._make_folders()
-            self._lock()
-        except OutputBusy:
-            self._remove_created()
-            raise
-        except OSError as error:
-            self._remove_created()
-            raise ConfigError(f"--out {self.out}: cannot write there ({error.strerror or error})") from None
-        for entry in os.listdir(self.out):
-            if entry.startswith(TMP_PREFIX):  # left by a run that was killed (we hold the lock: none is live)
-                shutil.rmtree(self.out / entry, ignore_errors=True)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.fd is not None:
-            try:
-                os.unlink(self.out / LOCK_NAME)  # before unlocking: a waiting run re-checks the inode
-            except OSError:
-                pass
-            os.close(self.fd)
-            self.fd = None
-        self._remove_created()
-
-    def _make_folders(self) -> None:
-        missing = []
-        folder = self.out
-        while not os.path.isdir(folder):
-            if os.path.lexists(folder):
-                raise OSError(errno.ENOTDIR, f"{folder} is not a folder")
-            missing.append(folder)
-            folder = folder.parent
-        for folder in reversed(missing):
-            try:
-                os.mkdir(folder)
-            except FileExistsError:
-                if not os.path.isdir(folder):
-                    raise
-                continue
-            self.created.append(folder)
-
-    def _lock(self) -> None:
-        path = self.out / LOCK_NAME
-        if fcntl is None:
-            return
-        while True:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as error:
-                holder = os.read(fd, 64).decode(errors="replace").strip()
-                os.close(fd)
-                if error.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EACCES):
-                    raise
-                raise OutputBusy(f"--out {self.out} is in use by another nobg-metrics run"
-                                 f"{f' (pid {holder})' if holder.isdigit() else ''}; wait for it to end or "
-                                 f"choose another --out") from None
-            try:
-                same = os.stat(path).st_ino == os.fstat(fd).st_ino
-            except FileNotFoundError:
-                same = False
-            if same:
-                break
-            os.close(fd)  # the holder removed the file as we opened it: lock the new one
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        self.fd = fd
-
-    def _remove_created(self) -> None:
-        for folder in reversed(self.created):  # deepest first; only if empty
-            try:
-                os.rmdir(folder)
-            except OSError:
-                break
-        self.created = []
-
-
-def text_writer(text: str) -> Callable[[Path], None]:
-    """A writer of a fixed UTF-8 text."""
-    return lambda path: path.write_text(text, encoding="utf-8")
-
-
-def json_writer(document: dict[str, Any]) -> Callable[[Path], None]:
-    """A writer of a JSON document (strict: no NaN)."""
-    return lambda path: path.write_text(json.dumps(document, indent=2, allow_nan=False) + "\n", encoding="utf-8")
-
-
-# ---------------------------------------------------------------------------------------------- XLSX
-XlsxCell = tuple[Any, "int | None", str]
-"""``(value, decimals, font)``: a string or number (``None``: empty), the decimals of a number's format (``None``:
-general), the font: ``""``, ``"b"`` bold, ``"u"`` underlined, ``"i"`` italic."""
-
-_XML_NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
-_REL_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
-_PKG_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
-_FONTS = {"": "<font><sz val=\"11\"/><name val=\"Calibri\"/></font>",
-          "b": "<font><b/><sz val=\"11\"/><name val=\"Calibri\"/></font>",
-          "u": "<font><u/><sz val=\"11\"/><name val=\"Calibri\"/></font>",
-          "i": "<font><i/><sz val=\"11\"/><name val=\"Calibri\"/></font>"}
-
-
-def xlsx_column(index: int) -> str:
-    """Spreadsheet column letters of a 0-based index: ``0 -> A``, ``26 -> AA``."""
-    letters = ""
-    index += 1
-    while index:
-        index, rest = divmod(index - 1, 26)
-        letters = chr(65 + rest) + letters
-    return letters
-
-
-def write_xlsx(path: Path, sheets: list[tuple[str, list[list[XlsxCell]], list[str]]]) -> None:
-    """A minimal Office Open XML workbook (ECMA-376 SpreadsheetML) written with the standard library: one sheet per
-    ``(name, rows, merged ranges like "B1:D1")``, inline strings, numbers with a fixed-decimals format, bold /
-    underlined / italic fonts. Deterministic bytes (fixed zip timestamps). Opens in Excel, LibreOffice, openpyxl."""
-    import zipfile
-    from xml.sax.saxutils import escape, quoteattr
-
-    fonts = list(_FONTS)
-    styles: list[tuple[int, int]] = [(0, 0)]  # (font index, number format id); 0 = general
-    formats: dict[int, int] = {}  # decimals -> custom numFmtId (164 + decimals)
-
-    def style(decimals: int | None, font: str) -> int:
-        fmt = 0 if decimals is None else formats.setdefault(decimals, 164 + decimals)
-        key = (fonts.index(font), fmt)
-        if key not in styles:
-            styles.append(key)
-        return styles.index(key)
-
-    def sheet_xml(rows: list[list[XlsxCell]], merged: list[str]) -> str:
-        out = [f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<worksheet xmlns="{_XML_NS}"><sheetData>']
-        for r, row in enumerate(rows, start=1):
-            cells = []
-            for c, (value, decimals, font) in enumerate(row):
-                ref, s = f"{xlsx_column(c)}{r}", style(decimals if isinstance(value, (int, float)) else None, font)
-                if value is None:
-                    cells.append(f'<c r="{ref}" s="{s}"/>')
-                elif isinstance(value, (int, float)) and not isinstance(value, bool):
-                    cells.append(f'<c r="{ref}" s="{s}"><v>{value!r}</v></c>')
-                else:
-                    cells.append(f'<c r="{ref}" s="{s}" t="inlineStr"><is><t xml:space="preserve">'
-                                 f'{escape(str(value))}</t></is></c>')
-            out.append(f'<row r="{r}">{"".join(cells)}</row>')
-        out.append("</sheetData>")
-        if merged:
-            out.append(f'<mergeCells count="{len(merged)}">' + "".join(f'<mergeCell ref="{m}"/>' for m in merged)
-                       + "</mergeCells>")
-        return "".join(out) + "</worksheet>"
-
-    bodies = [sheet_xml(rows, merged) for _, rows, merged in sheets]  # fills styles / formats
-    head = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
-    num_fmts = "".join(f'<numFmt numFmtId="{i}" formatCode="{"0" if d == 0 else "0." + "0" * d}"/>'
-                       for d, i in sorted(formats.items()))
-    styles_xml = (f'{head}<styleSheet xmlns="{_XML_NS}">'
-                  + (f'<numFmts count="{len(formats)}">{num_fmts}</numFmts>' if formats else "")
-                  + f'<fonts count="{len(fonts)}">{"".join(_FONTS[f] for f in fonts)}</fonts>'
-                  '<fills count="2"><fill><patternFill patternType="none"/></fill>'
-                  '<fill><patternFill patternType="gray125"/></fill></fills>'
-                  '<borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders>'
-                  '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs>'
-                  f'<cellXfs count="{len(styles)}">'
-                  + "".join(f'<xf numFmtId="{fmt}" fontId="{font}" fillId="0" borderId="0" xfId="0"'
-                            + (' applyNumberFormat="1"' if fmt else "") + (' applyFont="1"' if font else "") + "/>"
-                            for font, fmt in styles)
-                  + '</cellXfs><cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles>'
-                  "</styleSheet>")
-    names = [name.translate({ord(c): "_" for c in "[]:*?/\\"})[:31] or f"Sheet{i + 1}"
-             for i, (name, _, _) in enumerate(sheets)]
-    workbook = (f'{head}<workbook xmlns="{_XML_NS}" xmlns:r="{_REL_NS}"><sheets>'
-                + "".join(f'<sheet name={quoteattr(n)} sheetId="{i + 1}" r:id="rId{i + 1}"/>' for i, n in enumerate(names))
-                + "</sheets></workbook>")
-    sheet_type = "application/vnd.openxmlformats-officedocument.spreadsheetml"
-    rels = "".join(f'<Relationship Id="rId{i + 1}" Type="{_REL_NS}/worksheet" Target="worksheets/sheet{i + 1}.xml"/>'
-                   for i in range(len(sheets)))
-    files = {
-        "[Content_Types].xml": f'{head}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
-        '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
-        '<Default Extension="xml" ContentType="application/xml"/>'
-        f'<Override PartName="/xl/workbook.xml" ContentType="{sheet_type}.sheet.main+xml"/>'
-        f'<Override PartName="/xl/styles.xml" ContentType="{sheet_type}.styles+xml"/>'
-        + "".join(f'<Override PartName="/xl/worksheets/sheet{i + 1}.xml" ContentType="{sheet_type}.worksheet+xml"/>'
-                  for i in range(len(sheets))) + "</Types>",
-        "_rels/.rels": f'{head}<Relationships xmlns="{_PKG_NS}"><Relationship Id="rId1" '
-        f'Type="{_REL_NS}/officeDocument" Target="xl/workbook.xml"/></Relationships>',
-        "xl/workbook.xml": workbook,
-        "xl/_rels/workbook.xml.rels": f'{head}<Relationships xmlns="{_PKG_NS}">{rels}<Relationship '
-        f'Id="rId{len(sheets) + 1}" Type="{_REL_NS}/styles" Target="styles.xml"/></Relationships>',
-        "xl/styles.xml": styles_xml,
-        **{f"xl/worksheets/sheet{i + 1}.xml": body for i, body in enumerate(bodies)},
-    }
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, text in files.items():
-            archive.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), text.encode("utf-8"),
-                             compress_type=zipfile.ZIP_DEFLATED)

@@ -326,10 +326,10 @@ def _number(text: str) -> tuple[float | str, int | None]:
 
 
 def xlsx_sheets(tables: list[Combined], aliases: Aliases, transpose: bool = False) -> list[tuple]:
-    """The combined tables as sheets ``(name, rows, merged ranges)`` for :func:`~nobg_metrics.cli.outputs.write_xlsx`:
+    """The combined tables as sheets ``(name, rows, merged ranges)`` for :func:`~nobg_metrics.cli.xlsx.write_xlsx`:
     numbers as printed (decimals kept as the cell's number format), top-1/2/3 bold / underlined / italic, the
     datasets' names merged over their columns, the subset notes in rows under the table."""
-    from nobg_metrics.cli.outputs import xlsx_column
+    from nobg_metrics.cli.xlsx import xlsx_column
 
     fonts = {0: "", 1: "b", 2: "u", 3: "i"}
     sheets = []
@@ -361,12 +361,9 @@ def xlsx_sheets(tables: list[Combined], aliases: Aliases, transpose: bool = Fals
 
 def table_writers(document: dict[str, Any], args: argparse.Namespace) -> dict[str, Callable]:
     """``file name -> writer(path)`` for every table of the run."""
-    from nobg_metrics.cli.outputs import (
-        latex_table,
-        markdown_table,
-        text_writer,
-        write_xlsx,
-    )
+    from nobg_metrics.cli.outputs import latex_table, markdown_table
+    from nobg_metrics.cli.writing import text_writer
+    from nobg_metrics.cli.xlsx import write_xlsx
 
     digits = getattr(args, "digits", None)
     aliases = read_aliases(getattr(args, "aliases", None))

@@ -16,10 +16,16 @@ import numpy as np
 import pytest
 from PIL import Image
 
-import nobg_metrics.cli.outputs as cli_outputs
 import nobg_metrics.cli.runner as cli_runner
+import nobg_metrics.cli.writing as cli_writing
 from nobg_metrics.cli.files import read_mask
-from nobg_metrics.cli.main import EXIT_BUSY, EXIT_INPUTS, EXIT_INTERNAL, EXIT_USAGE, main
+from nobg_metrics.cli.main import (
+    EXIT_BUSY,
+    EXIT_INPUTS,
+    EXIT_INTERNAL,
+    EXIT_USAGE,
+    main,
+)
 from nobg_metrics.cli.signals import Interrupted
 from tests.cli.folders import make_dataset, read_results
 
@@ -306,8 +312,8 @@ def test_a_failed_write_leaves_the_previous_outputs(dataset: Path, tmp_path: Pat
 def test_success_replaces_outputs_and_leaves_no_lock_or_temp(dataset: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     _previous(out)
-    (out / f"{cli_outputs.TMP_PREFIX}killed").mkdir()  # what a killed run leaves: removed by the next one
-    (out / f"{cli_outputs.TMP_PREFIX}killed" / "results.json").write_text("{half")
+    (out / f"{cli_writing.TMP_PREFIX}killed").mkdir()  # what a killed run leaves: removed by the next one
+    (out / f"{cli_writing.TMP_PREFIX}killed" / "results.json").write_text("{half")
     assert main(_eval(dataset, out)) == 0
     assert sorted(p.name for p in out.iterdir()) == ["mine.txt", "per_image.csv", "report.html", "results.json",
                                                      "stats.json", "stats.md", "table.md", "table.tex"]
@@ -317,13 +323,13 @@ def test_success_replaces_outputs_and_leaves_no_lock_or_temp(dataset: Path, tmp_
 def test_a_second_run_into_a_held_out_fails_at_once(dataset: Path, tmp_path: Path, capsys, no_scoring) -> None:
     out = tmp_path / "out"
     files = _previous(out)
-    with open(out / cli_outputs.LOCK_NAME, "w") as holder:  # another run holds the folder
+    with open(out / cli_writing.LOCK_NAME, "w") as holder:  # another run holds the folder
         fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)
         holder.write("12345\n")
         holder.flush()
         _clean_failure(capsys, main(_eval(dataset, out)), EXIT_BUSY, "in use by another nobg-metrics run",
                        "pid 12345")
-    os.unlink(out / cli_outputs.LOCK_NAME)
+    os.unlink(out / cli_writing.LOCK_NAME)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == files
 
 

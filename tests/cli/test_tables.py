@@ -175,7 +175,7 @@ def _cells(sheet_xml: bytes) -> dict[str, tuple[str, str | None, str]]:
 
 
 def test_xlsx_is_a_valid_workbook_with_numbers_merges_and_marks(tmp_path):
-    from nobg_metrics.cli.outputs import write_xlsx
+    from nobg_metrics.cli.xlsx import write_xlsx
 
     path = tmp_path / "t.xlsx"
     write_xlsx(path, xlsx_sheets(combined_tables(FOUR, None, Aliases()), Aliases()))
