@@ -14,9 +14,8 @@ Layout of ``DIR``::
     nobg-metrics-cache-v1/jobs/<key[:2]>/<key>.json     one job's results (JSON; NaN allowed)
     nobg-metrics-cache-v1/files/<folder digest>.json    the digests of a folder's files, by (size, mtime, inode, ctime)
 
-The second is the fast path: a file whose ``stat`` matches its record is not read again. A file is recorded only
-when it was last modified at least :data:`RACY_S` before it was hashed (a later write within one timestamp tick could
-not be told apart otherwise). Every file is written to a temporary name and renamed into place, so two runs sharing
+The second is the fast path (:mod:`nobg_metrics.cli.file_digests`): a file whose ``stat`` matches its record is not
+read again. Every file is written to a temporary name and renamed into place, so two runs sharing
 a cache at worst both score a job; an entry that cannot be read is ignored with a note (and rewritten).
 
 Importable without torch (the argument parser uses it).
@@ -27,75 +26,32 @@ from __future__ import annotations
 import argparse
 import base64
 import dataclasses
-import hashlib
 import json
 import os
 import pickle
 import sys
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
+
+from nobg_metrics.cli.file_digests import (
+    Digests,
+    text_digest,
+    write_json,
+)
 
 FORMAT = 1
 """Version of the cache layout and entry format (part of every key and of the folder name)."""
 
 ROOT = f"nobg-metrics-cache-v{FORMAT}"
 
-RACY_S = 2.0
-"""A file modified less than this many seconds before it was hashed is hashed again next run (no fast path)."""
-
 _NOT_NUMBERS = ("workers", "progress", "allow_missing", "skip_unreadable")
 """RunOptions fields that never change a number (every other field is part of the key)."""
-
-_CHUNK = 1 << 20
-
 
 def add_arguments(group: argparse._ArgumentGroup) -> None:
     """The ``eval`` flags of this module."""
     group.add_argument("--cache", metavar="DIR", type=Path, default=None,
                        help="keep each job's results in DIR, keyed by the content of its files and the options; "
                             "a later run scores only new or changed jobs (docs/incremental.md)")
-
-
-def file_digest(path: Path) -> str:
-    """BLAKE2b-256 of the file's bytes (hex)."""
-    digest = hashlib.blake2b(digest_size=32)
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _text_digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=32).hexdigest()
-
-
-def _stamp(st: os.stat_result) -> list[int]:
-    return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns]
-
-
-def _write_json(path: Path, data: Any) -> None:
-    """Write ``data`` to a temporary file beside ``path``, then rename it into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())  # as a plain open() would create it (mkstemp makes it private)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, separators=(",", ":"))
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def _plain(value: Any) -> bool:
@@ -123,66 +79,6 @@ def _unpack_curves(packed: dict[str, Any] | None) -> Any:
     return pickle.loads(base64.b64decode(packed["pickle"]))  # the user's own cache (docs/incremental.md)
 
 
-class _Digests:
-    """File digests with the stat fast path, one record file per folder."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.records: dict[str, dict[str, list]] = {}  # folder -> name -> [size, mtime_ns, ino, ctime_ns, digest]
-        self.seen: dict[str, tuple[list[int], str]] = {}  # path -> (stamp when hashed, digest)
-        self.started_ns = time.time_ns()
-
-    def _record_path(self, folder: str) -> Path:
-        return self.root / "files" / f"{_text_digest(folder)}.json"
-
-    def _folder(self, folder: str) -> dict[str, list]:
-        if folder not in self.records:
-            try:
-                data = json.loads(self._record_path(folder).read_text(encoding="utf-8"))
-                files = data["files"] if data.get("folder") == folder else {}
-                self.records[folder] = files if isinstance(files, dict) else {}
-            except (OSError, ValueError, KeyError, TypeError, AttributeError):
-                self.records[folder] = {}  # none yet, or unreadable: hash again (rewritten at store)
-        return self.records[folder]
-
-    def digest(self, path: Path) -> str:
-        """The content digest of ``path`` (OSError when it cannot be read)."""
-        key = os.path.abspath(path)
-        if key in self.seen:
-            return self.seen[key][1]
-        stamp = _stamp(os.stat(key))
-        folder, name = os.path.split(key)
-        record = self._folder(folder).get(name)
-        if isinstance(record, list) and len(record) == 5 and record[:4] == stamp and isinstance(record[4], str):
-            digest = record[4]
-        else:
-            digest = file_digest(Path(key))
-        self.seen[key] = (stamp, digest)
-        return digest
-
-    def unchanged(self, path: Path) -> bool:
-        """The file's ``stat`` is what it was when it was hashed (checked before its results are stored)."""
-        key = os.path.abspath(path)
-        try:
-            return key in self.seen and _stamp(os.stat(key)) == self.seen[key][0]
-        except OSError:
-            return False
-
-    def save(self) -> None:
-        """Record the digests of the files hashed long enough after their last change (:data:`RACY_S`)."""
-        settled = self.started_ns - int(RACY_S * 1e9)
-        changed: dict[str, dict[str, list]] = {}
-        for key, (stamp, digest) in self.seen.items():
-            folder, name = os.path.split(key)
-            if stamp[1] <= settled and self._folder(folder).get(name) != [*stamp, digest]:
-                changed.setdefault(folder, {})[name] = [*stamp, digest]
-        for folder, files in changed.items():
-            self.records.pop(folder, None)  # read again: another run may have added records meanwhile
-            merged = {**self._folder(folder), **files}
-            _write_json(self._record_path(folder), {"folder": folder, "files": merged})
-            self.records[folder] = merged
-
-
 def _note(text: str) -> None:
     if os.environ.get("RANK", "0") == "0":
         print(f"note: {text}", file=sys.stderr)
@@ -196,7 +92,7 @@ class JobCache:
         folder = getattr(args, "cache", None)
         self.root = None if folder is None else Path(os.path.abspath(folder)) / ROOT
         self.keys: dict[int, str | None] = {}
-        self.digests = None if self.root is None else _Digests(self.root)
+        self.digests = None if self.root is None else Digests(self.root)
 
     @property
     def active(self) -> bool:
@@ -244,7 +140,7 @@ class JobCache:
             return None
         material = {**settings, "dataset": job.dataset, "method": job.method, "has_trimap": job.has_trimap,
                     "metrics": job_names, "items": items}
-        return _text_digest(json.dumps(material, sort_keys=True))
+        return text_digest(json.dumps(material, sort_keys=True))
 
     def _entry_path(self, key: str) -> Path:
         return self.root / "jobs" / key[:2] / f"{key}.json"
@@ -350,7 +246,7 @@ class JobCache:
                 if not all(self.digests.unchanged(p) for p in files):
                     _note(f"--cache: {job.dataset} / {job.method} changed while it was scored; not cached")
                     continue
-                _write_json(self._entry_path(key), self._entry(key, job, scores))
+                write_json(self._entry_path(key), self._entry(key, job, scores))
             self.digests.save()
         except OSError as error:
             _note(f"--cache {self.args.cache}: cannot write there ({error}); results not cached")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from nobg_metrics.cli import cache as cache_module
+from nobg_metrics.cli import file_digests
 from nobg_metrics.cli import main as main_module
 from nobg_metrics.cli.main import EXIT_USAGE, main
 from tests.cli.folders import make_dataset, make_matting_dataset
@@ -102,10 +102,10 @@ def test_a_damaged_entry_is_ignored_with_a_note(data, tmp_path, scored, capsys):
 
 
 def test_unchanged_files_are_not_read_again(data, tmp_path, scored, monkeypatch):
-    monkeypatch.setattr(cache_module, "RACY_S", 0.0)
+    monkeypatch.setattr(file_digests, "RACY_S", 0.0)
     hashed: list[str] = []
-    real = cache_module.file_digest
-    monkeypatch.setattr(cache_module, "file_digest", lambda path: hashed.append(path.name) or real(path))
+    real = file_digests.file_digest
+    monkeypatch.setattr(file_digests, "file_digest", lambda path: hashed.append(path.name) or real(path))
     assert _eval(data, tmp_path / "a", tmp_path / "cache") == 0
     assert len(hashed) == 4 + 2 * 4  # the gt once, each prediction once
     hashed.clear()
