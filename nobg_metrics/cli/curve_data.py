@@ -93,7 +93,7 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
 def _style_file(text: str) -> Any:
     """``--plot-style``: the style, read and checked while parsing (before any scoring)."""
     from nobg_metrics.cli.config import ConfigError
-    from nobg_metrics.cli.plots import load_style
+    from nobg_metrics.cli.plot_style import load_style
 
     try:
         return load_style(Path(text))

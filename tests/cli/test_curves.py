@@ -22,7 +22,8 @@ from nobg_metrics.cli.config import ConfigError
 from nobg_metrics.cli.entry import main as entry_main
 from nobg_metrics.cli.files import read_mask, read_prediction
 from nobg_metrics.cli.main import main
-from nobg_metrics.cli.plots import Style, draw_figure, load_style, parse_style
+from nobg_metrics.cli.plot_style import Style, load_style, parse_style
+from nobg_metrics.cli.plots import draw_figure
 from nobg_metrics.metrics.curves import FMeasure
 from nobg_metrics.metrics.overlap import Dice, IoU
 from tests.cli.folders import make_dataset
