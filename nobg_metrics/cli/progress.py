@@ -13,10 +13,12 @@ class Progress:
     On a terminal the line is redrawn in place; otherwise it is printed at 0, 25, 50, 75 and 100 %.
     """
 
-    def __init__(self, label: str, total: int, *, enabled: bool = True, stream: TextIO | None = None) -> None:
+    def __init__(self, label: str, total: int, *, enabled: bool = True, stream: TextIO | None = None,
+                 start: float | None = None) -> None:
         self.label, self.total, self.enabled = label, max(total, 0), enabled
         self.stream = stream or sys.stderr
-        self.done, self.start, self._quarter = 0, time.perf_counter(), -1
+        self.done, self._quarter = 0, -1
+        self.start = time.perf_counter() if start is None else start  # ``time.perf_counter()`` the work began
         self.tty = self.stream.isatty()
         self._tqdm = None
         if enabled and self.tty:

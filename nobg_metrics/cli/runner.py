@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -352,6 +353,7 @@ def score(jobs: list[Job], options: RunOptions, device: torch.device, plan_jobs:
         checkpoint()  # a signal during the workers' start (an at-fork callback) was dropped by Python
         for samples in iterator:
             checkpoint()
+            batch_start = time.perf_counter()  # a bar opened after this batch counts its rate from here
             groups: dict[tuple, list[dict]] = {}
             for sample in samples:
                 job = by_index[sample["item"].job]
@@ -397,7 +399,7 @@ def score(jobs: list[Job], options: RunOptions, device: torch.device, plan_jobs:
                         other.close()
                     job = by_index[index]
                     bars = {index: Progress(f"{job.dataset} / {job.method}", own_totals[index],
-                                            enabled=options.progress and rank == 0)}
+                                            enabled=options.progress and rank == 0, start=batch_start)}
                 bars[index].update()
     finally:  # interrupted or failed: stop the decoding workers now, not when the iterator is collected
         shutdown = getattr(iterator, "_shutdown_workers", None)
