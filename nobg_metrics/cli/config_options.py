@@ -65,6 +65,7 @@ def apply_config_options(args: argparse.Namespace, options: dict[str, tuple[Any,
         return
     parser = _eval_parser()
     parser.exit_on_error = False
+    parser.error = _raise  # type: ignore[method-assign]  (argparse's error() would exit the process)
     actions = {a.dest: a for a in parser._actions if a.option_strings and a.dest not in ("help",)}
     valid = sorted(set(actions) - set(INPUTS))
     for key, (value, base, where) in options.items():
@@ -81,7 +82,6 @@ def apply_config_options(args: argparse.Namespace, options: dict[str, tuple[Any,
         tokens = _tokens(action, value, where)
         if not tokens:
             continue
-        parser.error = _raise  # type: ignore[method-assign]  (argparse's error() would exit the process)
         try:
             parsed = parser.parse_args(tokens)
         except (argparse.ArgumentError, _Refused) as error:

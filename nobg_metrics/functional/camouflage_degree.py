@@ -209,9 +209,7 @@ OVERFLOW_MESSAGE = ("CCm: the sync-free device path found more than NEAR_CANDIDA
 
 def check_overflow(value: Tensor) -> Tensor:
     """Raise ``RuntimeError(OVERFLOW_MESSAGE)`` if ``value`` is NaN (one host read), else return it."""
-    if bool(torch.isnan(value).any()):
-        raise RuntimeError(OVERFLOW_MESSAGE)
-    return value
+    return host_reads.raise_if_nan(value, OVERFLOW_MESSAGE)
 
 
 def camouflage_degree(image: Tensor, gt: Tensor, *, gamma: float = 8.0, lambda_spatial: float = 20.0,

@@ -74,9 +74,7 @@ BUDGET_MESSAGE = ("HCE: the sync-free device path ran out of its fixed budget (t
 
 def check_budget(value: Tensor) -> Tensor:
     """Raise ``RuntimeError(BUDGET_MESSAGE)`` if ``value`` is NaN (one host read), else return it."""
-    if bool(torch.isnan(value).any()):
-        raise RuntimeError(BUDGET_MESSAGE)
-    return value
+    return host_reads.raise_if_nan(value, BUDGET_MESSAGE)
 
 
 def _check_hce_args(relax: int, epsilon: float, protocol: str, normalize: bool,

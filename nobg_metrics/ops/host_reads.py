@@ -93,3 +93,18 @@ def _first_last(flags: Tensor) -> tuple[int, int]:
 def _shift(inner: slice, outer: slice) -> slice:
     """``inner`` (relative to ``outer``) as a slice of the whole image."""
     return slice(inner.start + outer.start, inner.stop + outer.start)
+
+
+def raise_if_nan(value: Tensor, message: str) -> Tensor:
+    """Raise ``RuntimeError(message)`` if ``value`` holds a NaN (one host read: for ``compute()``), else return it.
+
+    The sync-free paths with a fixed budget (HCE, CCm) mark an image whose budget was short with NaN instead of
+    reading the device; their ``compute()`` turns that into this error.
+
+    Example:
+        >>> raise_if_nan(torch.tensor(1.5), "short budget")
+        tensor(1.5000)
+    """
+    if bool(torch.isnan(value).any()):
+        raise RuntimeError(message)
+    return value
