@@ -18,22 +18,20 @@ from torch import Tensor
 from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.arith import any_along
 
-_BRUTE_ELEMENTS = 1 << 24
-"""Elements of one brute-force block: bounds the memory of the first level."""
-
 
 def lower_envelope_bisection(cost: Tensor, positions: Tensor, width: int, far: int) -> Tensor:
     """Leftmost ``argmin_i cost[g, r, i] + (j - positions[g, i])^2`` for every query ``j < width`` (exact).
 
-    First ``i*`` at ``j = 0, Q, 2Q, 3Q`` (``Q`` a power of two, at most 4 queries) by a brute-force scan
-    (``argmin`` returns the first minimum: the leftmost site). Then, for ``s = Q/2, ..., 1``, the odd
-    multiples ``j`` of ``s`` scan sites ``[i*(j - s), i*(j + s)]`` (monotone argmin). Those ranges tile
-    the sites: site ``i`` belongs to the query ``q`` with ``low_q <= i < low_{q+1}`` (a scatter + cumsum),
-    and each query's right end ``high_q = low_{q+1}`` is scored on its own. A site given to a query whose
-    range does not hold it only adds a candidate, which cannot change the leftmost argmin. One
-    ``scatter_reduce(amin)`` of ``key = (cost + (j - x)^2) << bits | i`` over the owners gives each
-    query's minimum and leftmost argmin together. ``ceil(log2 W) - 2`` vectorised levels, each ``O(S)``
-    per row: never an ``O(W·S)`` tensor beyond the first, chunked, level.
+    First ``i*`` at ``j = 0, Q, 2Q, 3Q`` (``Q`` a power of two, at most 4 queries) by a brute-force scan: the
+    smallest ``key = (cost + (j - x)^2) << bits | i`` is the minimum and its leftmost site. Then, for
+    ``s = Q/2, ..., 1``, the odd multiples ``j`` of ``s`` scan sites ``[i*(j - s), i*(j + s)]`` (monotone
+    argmin). Those ranges tile the sites: site ``i`` belongs to the query ``q`` with ``low_q <= i <
+    low_{q+1}`` (a scatter + cumsum), and each query's right end ``high_q = low_{q+1}`` is scored on its own.
+    A site given to a query whose range does not hold it only adds a candidate, which cannot change the
+    leftmost argmin. One ``scatter_reduce(amin)`` of the keys over the owners gives each query's minimum and
+    leftmost argmin together. ``ceil(log2 W) - 2`` vectorised levels, each ``O(S)`` per row: never an
+    ``O(W·S)`` tensor. Each level keeps ``i*`` at every multiple of ``s`` in a contiguous array (the previous
+    level's and its own, interleaved), so ``i*(j -+ s)`` are plain slices.
 
     Args:
         cost: :math:`(G, R, S)` int32 site costs (``g^2``; ``far^2`` where a site has no feature).
@@ -51,56 +49,58 @@ def lower_envelope_bisection(cost: Tensor, positions: Tensor, width: int, far: i
     bits = max(1, (sites - 1).bit_length())
     mask = (1 << bits) - 1
     stride = 1 << max(0, math.ceil(math.log2(max(width, 1))) - 2)  # <= 4 brute-force queries per row
-    coarse = torch.arange(0, width, stride, device=device)
-    wide = torch.int32 if far * far + width * width < 2**31 else torch.int64
-    square = (coarse[:, None] - positions[:, :, None, :]).square_().to(wide)  # (G, 1, Q0, S)
-    chunk = max(1, _BRUTE_ELEMENTS // (groups * coarse.numel() * sites))
-    # queries past the last column (j + s >= W) read the last site: ``best`` is padded so every level's
-    # ``i*(j + s)`` is a plain strided view; every query column is written before it is read (the coarse
-    # level, then each level's odd multiples), and of the padding a level reads one column at most
-    best = torch.empty((groups, rows, width + 2 * stride), device=device, dtype=torch.int64)
-    step = stride // 2
-    while step >= 1:
-        beyond = 2 * step * len(range(step, width, 2 * step))  # i*(j + s) of the level's last query
-        if beyond >= width:
-            best[:, :, beyond].fill_(sites - 1)
-        step //= 2
-    cost_wide = cost.to(wide)
-    for first in range(0, rows, chunk):  # bounded memory; each block fully vectorised
-        block = cost_wide[:, first : first + chunk, None, :] + square
-        best[:, first : first + chunk, 0:width:stride] = block.argmin(dim=3)
     # keys in int32 when the largest one fits (on CPU the real costs are known: int32 kernels are ~2x faster)
     narrow = ((_largest_cost(cost, far) + (width - 1) ** 2 + 1) << bits) <= 2**31
     key_dtype = torch.int32 if narrow else torch.int64
     index = torch.arange(sites, device=device, dtype=key_dtype)
     base = torch.bitwise_left_shift(cost.to(key_dtype), bits).bitwise_or_(index)  # key without (j - x)^2
+    # ``best``: i* at j = 0, s, 2s, ... (every multiple of the level's s below W), then one more entry, the
+    # last site: a query past the last column (j + s >= W) reads it as its right end
+    coarse = range(0, width, stride)
+    # two buffers the levels alternate between (a fresh 8 MB tensor per level page-faults on CPU)
+    buffers = [torch.empty((groups, rows, width + 1), device=device, dtype=torch.int64) for _ in range(2)]
+    best = buffers[0][:, :, : len(coarse) + 1]
+    best[:, :, -1] = sites - 1
+    # the coarse queries: the smallest key is the minimum and its leftmost site (``amin`` is a vectorised
+    # reduction, ~8x ``argmin``); one contiguous (G, R, S) buffer per query
+    scratch = torch.empty_like(base)
+    for slot, column in enumerate(coarse):
+        offset = (column - positions).to(key_dtype)  # (G, 1, S)
+        torch.addcmul(base, offset, offset, value=1 << bits, out=scratch)
+        best[:, :, slot] = scratch.amin(dim=2).bitwise_and_(mask)
     site_columns = positions.to(key_dtype)
     starts = torch.empty((groups, rows, sites), device=device, dtype=key_dtype)
     owner = torch.empty((groups, rows, sites), device=device, dtype=key_dtype)
     offset = torch.empty((groups, rows, sites), device=device, dtype=key_dtype)
-    key = torch.empty((groups, rows, sites), device=device, dtype=key_dtype)
+    key = scratch
+    owner_index = owner if not narrow else torch.empty((groups, rows, sites), device=device, dtype=torch.int64)
     ones = torch.ones((1, 1, 1), device=device, dtype=key_dtype)
     expanded_columns = site_columns.expand(groups, rows, sites)
     step = stride // 2
     while step >= 1:
-        count = len(range(step, width, 2 * step))
-        if count:
-            low = best[:, :, 0 : 2 * step * count : 2 * step]  # i*(j - s)
-            high = best[:, :, 2 * step : 2 * step * (count + 1) : 2 * step]  # i*(j + s)
-            starts.zero_().scatter_add_(2, low[:, :, 1:], ones.expand(groups, rows, count - 1))
-            torch.cumsum(starts, dim=2, out=owner)  # owner(i) = #{q >= 1 : low_q <= i}
-            torch.add(step - site_columns, owner, alpha=2 * step, out=offset)  # j_owner - x_i
-            torch.addcmul(base, offset, offset, value=1 << bits, out=key)
-            segment = torch.full((groups, rows, count), torch.iinfo(key_dtype).max, device=device,
-                                 dtype=key_dtype)
-            segment.scatter_reduce_(2, owner.long() if narrow else owner, key, reduce="amin")  # index: int64
-            queries = torch.arange(step, width, 2 * step, device=device, dtype=key_dtype)
-            gap = queries - expanded_columns.gather(2, high)
-            right = torch.addcmul(base.gather(2, high), gap, gap, value=1 << bits)
-            best[:, :, step : 2 * step * count : 2 * step] = torch.minimum(segment, right).bitwise_and_(mask)
+        count = len(range(step, width, 2 * step))  # odd multiples of s below W: the level's queries
+        multiples = best.shape[2] - 1  # multiples of 2s below W
+        low = best[:, :, :count]  # i*(j - s)
+        high = best[:, :, 1 : count + 1]  # i*(j + s)
+        starts.zero_().scatter_add_(2, low[:, :, 1:], ones.expand(groups, rows, count - 1))
+        torch.cumsum(starts, dim=2, out=owner)  # owner(i) = #{q >= 1 : low_q <= i}
+        torch.add(step - site_columns, owner, alpha=2 * step, out=offset)  # j_owner - x_i
+        torch.addcmul(base, offset, offset, value=1 << bits, out=key)
+        segment = torch.full((groups, rows, count), torch.iinfo(key_dtype).max, device=device, dtype=key_dtype)
+        if narrow:  # scatter_reduce takes int64 indices; a kept buffer (a fresh 8 MB one page-faults)
+            owner_index.copy_(owner)
+        segment.scatter_reduce_(2, owner_index, key, reduce="amin")
+        queries = torch.arange(step, width, 2 * step, device=device, dtype=key_dtype)
+        gap = queries - expanded_columns.gather(2, high)
+        right = torch.addcmul(base.gather(2, high), gap, gap, value=1 << bits)
+        finer = buffers[1][:, :, : multiples + count + 1]
+        buffers.reverse()
+        finer[:, :, 0 : 2 * multiples : 2] = best[:, :, :multiples]
+        finer[:, :, 1 : 2 * count : 2] = torch.minimum(segment, right).bitwise_and_(mask)
+        finer[:, :, -1] = sites - 1
+        best = finer
         step //= 2
-    best = best[:, :, :width]
-    return best
+    return best[:, :, :width]
 
 
 def _largest_cost(cost: Tensor, far: int) -> int:

@@ -86,11 +86,8 @@ def test_1024_blob_matches_scipy():
 
 
 @pytest.mark.parametrize("width", [2, 4, 5, 8, 9, 16, 17, 31, 32, 33, 65])
-def test_row_pass_levels_and_brute_force_blocks(width, monkeypatch):
-    """Every width around a power of two (brute-force stride, last query past the edge), in several blocks."""
-    from nobg_metrics.ops import envelope
-
-    monkeypatch.setattr(envelope, "_BRUTE_ELEMENTS", 1)  # one row per brute-force block
+def test_row_pass_levels_and_brute_force_queries(width):
+    """Every width around a power of two (brute-force stride, last query past the edge)."""
     rng = np.random.default_rng(width)
     masks = rng.random((4, 7, width)) < np.array([0.01, 0.05, 0.2, 0.6])[:, None, None]
     masks[0, 3, width // 2] = True
