@@ -75,7 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     where = run.add_argument_group("execution and outputs")
     where.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default ./nobg-metrics-out)")
     where.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    where.add_argument("--batch-size", type=int, default=8, help="images decoded per loader step (default 8)")
+    where.add_argument("--batch-size", type=int, default=8,
+                       help="gts per batch: the methods are scored on a chunk of that many gts in turn, sharing "
+                            "the gt-only work (default 8)")
     where.add_argument("--procs", default="auto", type=_procs_value,
                        help="scoring processes on CPU (auto: one per core when there are >= 64 images each)")
     where.add_argument("--workers", type=int, default=None,

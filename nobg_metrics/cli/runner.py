@@ -32,7 +32,9 @@ import functools
 import os
 import time
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -40,6 +42,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 from torchmetrics import Metric, MetricCollection
 
+from nobg_metrics.cli.batching import batches_by_gt
 from nobg_metrics.cli.config import ConfigError, InputError
 from nobg_metrics.cli.curve_data import collect_curves
 from nobg_metrics.cli.dist import gather_objects, shard, world
@@ -70,6 +73,7 @@ from nobg_metrics.collection import (
     metric_class,
 )
 from nobg_metrics.ops.arith import divide
+from nobg_metrics.ops.gt_reuse import reuse_gt_work
 
 __all__ = ["PROTOCOLS", "RunOptions", "Scores", "build_collection", "resolve_metrics", "score"]
 
@@ -194,6 +198,10 @@ def _available(name: str) -> bool:
     return True
 
 
+_KEPT_GTS = 64
+"""Decoded gts a loader worker keeps (64 MiB at 1024²): more than a gt chunk of the default batch size."""
+
+
 class _Pairs(Dataset):
     """Decoded ``(gt, pred, trimap, image)`` uint8 maps (``image`` :math:`(H, W, 3)` RGB, only for the jobs in
     ``image_jobs``); a decoding problem is returned, not raised."""
@@ -203,6 +211,17 @@ class _Pairs(Dataset):
         self.items = items
         self.protocol = reader_protocol(protocol)  # how predictions are read and resized (files.read_prediction)
         self.image_jobs = image_jobs
+        self._gts: OrderedDict[Path, np.ndarray] = OrderedDict()  # the last gts read (cli.batching: methods of a
+        # gt chunk follow each other, so a loader worker meets the same gt again within a few batches)
+
+    def _read_gt(self, path: Path) -> np.ndarray:
+        if path in self._gts:
+            self._gts.move_to_end(path)
+            return self._gts[path]
+        gt = self._gts[path] = read_mask(path)
+        while len(self._gts) > _KEPT_GTS:
+            self._gts.popitem(last=False)
+        return gt
 
     def __len__(self) -> int:
         return len(self.items)
@@ -212,7 +231,7 @@ class _Pairs(Dataset):
         out: dict[str, Any] = {"item": item, "error": None, "resized": False}
         read_pred = functools.partial(read_prediction, protocol=self.protocol)
         image = item.image if item.job in self.image_jobs else None
-        for key, path, reader in (("gt", item.gt, read_mask), ("pred", item.pred, read_pred),
+        for key, path, reader in (("gt", item.gt, self._read_gt), ("pred", item.pred, read_pred),
                                   ("trimap", item.trimap, read_trimap), ("image", image, read_image)):
             if path is None:
                 out[key] = None
@@ -313,6 +332,13 @@ def score(jobs: list[Job], options: RunOptions, device: torch.device, plan_jobs:
     ``jobs`` may be a subset of the plan's ``plan_jobs`` (``--cache``: the others are cached); the columns are
     those of the whole plan, so a cached run prints the same table.
     """
+    # the methods of a gt chunk share its gt-only work (exact; ops.gt_reuse, cli.batching): one entry per gt of a
+    # chunk (per-image mode keeps single gts) for the weighted F-measure, the one metric using it
+    with reuse_gt_work(capacity=max(options.batch_size, 1) + 2):
+        return _score(jobs, options, device, plan_jobs)
+
+
+def _score(jobs: list[Job], options: RunOptions, device: torch.device, plan_jobs: list[Job] | None) -> Scores:
     names, skipped = resolve_metrics(options.tier, options.metrics, options.protocol, options.task)
     rank, size = world()
     by_index = {job.index: job for job in jobs}  # keyed by index: ``jobs`` may be a subset of the plan
@@ -339,15 +365,20 @@ def score(jobs: list[Job], options: RunOptions, device: torch.device, plan_jobs:
               for job in jobs}  # --allow-missing: an image job's items without image are recorded, not scored
     items = [item for job in jobs for item in shard(scored[job.index], rank, size)]
     worker_init = functools.partial(_worker_init, os.getpid()) if options.workers else None
-    loader = DataLoader(_Pairs(items, options.protocol, image_jobs), batch_size=max(options.batch_size, 1),
+    batches = batches_by_gt(items, {job.index: job.dataset for job in jobs}, options.batch_size)
+    loader = DataLoader(_Pairs(items, options.protocol, image_jobs), batch_sampler=batches,
                         num_workers=options.workers,
                         collate_fn=_keep_list, worker_init_fn=worker_init, pin_memory=device.type == "cuda")
     counts = {job.index: 0 for job in jobs}
     resized = dict(counts)
     rows: list[dict[str, Any]] = []
     unreadable: list[dict[str, str]] = list(missing_images) if rank == 0 else []  # gathered: once
-    bars: dict[int, Progress] = {}
-    own_totals = {job.index: len(shard(scored[job.index], rank, size)) for job in jobs}
+    bars: dict[str, Progress] = {}  # one per dataset: its methods are scored side by side (cli.batching)
+    own_totals: dict[str, int] = {}
+    methods: dict[str, list[str]] = {}
+    for job in jobs:
+        own_totals[job.dataset] = own_totals.get(job.dataset, 0) + len(shard(scored[job.index], rank, size))
+        methods.setdefault(job.dataset, []).append(job.method)
     iterator = iter(loader)
     try:
         checkpoint()  # a signal during the workers' start (an at-fork callback) was dropped by Python
@@ -392,15 +423,17 @@ def score(jobs: list[Job], options: RunOptions, device: torch.device, plan_jobs:
                     kept = _batched_update(collections[job_index], pred, gt, trimap, image, group, job, unreadable)
                 counts[job_index] += len(kept)
                 resized[job_index] += sum(bool(s["resized"]) for s in kept)
-            for sample in samples:  # in order: a batch that straddles two jobs completes the first one's bar
-                index = sample["item"].job
-                if index not in bars:
-                    for other in bars.values():
-                        other.close()
-                    job = by_index[index]
-                    bars = {index: Progress(f"{job.dataset} / {job.method}", own_totals[index],
-                                            enabled=options.progress and rank == 0, start=batch_start)}
-                bars[index].update()
+            dataset = by_index[samples[0]["item"].job].dataset  # a batch holds one job's items
+            if dataset not in bars:
+                for other in bars.values():
+                    other.close()
+                dataset_methods = methods[dataset]
+                label = f"{dataset} / {dataset_methods[0]}"
+                if len(dataset_methods) > 1:
+                    label = f"{dataset} ({len(dataset_methods)} methods)"
+                bars = {dataset: Progress(label, own_totals[dataset], enabled=options.progress and rank == 0,
+                                          start=batch_start)}
+            bars[dataset].update(len(samples))
     finally:  # interrupted or failed: stop the decoding workers now, not when the iterator is collected
         shutdown = getattr(iterator, "_shutdown_workers", None)
         if callable(shutdown):

@@ -20,6 +20,7 @@ Gaussian is zero-padded an all-zero prediction still scores slightly above 0 the
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
@@ -35,6 +36,7 @@ from nobg_metrics._inputs import (
 from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.ops import banded, host_reads
 from nobg_metrics.ops.distance import _nearest_site
+from nobg_metrics.ops.gt_reuse import gt_only
 from nobg_metrics.ops.histogram import NUM_LEVELS, lookup_levels
 from nobg_metrics.ops.uint8_stats import count
 
@@ -130,6 +132,37 @@ def _absolute_error(batch: SegBatch) -> Tensor:
     return torch.where(gt, error, pred, out=error)  # |pred - gt|, one buffer
 
 
+class _GtTerms(NamedTuple):
+    """What the weighted F-measure derives from the gt alone (kept across methods by :mod:`ops.gt_reuse`).
+
+    Attributes:
+        weight: :math:`(B, H, W)` float64 ``B = 2 - exp(log(0.5) / 5 * Dst)`` (1 on the gt, where Dst = 0).
+        nearest: :math:`(B, h, w)` int64 flat index of the nearest gt pixel of every pixel of ``box``'s crop.
+        box: the gt's bounding box with the kernel's 3-pixel margin.
+        fg_count: :math:`(B,)` int64 gt pixels.
+    """
+
+    weight: Tensor
+    nearest: Tensor
+    box: host_reads.Window
+    fg_count: Tensor
+
+
+def _gt_terms(gt: Tensor) -> _GtTerms:
+    """:class:`_GtTerms` of a :math:`(B, H, W)` bool gt."""
+    _, height, width = gt.shape
+    nearest = _nearest_site(gt)  # [Dst, IDXT] = bwdist(dGT): int squared distance; the index, read on demand
+    # B(~GT) = 2 - 1 * exp(log(1 - 0.5) / 5 .* Dst(~GT)), and B(GT) = 1 = 2 - exp(0) (Dst = 0 there, exactly)
+    table = _background_weight_table(gt.device)
+    squared = nearest.squared.clamp_(max=table.numel() - 1)
+    weight = table.index_select(0, squared.view(-1)).view(squared.shape)
+    # EA is read on the gt only, so Et is needed within 3 pixels of it: the gt's box plus a 3-pixel margin
+    box = host_reads.window(gt, 3)  # 3: the half-size of the 7 x 7 kernel
+    rows, cols = nearest.rows_cols(box.rows, box.cols)
+    flat_index = rows.to(torch.int64).mul_(width).add_(cols).clamp_(0, height * width - 1)  # empty gt: no pixel
+    return _GtTerms(weight, flat_index, box, count(gt.view(torch.uint8).flatten(1)))
+
+
 def _weighted_f_per_image(batch: SegBatch, beta2: float, empty_gt: EmptyGt) -> Tensor:
     """Per-image weighted F-measure.
 
@@ -142,20 +175,13 @@ def _weighted_f_per_image(batch: SegBatch, beta2: float, empty_gt: EmptyGt) -> T
         :math:`(B,)` float64.
     """
     gt = batch.gt
-    _, height, width = gt.shape
-    nearest = _nearest_site(gt)  # [Dst, IDXT] = bwdist(dGT): int squared distance; the index, read on demand
+    terms = gt_only("weighted_f", gt, lambda: _gt_terms(gt))
+    box = terms.box
     # E = abs(FG - dGT);  Et(~GT) = Et(IDXT(~GT))  (gt pixels are their own nearest pixel)
     error = _absolute_error(batch)
-    # B(~GT) = 2 - 1 * exp(log(1 - 0.5) / 5 .* Dst(~GT)), and B(GT) = 1 = 2 - exp(0) (Dst = 0 there, exactly)
-    table = _background_weight_table(gt.device)
-    squared = nearest.squared.clamp_(max=table.numel() - 1)
-    weighted = table.index_select(0, squared.view(-1)).view(squared.shape).mul_(error)  # Ew = E .* B off the gt
+    weighted = torch.mul(terms.weight, error)  # Ew = E .* B off the gt
     # EA = imfilter(Et, K);  MIN_E_EA(GT & EA < E) = EA(GT & EA < E);  on the gt Ew = MIN_E_EA (B = 1).
-    # EA is read on the gt only, so Et is needed within 3 pixels of it: the gt's box plus a 3-pixel margin
-    box = host_reads.window(gt, 3)  # 3: the half-size of the 7 x 7 kernel
-    rows, cols = nearest.rows_cols(box.rows, box.cols)
-    flat_index = rows.to(torch.int64).mul_(width).add_(cols).clamp_(0, height * width - 1)  # empty gt: no pixel
-    error_nearest = error.flatten(1).gather(1, flat_index.flatten(1)).view_as(flat_index)
+    error_nearest = error.flatten(1).gather(1, terms.nearest.flatten(1)).view_as(terms.nearest)
     blurred = _gaussian_same(error_nearest)[:, box.inner_rows, box.inner_cols]  # zero padding at the border
     inner = box.inner
     gt_inner = gt[inner]  # every gt pixel lies in the box
@@ -163,7 +189,7 @@ def _weighted_f_per_image(batch: SegBatch, beta2: float, empty_gt: EmptyGt) -> T
     weighted[inner] = torch.where(gt_inner, on_gt, weighted[inner])
     fg_sum = torch.where(gt_inner, on_gt, 0.0).sum(dim=(-2, -1))
     bg_sum = weighted.sum(dim=(-2, -1)) - fg_sum
-    fg_count = count(gt.view(torch.uint8).flatten(1))
+    fg_count = terms.fg_count
     # TPw = sum(dGT(:)) - sum(sum(Ew(GT)));  FPw = sum(sum(Ew(~GT)))
     tpw = fg_count.double() - fg_sum
     fpw = bg_sum

@@ -208,12 +208,22 @@ def test_bundled_sample_with_no_arguments(tmp_path: Path, monkeypatch) -> None:
         assert (tmp_path / "nobg-metrics-out" / "curves.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_every_job_progress_bar_reaches_its_total(dataset: Path, tmp_path: Path, capsys) -> None:
-    """Batches of 4 over three jobs of 6 images straddle jobs: each bar still ends at 6/6 (non-tty lines)."""
+def test_every_dataset_progress_bar_reaches_its_total(dataset: Path, tmp_path: Path, capsys) -> None:
+    """Three methods of 6 images in batches of 4 gts: one bar for the dataset, ending at 18/18 (non-tty lines)."""
     preds = [arg for fmt in FORMATS[:3] for arg in ("--pred", str(dataset / fmt))]
     assert main(["eval", "--gt", str(dataset / "gt"), *preds, "--out", str(tmp_path / "out"), "--workers", "0",
                  "--no-plots", "--batch-size", "4", "--metrics", "mae"]) == 0
-    lines = capsys.readouterr().err.splitlines()
+    lines = [line for line in capsys.readouterr().err.splitlines() if "(3 methods)  [" in line]
+    assert lines and " 18/18 " in lines[-1], lines
+
+
+def test_methods_scored_together_equal_each_scored_alone(dataset: Path, all_formats: Path, tmp_path: Path) -> None:
+    """Methods side by side share the gt-only work (ops.gt_reuse); every value equals the method's own run."""
+    together = read_results(all_formats)
     for fmt in FORMATS[:3]:
-        last = [line for line in lines if f" / {fmt}  [" in line][-1]
-        assert " 6/6 " in last, lines
+        out = tmp_path / fmt
+        assert main(["eval", "--gt", str(dataset / "gt"), "--pred", str(dataset / fmt), "--out", str(out),
+                     *FAST[:3]]) == 0
+        alone = read_results(out)["results"][0]
+        shared = next(r for r in together["results"] if r["method"] == fmt)
+        assert alone["metrics"] == shared["metrics"], fmt
