@@ -15,7 +15,9 @@ import base64
 import html
 import io
 import json
+import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -180,8 +182,8 @@ def _thumbnail(path: Path | None, kind: str) -> str | None:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _figure(path: Path | None, kind: str) -> str:
-    data = _thumbnail(path, kind)
+def _figure(path: Path | None, kind: str, thumbnails: dict[tuple[Path | None, str], str | None]) -> str:
+    data = thumbnails[(path, kind)]
     body = f'<img alt="{kind}" src="data:image/png;base64,{data}">' if data else f'<span class="note">no {kind}</span>'
     return f"<figure>{body}<figcaption>{kind}</figcaption></figure>"
 
@@ -257,6 +259,14 @@ def _statistics(document: dict[str, Any], stats: dict[str, Any]) -> list[str]:
     return parts
 
 
+def _card_files(item: Any) -> list[tuple[Path | None, str]]:
+    """The files a gallery card shows: the RGB image (when the dataset has one), the gt, the prediction."""
+    if item is None:
+        return []
+    files = [(getattr(item, "image", None), "image"), (item.gt, "gt"), (item.pred, "prediction")]
+    return [(path, kind) for path, kind in files if kind != "image" or path]
+
+
 def _gallery(document: dict[str, Any], stats: dict[str, Any], jobs: list) -> list[str]:
     """Per job, each image among the worst of some metric once: its thumbnails and the metrics it is worst in."""
     items = {(job.dataset, job.method, item.name): item for job in jobs for item in job.items}
@@ -270,13 +280,16 @@ def _gallery(document: dict[str, Any], stats: dict[str, Any], jobs: list) -> lis
     intro = (f'<p class="note">The {stats["worst_k"]} worst images per method and metric (each image shown once per '
              "method, with the metrics it is among the worst in).</p>")
     parts = ['<h2 id="worst">Worst images</h2>', intro]
+    wanted = {(path, kind) for (dataset, method), images in per_job.items() for name in images
+              for path, kind in _card_files(items.get((dataset, method, name)))}
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # decoding releases the GIL
+        # each file once: a gt is among the worst of several methods
+        thumbnails = dict(zip(wanted, pool.map(lambda pair: _thumbnail(*pair), wanted)))
     for (dataset, method), images in per_job.items():
         parts += [f"<h3>{html.escape(dataset)} / {html.escape(method)}</h3>", '<div class="gallery">']
         for name, notes in images.items():
             item = items.get((dataset, method, name))
-            figures = "" if item is None else "".join(
-                _figure(path, kind) for path, kind in ((getattr(item, "image", None), "image"), (item.gt, "gt"),
-                                                      (item.pred, "prediction")) if kind != "image" or path)
+            figures = "".join(_figure(path, kind, thumbnails) for path, kind in _card_files(item))
             listed = "<br>".join(html.escape(note) for note in notes)
             parts.append(f'<div class="card"><b>{html.escape(name)}</b><br>{figures}<div class="note">{listed}</div></div>')
         parts.append("</div>")

@@ -136,13 +136,13 @@ class _GtTerms(NamedTuple):
     """What the weighted F-measure derives from the gt alone (kept across methods by :mod:`ops.gt_reuse`).
 
     Attributes:
-        weight: :math:`(B, H, W)` float64 ``B = 2 - exp(log(0.5) / 5 * Dst)`` (1 on the gt, where Dst = 0).
+        background_weight: :math:`(B, H, W)` float64 ``B = 2 - exp(log(0.5) / 5 * Dst)`` off the gt, 0 on it.
         nearest: :math:`(B, h, w)` int64 flat index of the nearest gt pixel of every pixel of ``box``'s crop.
         box: the gt's bounding box with the kernel's 3-pixel margin.
         fg_count: :math:`(B,)` int64 gt pixels.
     """
 
-    weight: Tensor
+    background_weight: Tensor
     nearest: Tensor
     box: host_reads.Window
     fg_count: Tensor
@@ -152,10 +152,10 @@ def _gt_terms(gt: Tensor) -> _GtTerms:
     """:class:`_GtTerms` of a :math:`(B, H, W)` bool gt."""
     _, height, width = gt.shape
     nearest = _nearest_site(gt)  # [Dst, IDXT] = bwdist(dGT): int squared distance; the index, read on demand
-    # B(~GT) = 2 - 1 * exp(log(1 - 0.5) / 5 .* Dst(~GT)), and B(GT) = 1 = 2 - exp(0) (Dst = 0 there, exactly)
+    # B(~GT) = 2 - 1 * exp(log(1 - 0.5) / 5 .* Dst(~GT)); kept off the gt only (0 on it: FPw sums Ew(~GT))
     table = _background_weight_table(gt.device)
     squared = nearest.squared.clamp_(max=table.numel() - 1)
-    weight = table.index_select(0, squared.view(-1)).view(squared.shape)
+    weight = table.index_select(0, squared.view(-1)).view(squared.shape).masked_fill_(gt, 0.0)
     # EA is read on the gt only, so Et is needed within 3 pixels of it: the gt's box plus a 3-pixel margin
     box = host_reads.window(gt, 3)  # 3: the half-size of the 7 x 7 kernel
     rows, cols = nearest.rows_cols(box.rows, box.cols)
@@ -179,16 +179,14 @@ def _weighted_f_per_image(batch: SegBatch, beta2: float, empty_gt: EmptyGt) -> T
     box = terms.box
     # E = abs(FG - dGT);  Et(~GT) = Et(IDXT(~GT))  (gt pixels are their own nearest pixel)
     error = _absolute_error(batch)
-    weighted = torch.mul(terms.weight, error)  # Ew = E .* B off the gt
     # EA = imfilter(Et, K);  MIN_E_EA(GT & EA < E) = EA(GT & EA < E);  on the gt Ew = MIN_E_EA (B = 1).
     error_nearest = error.flatten(1).gather(1, terms.nearest.flatten(1)).view_as(terms.nearest)
     blurred = _gaussian_same(error_nearest)[:, box.inner_rows, box.inner_cols]  # zero padding at the border
     inner = box.inner
     gt_inner = gt[inner]  # every gt pixel lies in the box
     on_gt = torch.minimum(error[inner], blurred)
-    weighted[inner] = torch.where(gt_inner, on_gt, weighted[inner])
-    fg_sum = torch.where(gt_inner, on_gt, 0.0).sum(dim=(-2, -1))
-    bg_sum = weighted.sum(dim=(-2, -1)) - fg_sum
+    fg_sum = torch.where(gt_inner, on_gt, 0.0).sum(dim=(-2, -1))  # sum(Ew(GT)) (B = 1 there)
+    bg_sum = torch.mul(terms.background_weight, error).sum(dim=(-2, -1))  # sum(Ew(~GT)), Ew = E .* B there
     fg_count = terms.fg_count
     # TPw = sum(dGT(:)) - sum(sum(Ew(GT)));  FPw = sum(sum(Ew(~GT)))
     tpw = fg_count.double() - fg_sum

@@ -60,7 +60,7 @@ def lower_envelope_bisection(cost: Tensor, positions: Tensor, width: int, far: i
     # two buffers the levels alternate between (a fresh 8 MB tensor per level page-faults on CPU)
     buffers = [torch.empty((groups, rows, width + 1), device=device, dtype=torch.int64) for _ in range(2)]
     best = buffers[0][:, :, : len(coarse) + 1]
-    best[:, :, -1] = sites - 1
+    best[:, :, -1].fill_(sites - 1)
     # the coarse queries: the smallest key is the minimum and its leftmost site (``amin`` is a vectorised
     # reduction, ~8x ``argmin``); one contiguous (G, R, S) buffer per query
     scratch = torch.empty_like(base)
@@ -97,7 +97,7 @@ def lower_envelope_bisection(cost: Tensor, positions: Tensor, width: int, far: i
         buffers.reverse()
         finer[:, :, 0 : 2 * multiples : 2] = best[:, :, :multiples]
         finer[:, :, 1 : 2 * count : 2] = torch.minimum(segment, right).bitwise_and_(mask)
-        finer[:, :, -1] = sites - 1
+        finer[:, :, -1].fill_(sites - 1)
         best = finer
         step //= 2
     return best[:, :, :width]
