@@ -7,7 +7,7 @@ Reference: ``scipy.ndimage.distance_transform_edt(~gt, return_indices=True)`` (t
 labels the nearest pixel, not its (row, col), and breaks ties its own way.
 
 Shapes: ``shapes.KINDS`` (person, animal, text, blobs, large; hard 0/255 gts, ``gt > 128``) and the disc
-``blob`` of ``harness.sample_uint8`` that ``bench_weighted_f`` uses. The column ``cols`` is the share of
+``blob`` of ``harness.disc_uint8`` (the benchmark sets' shape until 2026-12-01). The column ``cols`` is the share of
 columns holding the object (the row pass's cost grows with it), ``flat`` the slowest class over the fastest.
 
     python benchmarks/bench_distance.py --threads 1              # 1024², 2 seeds per class
@@ -30,7 +30,7 @@ import scipy.ndimage as ndi
 import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from harness import Case, sample_uint8
+from harness import Case, disc_uint8
 from shapes import KINDS, make_gt
 
 from nobg_metrics.ops.distance import _column_pass, nearest_feature
@@ -43,7 +43,7 @@ CLASSES = (*KINDS, "blob")
 def class_gts(kind: str, size: int, batch: int = 1, seed: int = 0) -> np.ndarray:
     """``(batch, size, size)`` bool gts of one class (hard edges: ``gt > 128``)."""
     if kind == "blob":
-        return sample_uint8(size, batch, seed=seed)[1] > 128
+        return disc_uint8(size, batch, seed=seed)[1] > 128
     return np.stack([make_gt(kind, (size, size), [seed, i], antialiased=False) > 128 for i in range(batch)])
 
 

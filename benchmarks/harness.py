@@ -7,6 +7,7 @@ alternating call by call; CUDA timings synchronise before reading the clock.
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from collections.abc import Callable
@@ -47,8 +48,32 @@ def timeit(fn: Callable[[], Any], device: str = "cpu", repeat: int = 5, warmup: 
     return statistics.median(times)
 
 
+SHAPES = "real"
+"""What :func:`sample_uint8` draws: ``"real"`` (``shapes.real_pairs``: person, animal, text, blobs and large objects
+with model-like predictions; seed ``s`` gives ``shapes.KINDS[s % 5]``) or ``"disc"`` (:func:`disc_uint8`, the sets
+used until 2026-12-01). ``run.py --shapes`` sets it."""
+
+
 def sample_uint8(size: int, batch: int = 1, seed: int = 0, width: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """``batch`` realistic uint8 (pred, gt) pairs of ``size x width``: a blob gt and a noisy soft prediction."""
+    """``batch`` uint8 (pred, gt) pairs of ``size x width`` of the current :data:`SHAPES` (cached: read-only)."""
+    return _sample(SHAPES, size, batch, seed, width or size)
+
+
+@functools.lru_cache(maxsize=64)
+def _sample(shapes: str, size: int, batch: int, seed: int, width: int) -> tuple[np.ndarray, np.ndarray]:
+    if shapes == "disc":
+        preds, gts = disc_uint8(size, batch, seed, width)
+    else:
+        from shapes import real_pairs  # benchmarks/ is on sys.path wherever harness is imported
+
+        pairs = real_pairs((size, width), count=batch, seed=seed)
+        preds, gts = np.stack([p for p, _ in pairs]), np.stack([g for _, g in pairs])
+    preds.flags.writeable = gts.flags.writeable = False
+    return preds, gts
+
+
+def disc_uint8(size: int, batch: int = 1, seed: int = 0, width: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``batch`` uint8 (pred, gt) pairs of ``size x width``: a disc gt and a noisy soft prediction."""
     rng = np.random.default_rng(seed)
     width = width or size
     yy, xx = np.mgrid[0:size, 0:width]

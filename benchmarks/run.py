@@ -26,6 +26,7 @@ import torch
 import nobg_metrics
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import harness  # noqa: E402
 from harness import combine_rows, format_rows, run_case  # noqa: E402
 
 
@@ -43,9 +44,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--block", type=int, default=1,
                         help="alternate the sides in blocks of N calls, timing all but each block's first "
                              "(steady per-image cost; default 1: call by call)")
+    parser.add_argument("--shapes", default="real", choices=["real", "disc"],
+                        help="the generated pairs: real-shape masks (default) or the discs used until 2026-12-01")
     parser.add_argument("--allocator", default="default", choices=["default", "tuned"],
                         help="tuned: nobg_metrics.tune_cpu_allocator() first, for ours and the reference alike")
     args = parser.parse_args(argv)
+    harness.SHAPES = args.shapes
     if args.block < 1:
         parser.error(f"--block must be >= 1, got {args.block}")
     if args.allocator == "tuned" and not nobg_metrics.tune_cpu_allocator():
@@ -71,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {variants[0].name} {size}²: {rows[-1]['ours_ms']:.2f} ms", file=sys.stderr, flush=True)
     device_name = torch.cuda.get_device_name() if args.device == "cuda" else platform.processor() or platform.machine()
     print(f"torch {torch.__version__}, {args.device} ({device_name}), {torch.get_num_threads()} threads, "
-          f"batch {args.batch}, mean over {max(args.images, 1)} generated pairs, {args.allocator} allocator, "
+          f"batch {args.batch}, mean over {max(args.images, 1)} generated {args.shapes}-shape pairs, "
+          f"{args.allocator} allocator, "
           f"{'call by call' if args.block == 1 else f'blocks of {args.block} (first of each not timed)'}")
     print(format_rows(rows))
     if args.json:

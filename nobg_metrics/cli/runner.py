@@ -1,8 +1,10 @@
 """Streaming evaluation of jobs: decode in DataLoader workers, score on the device, gather across ranks.
 
-Memory is bounded whatever the folder size: one DataLoader streams every job's pairs in order (workers
-decode and resize), the dataset numbers live in fixed-size metric states (one collection per job),
-and only the per-image records (one short row per image) grow with the data.
+Memory is bounded whatever the folder size: one DataLoader streams every job's pairs (workers decode and
+resize), the dataset numbers live in fixed-size metric states (one collection per job), and only the
+per-image records (one short row per image) grow with the data. The batches run a dataset's methods side by
+side, gt chunk by gt chunk (:mod:`~nobg_metrics.cli.batching`), so that under
+:func:`~nobg_metrics.ops.gt_reuse.reuse_gt_work` the gt-only work of a chunk is done once for all methods.
 
 Per-image records (``per_image=True``, the default): each image is scored alone in a scratch
 collection — its ``compute()`` is the image's row — and the scratch states are then added into the
