@@ -39,12 +39,27 @@ T = TypeVar("T")
 _ACTIVE: list[_Memo] = []
 
 
-class _Memo:
-    """Results of gt-only functions for the last ``capacity`` (name, gt) pairs, least recently used out."""
+MAX_BYTES = 1 << 30
+"""Default bound of the tensors a :func:`reuse_gt_work` block keeps (gts and results): 1 GiB."""
 
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self.entries: OrderedDict[tuple, tuple[Tensor, Any]] = OrderedDict()
+
+def _nbytes(value: Any) -> int:
+    """Bytes of the tensors in a result (a tensor, or tuples / named tuples of them)."""
+    if isinstance(value, Tensor):
+        return value.numel() * value.element_size()
+    if isinstance(value, tuple):
+        return sum(_nbytes(item) for item in value)
+    return 0
+
+
+class _Memo:
+    """Results of gt-only functions for the last ``capacity`` (name, gt) pairs within ``max_bytes``, least
+    recently used out."""
+
+    def __init__(self, capacity: int, max_bytes: int) -> None:
+        self.capacity, self.max_bytes = capacity, max_bytes
+        self.entries: OrderedDict[tuple, tuple[Tensor, Any, int]] = OrderedDict()
+        self.bytes = 0
         self.hits = self.misses = 0
 
     def get(self, name: str, gt: Tensor, compute: Callable[[], T]) -> T:
@@ -58,24 +73,31 @@ class _Memo:
             return entry[1]
         self.misses += 1
         value = compute()
-        self.entries[key] = (gt.clone(), value)
-        while len(self.entries) > self.capacity:
-            self.entries.popitem(last=False)
+        size = _nbytes(value) + _nbytes(gt)
+        if entry is not None:  # same digest, other values: replaced
+            self.bytes -= self.entries.pop(key)[2]
+        if size <= self.max_bytes:
+            self.entries[key] = (gt.clone(), value, size)
+            self.bytes += size
+        while len(self.entries) > self.capacity or self.bytes > self.max_bytes:
+            self.bytes -= self.entries.popitem(last=False)[1][2]
         return value
 
 
 @contextlib.contextmanager
-def reuse_gt_work(capacity: int = 8) -> Iterator[_Memo]:
+def reuse_gt_work(capacity: int = 8, max_bytes: int = MAX_BYTES) -> Iterator[_Memo]:
     """Within the block, gt-only results are reused for equal gt batches (exact; CPU only).
 
     Args:
         capacity: distinct (function, gt batch) results kept. A command that scores the methods of a
             dataset gt by gt needs one per metric that uses this; 8 leaves room.
+        max_bytes: bound of the kept tensors (the weighted F-measure keeps ~17 bytes per pixel: ~17 MiB per
+            1024² gt); the least recently used go first, and a result larger than this is not kept.
 
     Yields:
         the memo (its ``hits`` and ``misses`` count the lookups).
     """
-    memo = _Memo(capacity)
+    memo = _Memo(capacity, max_bytes)
     _ACTIVE.append(memo)
     try:
         yield memo

@@ -55,3 +55,18 @@ def test_weighted_f_of_several_predictions_is_the_same_with_reuse() -> None:
         shared = [weighted_f_measure(pred, gt) for pred in preds]
     assert memo.hits == 2
     assert all(torch.equal(a, b) for a, b in zip(alone, shared))
+
+
+def test_results_beyond_the_byte_bound_are_not_kept() -> None:
+    calls = []
+    gts = [_gts(seed) for seed in range(3)]
+    size = torch.zeros(100, dtype=torch.float64)  # 800 bytes of result, plus the kept gt (2 x 23 x 31 bytes)
+    with reuse_gt_work(max_bytes=2 * (800 + gts[0].numel())) as memo:
+        for gt in (*gts, gts[2], gts[0]):  # room for two: gts[0] was evicted by gts[2]
+            gt_only("f", gt, lambda: calls.append(1) or size)
+        assert memo.bytes <= memo.max_bytes
+    assert len(calls) == 4 and memo.hits == 1
+    with reuse_gt_work(max_bytes=10) as memo:  # a result larger than the bound is never kept
+        gt_only("f", gts[0], lambda: size)
+        gt_only("f", gts[0], lambda: size)
+    assert memo.hits == 0 and not memo.entries
