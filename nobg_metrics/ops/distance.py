@@ -13,10 +13,10 @@ Algorithm (separable, exact — see docs/distance_transform.md):
 2. Row pass (``ops.envelope``): ``f(i, j) = min_k c(k) + (j - x_k)^2`` with ``c(k) = g(i, k)^2`` over the
    columns ``x_k`` that hold a feature (only those can be nearest; all ``W`` columns off CPU, no sync)
    (Felzenszwalb & Huttenlocher 2012, "Distance transforms of sampled functions"). The cost matrix is Monge,
-   so the leftmost argmin ``k*(j)`` is nondecreasing in ``j``. We get ``k*`` at ``j = 0, Q, 2Q, 3Q``
-   (``Q = P/4``, ``P`` the power of two >= W) by a brute-force int32 scan, then bisect: at odd multiples of
+   so the leftmost argmin ``k*(j)`` is nondecreasing in ``j``. We get ``k*`` at ``j = 0, Q, 2Q, ..., 15Q``
+   (``Q = P/16``, ``P`` the power of two >= W) by a brute-force int32 scan, then bisect: at odd multiples of
    ``s = Q/2, ..., 1`` scan only ``[k*(j - s), k*(j + s)]``. Those ranges tile the sites, so one level costs
-   ``O(S)`` per row and the whole pass ``O(B·H·S·log W)`` in ``ceil(log2 W) - 2`` vectorised levels, never an
+   ``O(S)`` per row and the whole pass ``O(B·H·S·log W)`` in ``ceil(log2 W) - 4`` vectorised levels, never an
    ``O(H·W·W)`` tensor.
 3. With a small ``max_distance`` the row pass is instead ``T = floor(max_distance)`` rounds of
    ``f <- min(f, f(j -+ 1) + (2t - 1))``, exact for every pixel whose distance is <= T.

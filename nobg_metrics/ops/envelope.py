@@ -18,18 +18,21 @@ from torch import Tensor
 from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.arith import any_along
 
+COARSE_QUERIES = 16
+"""Queries per row of the row pass's first, brute-force level (a power of two)."""
+
 
 def lower_envelope_bisection(cost: Tensor, positions: Tensor, width: int, far: int) -> Tensor:
     """Leftmost ``argmin_i cost[g, r, i] + (j - positions[g, i])^2`` for every query ``j < width`` (exact).
 
-    First ``i*`` at ``j = 0, Q, 2Q, 3Q`` (``Q`` a power of two, at most 4 queries) by a brute-force scan: the
+    First ``i*`` at ``j = 0, Q, 2Q, ...`` (``Q`` a power of two, at most :data:`COARSE_QUERIES`) by a brute-force scan: the
     smallest ``key = (cost + (j - x)^2) << bits | i`` is the minimum and its leftmost site. Then, for
     ``s = Q/2, ..., 1``, the odd multiples ``j`` of ``s`` scan sites ``[i*(j - s), i*(j + s)]`` (monotone
     argmin). Those ranges tile the sites: site ``i`` belongs to the query ``q`` with ``low_q <= i <
     low_{q+1}`` (a scatter + cumsum), and each query's right end ``high_q = low_{q+1}`` is scored on its own.
     A site given to a query whose range does not hold it only adds a candidate, which cannot change the
     leftmost argmin. One ``scatter_reduce(amin)`` of the keys over the owners gives each query's minimum and
-    leftmost argmin together. ``ceil(log2 W) - 2`` vectorised levels, each ``O(S)`` per row: never an
+    leftmost argmin together. ``ceil(log2 W) - 4`` vectorised levels, each ``O(S)`` per row: never an
     ``O(W·S)`` tensor. Each level keeps ``i*`` at every multiple of ``s`` in a contiguous array (the previous
     level's and its own, interleaved), so ``i*(j -+ s)`` are plain slices.
 
@@ -48,7 +51,9 @@ def lower_envelope_bisection(cost: Tensor, positions: Tensor, width: int, far: i
     device = cost.device
     bits = max(1, (sites - 1).bit_length())
     mask = (1 << bits) - 1
-    stride = 1 << max(0, math.ceil(math.log2(max(width, 1))) - 2)  # <= 4 brute-force queries per row
+    # <= COARSE_QUERIES brute-force queries per row: one costs ~1/8 of a bisection level, and each halving
+    # of their number adds a level
+    stride = 1 << max(0, math.ceil(math.log2(max(width, 1))) - int(math.log2(COARSE_QUERIES)))
     # keys in int32 when the largest one fits (on CPU the real costs are known: int32 kernels are ~2x faster)
     narrow = ((_largest_cost(cost, far) + (width - 1) ** 2 + 1) << bits) <= 2**31
     key_dtype = torch.int32 if narrow else torch.int64

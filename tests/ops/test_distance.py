@@ -85,7 +85,7 @@ def test_1024_blob_matches_scipy():
     _check_image(mask, result.squared[0].numpy(), result.rows[0].numpy(), result.cols[0].numpy())
 
 
-@pytest.mark.parametrize("width", [2, 4, 5, 8, 9, 16, 17, 31, 32, 33, 65])
+@pytest.mark.parametrize("width", [2, 4, 5, 8, 9, 16, 17, 31, 32, 33, 65, 129, 300])
 def test_row_pass_levels_and_brute_force_queries(width):
     """Every width around a power of two (brute-force stride, last query past the edge)."""
     rng = np.random.default_rng(width)
