@@ -26,6 +26,9 @@ RGB images: a job whose metrics take one (:data:`~nobg_metrics.collection.IMAGE_
 (:math:`(B, 3, H, W)` uint8); the other jobs never open it. Such a job without an image folder is a usage error;
 an unlistable folder or absent images fail the run (:class:`~nobg_metrics.cli.config.InputError`) unless
 ``--allow-missing``, which scores the items that have one and records the others (``missing image``).
+
+Decoding lives in :mod:`~nobg_metrics.cli.loading`, the metric set and its collection in
+:mod:`~nobg_metrics.cli.metric_sets`.
 """
 
 from __future__ import annotations
@@ -34,54 +37,27 @@ import functools
 import os
 import time
 import warnings
-from collections import OrderedDict
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader
 from torchmetrics import Metric, MetricCollection
 
 from nobg_metrics.cli.batching import batches_by_gt
 from nobg_metrics.cli.config import ConfigError, InputError
 from nobg_metrics.cli.curve_data import collect_curves
 from nobg_metrics.cli.dist import gather_objects, shard, world
-from nobg_metrics.cli.files import (
-    InvalidMap,
-    ReadError,
-    read_image,
-    read_mask,
-    read_prediction,
-    read_trimap,
-    resize_prediction,
-)
-from nobg_metrics.cli.jobs import Item, Job, image_problems
+from nobg_metrics.cli.jobs import Job, image_problems
+from nobg_metrics.cli.loading import Pairs, as_tensors, keep_list, worker_init
+from nobg_metrics.cli.metric_sets import build_collection, resolve_metrics
 from nobg_metrics.cli.progress import Progress
-from nobg_metrics.cli.protocols import (
-    PROTOCOLS,
-    job_metrics,
-    protocol_metrics,
-    reader_protocol,
-)
-from nobg_metrics.cli.signals import checkpoint, worker_signals
-from nobg_metrics.collection import (
-    IMAGE_NAMES,
-    METRIC_NAMES,
-    TIERS,
-    accepted_options,
-    make_collection,
-    metric_class,
-)
-from nobg_metrics.ops.arith import divide
+from nobg_metrics.cli.protocols import PROTOCOLS, job_metrics
+from nobg_metrics.cli.signals import checkpoint
+from nobg_metrics.collection import IMAGE_NAMES
 from nobg_metrics.ops.gt_reuse import reuse_gt_work
 
 __all__ = ["PROTOCOLS", "RunOptions", "Scores", "build_collection", "resolve_metrics", "score"]
-
-VALIDATE_ARGS = True
-"""The metrics' value checks (NaN/inf, float ranges, trimap levels): on, once per input tensor (module notes)."""
-
 
 @dataclass
 class RunOptions:
@@ -113,180 +89,12 @@ class Scores:
     curves: dict[int, dict[str, list[float]]] = field(default_factory=dict)
 
 
-def resolve_metrics(tier: str, names: list[str] | None, protocol: str = "pysodmetrics",
-                    task: str = "sod") -> tuple[list[str], list[str]]:
-    """``(available names, skipped names)``: a tier skips metrics this build lacks; an explicit list may not.
-
-    The matting and BiRefNet protocols have fixed sets (:func:`~nobg_metrics.cli.protocols.protocol_metrics`);
-    ``names`` then picks among them (in the protocol's order). BiRefNet's HCE is skipped (with a note) when this
-    build has no HCE class.
-    """
-    fixed = protocol_metrics(protocol, task)
-    if fixed is not None:
-        if names is not None:
-            outside = [n for n in names if n not in fixed]
-            if outside:
-                raise ConfigError(f"--metrics {outside} are not part of --protocol {protocol}; choose among {list(fixed)}")
-        wanted = [n for n in fixed if names is None or n in names]
-        available = [n for n in wanted if n not in _EXTRAS or _EXTRAS[n]() is not None]
-        return available, [n for n in wanted if n not in available]
-    if names is not None:
-        unknown = [n for n in names if n not in METRIC_NAMES]
-        if unknown:
-            raise ConfigError(f"unknown metrics {unknown}; choose among {list(METRIC_NAMES)}")
-    wanted = list(dict.fromkeys(names)) if names is not None else list(TIERS[tier])
-    available = [n for n in wanted if _available(n)]
-    skipped = [n for n in wanted if n not in available]
-    if names is not None and skipped:
-        raise ConfigError(f"metrics {skipped} are not available in this nobg_metrics build")
-    if not available:
-        raise ConfigError("no metric to compute")
-    return available, skipped
-
-
-def build_collection(names: list[str], protocol: str, device: torch.device, sync: bool = True) -> MetricCollection:
-    """The protocol's collection: pysodmetrics (and birefnet) = ``normalize=True, empty_gt="reference"``; raw, dim,
-    p3m = defaults; BiRefNet's own columns (:data:`_EXTRAS`) are added as they are built there.
-
-    ``allow_host_sync``: the command has no training step for the host to run ahead of, so on a GPU the
-    connectivity error labels with lists sized by the data — far less device work (no effect on CPU).
-    """
-    stretch = protocol in ("pysodmetrics", "birefnet")
-    registered = [n for n in names if n not in _EXTRAS]
-    options = {"normalize": stretch, "empty_gt": "reference" if stretch else "agreement",
-               "validate_args": VALIDATE_ARGS, "allow_host_sync": True}
-    accepted = set().union(*(accepted_options(name) for name in registered))
-    options = {k: v for k, v in options.items() if k in accepted}
-    # the scratch collection of one image never syncs
-    collection = make_collection(metrics=registered, sync_on_compute=sync, **options)
-    extras = {n: _EXTRAS[n]()(sync_on_compute=sync) for n in names if n in _EXTRAS}
-    if extras:
-        collection.add_metrics(extras)  # each its own compute group
-    return collection.to(device)
-
-
-def _birefnet_hce() -> type | None:
-    """BiRefNet's HCE column: the DIS tool's rule (``pred_u8 > 128``, skeleton of ``gt > 128``), or ``None`` in a
-    build without the HCE class."""
-    try:
-        from nobg_metrics.metrics.hce import HCE
-    except ImportError:
-        return None
-    return functools.partial(HCE, protocol="dis", validate_args=VALIDATE_ARGS)
-
-
-def _birefnet_mba() -> type:
-    """BiRefNet's mBA column: raw bytes ``> 128`` (no stretch); an empty band is NaN, as there."""
-    from nobg_metrics.metrics.mba import MBA
-
-    return functools.partial(MBA, empty_gt="reference", validate_args=VALIDATE_ARGS)
-
-
-def _birefnet_mse() -> type:
-    from nobg_metrics.cli.birefnet import BinarisedGtMSE
-
-    return functools.partial(BinarisedGtMSE, validate_args=VALIDATE_ARGS)
-
-
-_EXTRAS = {"birefnet_hce": _birefnet_hce, "birefnet_mba": _birefnet_mba, "birefnet_mse": _birefnet_mse}
-"""Metrics of the BiRefNet protocol built with options of their own (not collection names)."""
-
-
-def _available(name: str) -> bool:
-    try:
-        metric_class(name)
-    except AttributeError:
-        return False
-    return True
-
-
-_KEPT_GTS = 64
-"""Decoded gts a loader worker keeps (64 MiB at 1024²): more than a gt chunk of the default batch size."""
-
-
-class _Pairs(Dataset):
-    """Decoded ``(gt, pred, trimap, image)`` uint8 maps (``image`` :math:`(H, W, 3)` RGB, only for the jobs in
-    ``image_jobs``); a decoding problem is returned, not raised."""
-
-    def __init__(self, items: list[Item], protocol: str = "pysodmetrics", image_jobs: frozenset[int] = frozenset()
-                 ) -> None:
-        self.items = items
-        self.protocol = reader_protocol(protocol)  # how predictions are read and resized (files.read_prediction)
-        self.image_jobs = image_jobs
-        self._gts: OrderedDict[Path, np.ndarray] = OrderedDict()  # the last gts read (cli.batching: methods of a
-        # gt chunk follow each other, so a loader worker meets the same gt again within a few batches)
-
-    def _read_gt(self, path: Path) -> np.ndarray:
-        if path in self._gts:
-            self._gts.move_to_end(path)
-            return self._gts[path]
-        gt = self._gts[path] = read_mask(path)
-        while len(self._gts) > _KEPT_GTS:
-            self._gts.popitem(last=False)
-        return gt
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def __getitem__(self, index: int) -> dict[str, Any]:
-        item = self.items[index]
-        out: dict[str, Any] = {"item": item, "error": None, "resized": False}
-        read_pred = functools.partial(read_prediction, protocol=self.protocol)
-        image = item.image if item.job in self.image_jobs else None
-        for key, path, reader in (("gt", item.gt, self._read_gt), ("pred", item.pred, read_pred),
-                                  ("trimap", item.trimap, read_trimap), ("image", image, read_image)):
-            if path is None:
-                out[key] = None
-                continue
-            try:
-                out[key] = reader(path)
-            except InvalidMap as error:
-                out["error"] = (path.name, f"invalid {key}: {error}")
-                return out
-            except (ReadError, OSError) as error:
-                out["error"] = (path.name, f"unreadable {key}: {error}")
-                return out
-        gt, pred, trimap = out["gt"], out["pred"], out["trimap"]
-        if pred.shape != gt.shape:
-            out["pred"], out["resized"] = resize_prediction(pred, *gt.shape, self.protocol), True
-        if trimap is not None and trimap.shape != gt.shape:
-            out["error"] = (item.trimap.name, f"trimap size {trimap.shape} differs from gt size {gt.shape}")
-        if out["image"] is not None and out["image"].shape[:2] != gt.shape:
-            out["error"] = (f"image/{image.name}", f"image size {out['image'].shape[:2]} differs from gt size {gt.shape}")
-        return out
-
-
-def _keep_list(samples: list) -> list:
-    return samples
-
-
-def _worker_init(parent: int, _: int) -> None:
-    worker_signals(parent)  # never outlives the scoring process; Ctrl-C of a worker stops the run in order
-    torch.set_num_threads(1)
-
-
 def _rejected(job: Job, sample: dict, error: Exception) -> dict[str, str]:
     item = sample["item"]
     inputs = f"gt {item.gt.name}" + (f", trimap {item.trimap.name}" if item.trimap is not None else "")
     inputs += f", image {item.image.name}" if sample.get("image") is not None else ""
     return {"dataset": job.dataset, "method": job.method, "file": item.pred.name,
             "reason": f"rejected by the metrics ({inputs}): {error}"}
-
-
-def _as_tensors(samples: list[dict], protocol: str, device: torch.device) -> tuple[torch.Tensor | None, ...]:
-    """Stack equal-size decoded maps: pred (B, H, W) uint8 (raw protocol: float64 / 255), gt, trimap, image
-    (B, 3, H, W) uint8 RGB (``None`` when the samples have none)."""
-    pred = torch.from_numpy(np.stack([s["pred"] for s in samples])).to(device)
-    gt = torch.from_numpy(np.stack([s["gt"] for s in samples])).to(device)
-    trimap = None
-    if samples[0]["trimap"] is not None:
-        trimap = torch.from_numpy(np.stack([s["trimap"] for s in samples])).to(device)
-    image = None
-    if samples[0]["image"] is not None:
-        image = torch.from_numpy(np.stack([s["image"] for s in samples])).permute(0, 3, 1, 2).contiguous().to(device)
-    if protocol == "raw":
-        pred = divide(pred.double(), 255)  # true division on every device, as numpy
-    return pred, gt, trimap, image
 
 
 def _update(collection: MetricCollection, pred: torch.Tensor, gt: torch.Tensor, trimap: torch.Tensor | None,
@@ -366,11 +174,11 @@ def _score(jobs: list[Job], options: RunOptions, device: torch.device, plan_jobs
     scored = {job.index: [item for item in job.items if job.index not in image_jobs or item.image is not None]
               for job in jobs}  # --allow-missing: an image job's items without image are recorded, not scored
     items = [item for job in jobs for item in shard(scored[job.index], rank, size)]
-    worker_init = functools.partial(_worker_init, os.getpid()) if options.workers else None
+    init = functools.partial(worker_init, os.getpid()) if options.workers else None
     batches = batches_by_gt(items, {job.index: job.dataset for job in jobs}, options.batch_size)
-    loader = DataLoader(_Pairs(items, options.protocol, image_jobs), batch_sampler=batches,
+    loader = DataLoader(Pairs(items, options.protocol, image_jobs), batch_sampler=batches,
                         num_workers=options.workers,
-                        collate_fn=_keep_list, worker_init_fn=worker_init, pin_memory=device.type == "cuda")
+                        collate_fn=keep_list, worker_init_fn=init, pin_memory=device.type == "cuda")
     counts = {job.index: 0 for job in jobs}
     resized = dict(counts)
     rows: list[dict[str, Any]] = []
@@ -398,7 +206,7 @@ def _score(jobs: list[Job], options: RunOptions, device: torch.device, plan_jobs
                 groups.setdefault(key, []).append(sample)
             for (job_index, *_), group in groups.items():
                 job = by_index[job_index]
-                pred, gt, trimap, image = _as_tensors(group, options.protocol, device)
+                pred, gt, trimap, image = as_tensors(group, options.protocol, device)
                 if options.per_image:
                     kept, values = [], []
                     job_names = per_job[job_index]

@@ -161,9 +161,9 @@ def test_birefnet_columns_need_the_birefnet_protocol(layout, tmp_path, capsys):
 
 
 def test_without_an_hce_class_the_column_is_left_out_with_a_note(layout, tmp_path, capsys, monkeypatch):
-    from nobg_metrics.cli import runner
+    from nobg_metrics.cli import metric_sets
 
-    monkeypatch.setitem(runner._EXTRAS, "birefnet_hce", lambda: None)
+    monkeypatch.setitem(metric_sets._EXTRAS, "birefnet_hce", lambda: None)
     out = tmp_path / "out"
     assert _run(layout, out, "DIS-VD", None) == 0
     assert "no HCE metric" in capsys.readouterr().err

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-import nobg_metrics.cli.runner as cli_runner
+from nobg_metrics.cli import loading, metric_sets
 import nobg_metrics.cli.writing as cli_writing
 from nobg_metrics.cli.files import read_mask
 from nobg_metrics.cli.main import (
@@ -275,8 +275,8 @@ def test_trimap_level_100_is_reported_by_name(dataset: Path, tmp_path: Path, cap
 def test_inputs_the_metrics_reject_are_recorded_by_name(dataset: Path, tmp_path: Path, capsys, matting: Path,
                                                         monkeypatch, per_image: bool) -> None:
     """The metrics' own checks (validate_args=True) as a backstop behind the reader's trimap check."""
-    monkeypatch.setattr(cli_runner, "VALIDATE_ARGS", True)
-    monkeypatch.setattr(cli_runner, "read_trimap", read_mask)  # let the bad trimap through to the metrics
+    monkeypatch.setattr(metric_sets, "VALIDATE_ARGS", True)
+    monkeypatch.setattr(loading, "read_trimap", read_mask)  # let the bad trimap through to the metrics
     args = ["eval", "--gt", str(dataset / "gt"), "--pred", str(dataset / "u8"), "--trimap", str(matting),
             "--workers", "0", "--quiet", "--no-plots", "--metrics", "sad", "mae", "--batch-size", "4",
             *([] if per_image else ["--no-per-image"])]
