@@ -24,6 +24,7 @@ from pathlib import Path
 
 import nobg_metrics
 from nobg_metrics.allocator import tune_cpu_allocator
+from nobg_metrics.cli.aliases import check_plan_aliases, read_aliases
 from nobg_metrics.cli.cache import JobCache
 from nobg_metrics.cli.config import (
     ConfigError,
@@ -62,7 +63,7 @@ from nobg_metrics.cli.protocols import protocol_metrics, resolve_task
 from nobg_metrics.cli.report import report_writers
 from nobg_metrics.cli.runner import RunOptions, score
 from nobg_metrics.cli.signals import checkpoint, exit_status, interruptible, signal_name
-from nobg_metrics.cli.tables import check_plan_aliases, read_aliases, table_writers
+from nobg_metrics.cli.tables import table_writers
 from nobg_metrics.cli.writing import (
     OutputBusy,
     OutputLock,

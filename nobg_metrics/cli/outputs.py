@@ -28,11 +28,11 @@ from collections.abc import Callable
 from typing import Any
 
 import nobg_metrics
+from nobg_metrics.cli.aliases import Aliases
 from nobg_metrics.cli.jobs import Job, problems
 from nobg_metrics.cli.names import MATTING_NAMES
 from nobg_metrics.cli.protocols import BIREFNET_COLUMNS, PRINTED, birefnet_cell
 from nobg_metrics.cli.runner import Scores
-from nobg_metrics.cli.tables import Aliases
 
 
 def _clean(value: float) -> float | None:

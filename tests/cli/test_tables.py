@@ -14,18 +14,16 @@ from xml.etree import ElementTree
 
 import pytest
 
+from nobg_metrics.cli.aliases import Aliases, check_aliases, read_aliases
 from nobg_metrics.cli.config import ConfigError
 from nobg_metrics.cli.main import EXIT_USAGE, main
 from nobg_metrics.cli.outputs import markdown_table
 from nobg_metrics.cli.tables import (
-    Aliases,
-    check_aliases,
     combined_latex,
     combined_markdown,
     combined_tables,
     full_counts,
     ranks,
-    read_aliases,
     xlsx_sheets,
 )
 from tests.cli.folders import make_dataset, read_results
