@@ -55,8 +55,9 @@ used until 2026-12-01). ``run.py --shapes`` sets it."""
 
 
 def sample_uint8(size: int, batch: int = 1, seed: int = 0, width: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """``batch`` uint8 (pred, gt) pairs of ``size x width`` of the current :data:`SHAPES` (cached: read-only)."""
-    return _sample(SHAPES, size, batch, seed, width or size)
+    """``batch`` uint8 (pred, gt) pairs of ``size x width`` of the current :data:`SHAPES` (copies of a cache)."""
+    preds, gts = _sample(SHAPES, size, batch, seed, width or size)
+    return preds.copy(), gts.copy()
 
 
 @functools.lru_cache(maxsize=64)
