@@ -64,23 +64,31 @@ def _on_device_path(call):
     return forced
 
 
-def device_path_cases(size: int, device: str, batch: int = 1, seed: int = 0, degraded: bool = False) -> list[Case]:
-    """The sync-free path against the data-sized one, both ours (values checked equal first)."""
+def _pairs(size: int, batch: int, seed: int, degraded: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``(preds, gts)``: ``batch`` real-shape uint8 pairs (seeds ``seed, seed + 1, ...``), optionally degraded."""
     pairs = [real_pairs((size, size), count=1, seed=seed + k)[0] for k in range(batch)]
     if degraded:
         pairs = [(_degrade(np.random.default_rng(seed + k), gt), gt) for k, (_, gt) in enumerate(pairs)]
-    pred_t = torch.from_numpy(np.stack([p for p, _ in pairs])).to(device)
-    gt_t = torch.from_numpy(np.stack([g for _, g in pairs])).to(device)
-    sync_free = HCE(normalize=True, validate_args=False).to(device)
-    by_data = HCE(normalize=True, allow_host_sync=True, validate_args=False).to(device)
+    return np.stack([p for p, _ in pairs]), np.stack([g for _, g in pairs])
 
+
+def _runner(pred: torch.Tensor, gt: torch.Tensor):
+    """``run(metric)``: a call that scores ``(pred, gt)`` afresh with ``metric``."""
     def run(metric: HCE):
         def call():
             metric.reset()
-            metric.update(pred_t, gt_t)
+            metric.update(pred, gt)
             return metric.compute()
         return call
+    return run
 
+
+def device_path_cases(size: int, device: str, batch: int = 1, seed: int = 0, degraded: bool = False) -> list[Case]:
+    """The sync-free path against the data-sized one, both ours (values checked equal first)."""
+    preds, gts = _pairs(size, batch, seed, degraded)
+    run = _runner(torch.from_numpy(preds).to(device), torch.from_numpy(gts).to(device))
+    sync_free = HCE(normalize=True, validate_args=False).to(device)
+    by_data = HCE(normalize=True, allow_host_sync=True, validate_args=False).to(device)
     fixed = run(sync_free) if device == "cuda" else _on_device_path(run(sync_free))
     assert float(fixed()) == float(run(by_data)()), "the two paths differ"
     label = " degraded" if degraded else ""
@@ -89,20 +97,10 @@ def device_path_cases(size: int, device: str, batch: int = 1, seed: int = 0, deg
 
 def cases(size: int, device: str, batch: int = 1, seed: int = 0, degraded: bool = False) -> list[Case]:
     """``run.py``'s signature: ``batch`` images per call (pairs ``seed, seed + 1, ...``)."""
-    pairs = [real_pairs((size, size), count=1, seed=seed + k)[0] for k in range(batch)]
-    if degraded:
-        pairs = [(_degrade(np.random.default_rng(seed + k), gt), gt) for k, (_, gt) in enumerate(pairs)]
-    preds, gts = np.stack([p for p, _ in pairs]), np.stack([g for _, g in pairs])
-    pred_t, gt_t = torch.from_numpy(preds).to(device), torch.from_numpy(gts).to(device)
+    preds, gts = _pairs(size, batch, seed, degraded)
+    run = _runner(torch.from_numpy(preds).to(device), torch.from_numpy(gts).to(device))
     ours_pysod = HCE(normalize=True, validate_args=False).to(device)
     ours_dis = HCE(protocol="dis", validate_args=False).to(device)
-
-    def run(metric: HCE):
-        def call():
-            metric.reset()
-            metric.update(pred_t, gt_t)
-            return metric.compute()
-        return call
 
     def ref_pysod():
         reference = psm.HumanCorrectionEffortMeasure(relax=5, epsilon=2.0)

@@ -45,5 +45,5 @@ def batches_by_gt(items: list[Item], dataset_of: dict[int, str], batch_size: int
     batches = []
     for chunks in datasets.values():
         for chunk in sorted(chunks):
-            batches += [indices for indices in chunks[chunk].values()]
+            batches += chunks[chunk].values()
     return batches

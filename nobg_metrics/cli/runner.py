@@ -173,7 +173,8 @@ def _score(jobs: list[Job], options: RunOptions, device: torch.device, plan_jobs
     targets = {index: dict(c.items(keep_base=True, copy_state=False)) for index, c in collections.items()}
     scored = {job.index: [item for item in job.items if job.index not in image_jobs or item.image is not None]
               for job in jobs}  # --allow-missing: an image job's items without image are recorded, not scored
-    items = [item for job in jobs for item in shard(scored[job.index], rank, size)]
+    own = {job.index: shard(scored[job.index], rank, size) for job in jobs}  # this rank's share of each job
+    items = [item for job in jobs for item in own[job.index]]
     init = functools.partial(worker_init, os.getpid()) if options.workers else None
     batches = batches_by_gt(items, {job.index: job.dataset for job in jobs}, options.batch_size)
     loader = DataLoader(Pairs(items, options.protocol, image_jobs), batch_sampler=batches,
@@ -187,7 +188,7 @@ def _score(jobs: list[Job], options: RunOptions, device: torch.device, plan_jobs
     own_totals: dict[str, int] = {}
     methods: dict[str, list[str]] = {}
     for job in jobs:
-        own_totals[job.dataset] = own_totals.get(job.dataset, 0) + len(shard(scored[job.index], rank, size))
+        own_totals[job.dataset] = own_totals.get(job.dataset, 0) + len(own[job.index])
         methods.setdefault(job.dataset, []).append(job.method)
     iterator = iter(loader)
     try:
@@ -237,10 +238,8 @@ def _score(jobs: list[Job], options: RunOptions, device: torch.device, plan_jobs
             if dataset not in bars:
                 for other in bars.values():
                     other.close()
-                dataset_methods = methods[dataset]
-                label = f"{dataset} / {dataset_methods[0]}"
-                if len(dataset_methods) > 1:
-                    label = f"{dataset} ({len(dataset_methods)} methods)"
+                named = methods[dataset]
+                label = f"{dataset} / {named[0]}" if len(named) == 1 else f"{dataset} ({len(named)} methods)"
                 bars = {dataset: Progress(label, own_totals[dataset], enabled=options.progress and rank == 0,
                                           start=batch_start)}
             bars[dataset].update(len(samples))
