@@ -40,7 +40,7 @@ from shapes import make_prediction, real_pairs  # noqa: E402
 
 import nobg_metrics as nm  # noqa: E402
 from nobg_metrics.functional.size_invariance import SI_ENTRIES  # noqa: E402
-from nobg_metrics.metrics.size_invariance import size_invariant_collection  # noqa: E402
+from nobg_metrics.collection import size_invariant_collection  # noqa: E402
 
 TARGET = 10.0
 """Both rows: at least this ratio (reference / ours)."""

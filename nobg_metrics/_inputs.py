@@ -1,36 +1,38 @@
-"""The input contract: one place that validates, reshapes and converts every metric's inputs.
+"""The input contract: one place that validates, reshapes and groups every metric's inputs (:func:`prepare`).
 
-Accepted forms (``pred`` and ``gt`` alike, and ``trimap`` for the matting metrics, whose batches are
-built in :mod:`nobg_metrics._matting_inputs` with the checks of this module):
+Accepted forms (``pred``, ``gt`` and, where a metric reads them, ``trimap`` and ``gt_skeleton``):
 
 - a tensor of shape :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`;
-- a list or tuple of such tensors, which may differ in size (datasets mix resolutions).
+- a list or tuple of such tensors, which may differ in size (datasets mix resolutions); the RGB ``image`` of the
+  camouflage measure is :math:`(B, 3, H, W)` / :math:`(3, H, W)` uint8 beside each of them.
 
-Reading rules (REFERENCES.md, "Input conventions"):
+Reading rules (docs/inputs.md; the views that apply them: :mod:`nobg_metrics._seg_batch` for masks,
+:mod:`nobg_metrics._matting_inputs` for mattes):
 
 - ``pred``: float in [0, 1] (probabilities — apply ``sigmoid`` to logits first), ``uint8`` on 0..255 read
   as ``pred / 255`` in float64 (PySODMetrics) or, for mattes, ``single(pred) / 255`` (DIM), or ``bool``.
 - ``gt`` masks: ``bool``; ``uint8`` is foreground where ``gt > 128`` (strict, the reference rule); float is
   foreground where ``gt > 0.5``. ``gt`` mattes keep their soft values.
+- ``trimap``: uint8 {0, 128, 255} or float {0, 0.5, 1}; unknown = 128 / 0.5.
 - ``normalize=True`` is PySODMetrics' per-image min-max stretch ``(p - min) / (max - min)``, skipped
   when ``max == min``.
 
-Every error names the argument, what was expected and what came. Checks that need a device sync
-(NaN/inf, value range, trimap values) are skipped with ``validate_args=False``; shape, dtype and device
-checks cost nothing and always run.
+Every error names the argument (``pred[3]``), what was expected and what came. Checks that need a device sync
+(NaN/inf, value range, trimap levels) are skipped with ``validate_args=False``; shape, dtype and device checks cost
+nothing and always run. The option checks of every constructor and function (:func:`check_option`,
+:func:`check_flag`, :func:`check_number`) live here too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, Union, get_args
 
 import torch
 from torch import Tensor
 
 from nobg_metrics._shared_checks import check_once
-from nobg_metrics.ops.levels import binarize_gt, lookup_levels, range_level_values
 
 EmptyGt = Literal["agreement", "reference"]
 """Policy for images whose gt is all background or all foreground (see docs/inputs.md)."""
@@ -41,95 +43,66 @@ InputMaps = Union[Tensor, Sequence[Tensor]]
 _FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
 
-@dataclass
-class SegBatch:
-    """Equal-size images of a segmentation batch in canonical form.
+@dataclass(frozen=True)
+class InputGroup:
+    """The checked images of one size of a batch, in input order.
 
     Attributes:
-        pred_raw: :math:`(B, H, W)` the prediction as given: ``uint8`` levels, or float32/float64 values
-            (half precision is upcast to float32, ``bool`` to float32).
-        gt_raw: :math:`(B, H, W)` the gt as given (bool, uint8 or float); read it through :attr:`gt`.
-        normalize: whether the per-image min-max stretch applies.
+        pred: :math:`(B, H, W)` as given (float, uint8 or bool).
+        gt: :math:`(B, H, W)` as given.
+        trimap: :math:`(B, H, W)` uint8 / float, or ``None``.
+        image: :math:`(B, 3, H, W)` uint8 RGB, or ``None``.
+        gt_skeleton: :math:`(B, H, W)` bool / uint8, or ``None``.
     """
 
-    pred_raw: Tensor
-    gt_raw: Tensor
-    normalize: bool
-    _pred: Tensor | None = field(default=None, repr=False)
-    _gt: Tensor | None = field(default=None, repr=False)
-    _level_values: Tensor | None = field(default=None, repr=False)
-
-    @property
-    def gt(self) -> Tensor:
-        """:math:`(B, H, W)` bool foreground mask by the reference rules (see :func:`binarize_gt`)."""
-        if self._gt is None:
-            self._gt = binarize_gt(self.gt_raw)
-        return self._gt
-
-    @property
-    def histogram_gt(self) -> Tensor:
-        """:math:`(B, H, W)` the gt in a form :func:`~nobg_metrics.ops.histogram.joint_histogram` reads
-        without a separate binarisation pass: raw ``uint8`` (class ``> 128``) or bool."""
-        return self.gt_raw if self.gt_raw.dtype == torch.uint8 and self._gt is None else self.gt
-
-    @property
-    def is_uint8(self) -> bool:
-        """True when the prediction arrived as ``uint8`` levels (the PNG protocol)."""
-        return self.pred_raw.dtype == torch.uint8
-
-    @property
-    def pred(self) -> Tensor:
-        """:math:`(B, H, W)` prediction in [0, 1] after the optional stretch.
-
-        ``uint8`` input becomes float64 ``pred / 255`` exactly as PySODMetrics computes it; float input
-        keeps its dtype (float32 or float64).
-        """
-        if self._pred is None:
-            if self.is_uint8:  # 256 values per image, each computed as the reference computes it; one gather
-                self._pred = lookup_levels(self.level_values, self.pred_raw)
-            else:
-                self._pred = min_max_stretch(self.pred_raw) if self.normalize else self.pred_raw
-        return self._pred
-
-    @property
-    def level_values(self) -> Tensor:
-        """:math:`(B, 256)` float64: the value :attr:`pred` gives each uint8 level (uint8 input only)."""
-        if self._level_values is None:
-            levels = self.pred_raw.flatten(1)
-            self._level_values = range_level_values(levels.amin(dim=1), levels.amax(dim=1), self.normalize)
-        return self._level_values
-
-    @property
-    def num_pixels(self) -> int:
-        """Pixels per image, ``H * W``."""
-        return self.gt_raw.shape[-1] * self.gt_raw.shape[-2]
-
-    @property
-    def shape(self) -> torch.Size:
-        """``(B, H, W)`` (reading it does not binarise the gt)."""
-        return self.gt_raw.shape
+    pred: Tensor
+    gt: Tensor
+    trimap: Tensor | None = None
+    image: Tensor | None = None
+    gt_skeleton: Tensor | None = None
 
 
-def min_max_stretch(pred: Tensor) -> Tensor:
-    """PySODMetrics' per-image ``mapminmax``: ``(p - min) / (max - min)`` where ``max != min``.
+def prepare(pred: InputMaps, gt: InputMaps, *, trimap: InputMaps | None = None, image: InputMaps | None = None,
+            gt_skeleton: InputMaps | None = None, validate_args: bool = True) -> list[InputGroup]:
+    """Check every input of a batch and group its images by size: the one preparer every functional uses.
 
     Args:
-        pred: :math:`(B, H, W)` float.
+        pred: :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or a list of those; float in [0, 1], uint8, bool.
+        gt: the same layout; bool, uint8 or float.
+        trimap: optional, the same layout; uint8 {0, 128, 255} or float {0, 0.5, 1} (bool refused).
+        image: optional RGB, :math:`(B, 3, H, W)` / :math:`(3, H, W)` uint8, one per ``pred`` (a list beside lists).
+        gt_skeleton: optional, the same layout as ``gt``; bool or uint8.
+        validate_args: run the checks that force a device sync (NaN, inf, value range, trimap levels).
 
     Returns:
-        :math:`(B, H, W)` the stretched maps, same dtype.
+        One :class:`InputGroup` per distinct image size and dtypes (a tensor input gives exactly one).
 
     Example:
-        >>> min_max_stretch(torch.tensor([[[0.2, 0.6]], [[0.5, 0.5]]]))
-        tensor([[[0.0000, 1.0000]],
-        <BLANKLINE>
-                [[0.5000, 0.5000]]])
+        >>> prepare(torch.rand(2, 4, 6), torch.ones(2, 4, 5))
+        Traceback (most recent call last):
+        ...
+        ValueError: `pred` and `gt` must have the same shape; got (2, 4, 6) and (2, 4, 5)
+        >>> groups = prepare([torch.rand(4, 6), torch.rand(5, 5), torch.rand(4, 6)],
+        ...                  [torch.ones(4, 6), torch.ones(5, 5), torch.ones(4, 6)])
+        >>> [tuple(group.pred.shape) for group in groups]
+        [(2, 4, 6), (1, 5, 5)]
     """
-    low = pred.amin(dim=(-2, -1), keepdim=True)
-    high = pred.amax(dim=(-2, -1), keepdim=True)
-    span = high - low
-    stretched = (pred - low) / torch.where(span == 0, torch.ones_like(span), span)
-    return torch.where(span == 0, pred, stretched)
+    maps: dict[str, InputMaps] = {"pred": pred, "gt": gt}
+    for name, value in (("trimap", trimap), ("gt_skeleton", gt_skeleton)):
+        if value is not None:
+            maps[name] = value
+    items = _paired_images(maps)
+    images = _paired_rgb(image, items) if image is not None else None
+    for index, (where, item) in enumerate(items):
+        for name, tensor in item.items():
+            _check_dtype(name + where, tensor, kind=name)
+            if validate_args and name != "gt_skeleton":
+                _check_values(name + where, tensor)
+                if name == "trimap":
+                    _check_trimap_values(tensor, name + where)
+        if images is not None:
+            item["image"] = images[index]
+    return [InputGroup(**group) for group in _group_by_size([item for _, item in items])]
 
 
 def check_option(name: str, value: object, allowed: object) -> None:
@@ -211,12 +184,21 @@ def _to_bhw(name: str, tensor: Tensor) -> Tensor:
     return tensor.contiguous()  # views of any strides are accepted; the metrics read rows as flat memory
 
 
-def _check_dtype(name: str, tensor: Tensor, *, allow_bool: bool = True) -> None:
+_KINDS = {"pred": "float in [0, 1], uint8 on 0..255 or bool", "gt": "float in [0, 1], uint8 on 0..255 or bool",
+          "trimap": "uint8 {0, 128, 255} or float {0, 0.5, 1}", "gt_skeleton": "bool or uint8"}
+
+
+def _check_dtype(name: str, tensor: Tensor, *, kind: str = "pred") -> None:
+    """The dtypes each argument accepts (``kind``: ``pred``, ``gt``, ``trimap``, ``gt_skeleton``)."""
     dtype = tensor.dtype
-    if dtype in _FLOAT_DTYPES or dtype == torch.uint8 or (allow_bool and dtype == torch.bool):
+    if kind == "gt_skeleton":
+        if dtype not in (torch.bool, torch.uint8):
+            raise TypeError(f"`{name}` must be {_KINDS[kind]}, got {dtype}")
         return
-    kinds = "float in [0, 1], uint8 on 0..255" + (" or bool" if allow_bool else "")
-    if dtype.is_floating_point or dtype.is_complex:
+    if dtype in _FLOAT_DTYPES or dtype == torch.uint8 or (kind != "trimap" and dtype == torch.bool):
+        return
+    kinds = _KINDS[kind if kind in _KINDS else "pred"]
+    if dtype.is_floating_point or dtype.is_complex or dtype == torch.bool:
         raise TypeError(f"`{name}` must be {kinds}; got unsupported dtype {dtype}")
     raise TypeError(
         f"`{name}` must be {kinds}; got integer dtype {dtype} (only uint8 is read, on the 0..255 scale: "
@@ -254,9 +236,7 @@ def _check_pair(names: tuple[str, str], first: Tensor, second: Tensor, where: st
         )
 
 
-def _paired_images(
-    maps: dict[str, InputMaps],
-) -> list[tuple[str, dict[str, Tensor]]]:
+def _paired_images(maps: dict[str, InputMaps]) -> list[tuple[str, dict[str, Tensor]]]:
     """Normalise tensors or lists of tensors into ``(where, {argument: (B, H, W)})`` items.
 
     ``where`` is ``""`` for tensor inputs and ``"[i]"`` for the i-th element of list inputs, so every later
@@ -268,11 +248,11 @@ def _paired_images(
         got = ", ".join(f"`{n}` {'tensor' if kinds[n] else 'list'}" for n in names)
         raise TypeError(f"{' and '.join(f'`{n}`' for n in names)} must all be tensors or all be lists; got {got}")
     if kinds[names[0]]:
-        item = {name: _to_bhw(name, value) for name, value in maps.items()}  # type: ignore[arg-type]
+        item = {name: _to_bhw(name, value) for name, value in maps.items()}  # type: ignore[arg-type]  # tensors here
         for other in names[1:]:
             _check_pair((names[0], other), item[names[0]], item[other])
         return [("", item)]
-    lengths = {name: len(lst) for name, lst in lists.items()}  # type: ignore[arg-type]
+    lengths = {name: len(lst) for name, lst in lists.items() if lst is not None}
     if len(set(lengths.values())) > 1:
         raise ValueError(f"the lists must have the same length; got {lengths}")
     items = []
@@ -284,57 +264,42 @@ def _paired_images(
     return items
 
 
+def _paired_rgb(image: InputMaps, items: list[tuple[str, dict[str, Tensor]]]) -> list[Tensor]:
+    """The RGB image of each item, checked against its ``pred``: :math:`(B, 3, H, W)` uint8 contiguous."""
+    images = _as_list("image", image)
+    if (images is None) != (items[0][0] == ""):
+        raise TypeError("`image` must be a tensor beside tensor `pred` / `gt`, or a list beside lists")
+    if images is None:
+        images = [image]  # type: ignore[list-item]  # a tensor here
+    if len(images) != len(items):
+        raise ValueError(f"`image` must hold one entry per `pred`; got {len(images)} for {len(items)}")
+    checked = []
+    for one, (where, item) in zip(images, items):
+        name, batch = f"image{where}", item["pred"]
+        if one.dtype != torch.uint8:
+            raise TypeError(f"`{name}` must be uint8 RGB on 0..255; got dtype {one.dtype}")
+        tensor = one[None] if one.ndim == 3 else one
+        if tensor.ndim != 4 or tensor.shape[1] != 3:
+            raise ValueError(f"`{name}` must have shape (B, 3, H, W) or (3, H, W) (channels R, G, B); got shape "
+                             f"{tuple(one.shape)}")
+        expected = (batch.shape[0], 3, *batch.shape[1:])
+        if tuple(tensor.shape) != expected:
+            raise ValueError(f"`{name}` must match its pred / gt: shape {expected}; got {tuple(tensor.shape)}")
+        if tensor.device != batch.device:
+            raise ValueError(f"`{name}` must be on the device of its pred / gt ({batch.device}); got {tensor.device}")
+        checked.append(tensor.contiguous())
+    return checked
+
+
 def _group_by_size(items: list[dict[str, Tensor]]) -> list[dict[str, Tensor]]:
-    """Concatenate items of equal (H, W) and dtype so each size is processed as one batch."""
+    """Concatenate items of equal (H, W) and dtypes so each size is processed as one batch."""
     if len(items) == 1:
         return items
     groups: dict[tuple, list[dict[str, Tensor]]] = {}
     for item in items:
-        key = tuple((tensor.shape[-2:], tensor.dtype) for tensor in item.values())
+        key = tuple((name, tensor.shape[-2:], tensor.dtype) for name, tensor in item.items())
         groups.setdefault(key, []).append(item)
     return [{name: torch.cat([it[name] for it in group]) for name in group[0]} for group in groups.values()]
-
-
-def _pred_dtype(tensor: Tensor) -> Tensor:
-    if tensor.dtype in (torch.float16, torch.bfloat16, torch.bool):
-        return tensor.float()
-    return tensor
-
-
-def prepare_segmentation(
-    pred: InputMaps,
-    gt: InputMaps,
-    *,
-    normalize: bool = False,
-    validate_args: bool = True,
-) -> list[SegBatch]:
-    """Validate segmentation inputs and return them as equal-size groups.
-
-    Args:
-        pred: :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or a list of those.
-        gt: same layout as ``pred``; bool, uint8 (``> 128``) or float (``> 0.5``).
-        normalize: apply the per-image min-max stretch to ``pred``.
-        validate_args: run the checks that force a device sync (NaN, inf, range).
-
-    Returns:
-        One :class:`SegBatch` per distinct image size (a tensor input gives exactly one).
-
-    Example:
-        >>> groups = prepare_segmentation(torch.rand(2, 1, 4, 6), torch.rand(2, 1, 4, 6) > 0.5)
-        >>> len(groups), tuple(groups[0].gt.shape)
-        (1, (2, 4, 6))
-    """
-    items = _paired_images({"pred": pred, "gt": gt})
-    for where, item in items:
-        for name in ("pred", "gt"):
-            _check_dtype(name + where, item[name])
-        if validate_args:
-            for name in ("pred", "gt"):
-                _check_values(name + where, item[name])
-    batches = []
-    for group in _group_by_size([item for _, item in items]):
-        batches.append(SegBatch(_pred_dtype(group["pred"]), group["gt"], normalize))
-    return batches
 
 
 def _check_trimap_values(trimap: Tensor, name: str = "trimap") -> None:

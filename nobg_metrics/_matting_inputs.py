@@ -1,6 +1,6 @@
 """Matting inputs: soft mattes and trimaps as equal-size :class:`MatteBatch` groups.
 
-The checks (layouts, dtypes, values, trimap values) are the input contract's, in :mod:`nobg_metrics._inputs`;
+The checks (layouts, dtypes, values, trimap levels) are the input contract's, :func:`nobg_metrics._inputs.prepare`;
 this module only converts: ``uint8`` mattes read as ``single(x) / 255`` (DIM), the trimap's unknown region,
 the optional clamp of ``pred`` to the trimap's known values.
 """
@@ -12,14 +12,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import (
-    InputMaps,
-    _check_dtype,
-    _check_trimap_values,
-    _check_values,
-    _group_by_size,
-    _paired_images,
-)
+from nobg_metrics._inputs import InputGroup, InputMaps, prepare
 from nobg_metrics.ops.arith import divide
 
 
@@ -46,14 +39,14 @@ class MatteBatch:
     def pred(self) -> Tensor:
         """:math:`(B, H, W)` prediction values in ``dtype`` (uint8 read as ``single(x) / 255``)."""
         if self._pred is None:
-            self._pred = _matte_values(self.pred_source, self.dtype)
+            self._pred = matte_values(self.pred_source, self.dtype)
         return self._pred
 
     @property
     def gt(self) -> Tensor:
         """:math:`(B, H, W)` gt values in ``dtype``."""
         if self._gt is None:
-            self._gt = _matte_values(self.gt_source, self.dtype)
+            self._gt = matte_values(self.gt_source, self.dtype)
         return self._gt
 
     @property
@@ -69,33 +62,16 @@ class MatteBatch:
         return None
 
 
-def _matte_values(tensor: Tensor, dtype: torch.dtype) -> Tensor:
+def matte_values(tensor: Tensor, dtype: torch.dtype) -> Tensor:
+    """Matte values in ``dtype``: uint8 read as ``x / 255`` (DIM's ``single(x) / 255`` in float32)."""
     if tensor.dtype == torch.uint8:
         return divide(tensor.to(dtype), 255)
     return tensor.to(dtype)
 
 
-def _unknown_region(trimap: Tensor) -> Tensor:
+def unknown_region(trimap: Tensor) -> Tensor:
     """Unknown region of a trimap: 128 for uint8, 0.5 for float."""
     return trimap == 128 if trimap.dtype == torch.uint8 else trimap == 0.5
-
-
-def checked_matting_items(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None,
-                          validate_args: bool) -> list[tuple[str, dict[str, Tensor]]]:
-    """The ``(where, {"pred", "gt"[, "trimap"]})`` images of a matting batch, checked: dtypes always (a bool trimap is
-    refused), values and trimap levels with ``validate_args`` — shared by every matting protocol's inputs."""
-    maps: dict[str, InputMaps] = {"pred": pred, "gt": gt}
-    if trimap is not None:
-        maps["trimap"] = trimap
-    items = _paired_images(maps)
-    for where, item in items:
-        for name, tensor in item.items():
-            _check_dtype(name + where, tensor, allow_bool=name != "trimap")
-            if validate_args:
-                _check_values(name + where, tensor)
-                if name == "trimap":
-                    _check_trimap_values(tensor, name + where)
-    return items
 
 
 def prepare_matting(
@@ -126,19 +102,21 @@ def prepare_matting(
         >>> prepare_matting(torch.rand(1, 4, 4), torch.rand(1, 4, 4), tri)[0].region.all()
         tensor(True)
     """
-    items = checked_matting_items(pred, gt, trimap, validate_args)
-    batches = []
-    for group in _group_by_size([item for _, item in items]):
-        both64 = group["pred"].dtype == torch.float64 and group["gt"].dtype == torch.float64
-        pred_source, region = group["pred"], None
-        if "trimap" in group:
-            tri = group["trimap"]
-            region = _unknown_region(tri)
-            if clamp_to_trimap:  # 0 and 1 (uint8: 0 and 255, read as exactly 0.0 and 1.0)
-                known_fg = tri == (255 if tri.dtype == torch.uint8 else 1.0)
-                known_bg = tri == 0
-                one = 255 if pred_source.dtype == torch.uint8 else 1
-                pred_source = torch.where(known_bg, torch.zeros_like(pred_source), pred_source)
-                pred_source = torch.where(known_fg, torch.full_like(pred_source, one), pred_source)
-        batches.append(MatteBatch(pred_source, group["gt"], region, torch.float64 if both64 else torch.float32))
-    return batches
+    return [matte_batch(group, clamp_to_trimap)
+            for group in prepare(pred, gt, trimap=trimap, validate_args=validate_args)]
+
+
+def matte_batch(group: InputGroup, clamp_to_trimap: bool = False) -> MatteBatch:
+    """The :class:`MatteBatch` view of a prepared group (the region and the clamp from its trimap)."""
+    both64 = group.pred.dtype == torch.float64 and group.gt.dtype == torch.float64
+    pred_source, region = group.pred, None
+    if group.trimap is not None:
+        tri = group.trimap
+        region = unknown_region(tri)
+        if clamp_to_trimap:  # 0 and 1 (uint8: 0 and 255, read as exactly 0.0 and 1.0)
+            known_fg = tri == (255 if tri.dtype == torch.uint8 else 1.0)
+            known_bg = tri == 0
+            one = 255 if pred_source.dtype == torch.uint8 else 1
+            pred_source = torch.where(known_bg, torch.zeros_like(pred_source), pred_source)
+            pred_source = torch.where(known_fg, torch.full_like(pred_source, one), pred_source)
+    return MatteBatch(pred_source, group.gt, region, torch.float64 if both64 else torch.float32)

@@ -7,7 +7,7 @@ import torch
 
 import nobg_metrics as nm
 from nobg_metrics import functional as F
-from nobg_metrics._inputs import prepare_segmentation
+from nobg_metrics._seg_batch import prepare_segmentation
 from nobg_metrics._matting_inputs import prepare_matting
 
 
@@ -116,7 +116,7 @@ def test_validate_args_false_skips_only_the_syncing_checks():
 @pytest.mark.parametrize("metric", [nm.MAE(), nm.IoU(), nm.BER(), nm.SAD(), nm.MSE()], ids=lambda m: type(m).__name__)
 def test_a_rejected_update_changes_no_state(metric):
     metric.update(torch.rand(2, 6, 6), torch.rand(2, 6, 6))
-    before = {name: getattr(metric, name).clone() for name in metric._defaults}
+    before = {name: getattr(metric, name).clone() for name in metric.metric_state}
     for pred, gt in [(torch.rand(2, 6, 6), torch.rand(2, 6, 7)), (torch.full((2, 6, 6), float("nan")), torch.rand(2, 6, 6)),
                      ([torch.rand(6, 6), torch.rand(6, 6) * 3], [torch.rand(6, 6), torch.rand(6, 6)])]:
         with pytest.raises((ValueError, TypeError)):

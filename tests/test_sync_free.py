@@ -4,6 +4,7 @@ forced to False, as on CUDA); tests/test_cuda.py repeats it on a GPU."""
 
 from __future__ import annotations
 
+import inspect
 import numpy as np
 import pytest
 import torch
@@ -45,8 +46,8 @@ def test_update_makes_no_host_sync(name, as_list, device_paths):
                           generator=torch.Generator().manual_seed(3))  # CCm's RGB images
     if as_list:
         pred, gt, trimap, image = list(pred[:, 0]), list(gt[:, 0]), list(trimap[:, 0]), list(image)
-    arguments = {"trimap": trimap} if "trimap" in metric._update_signature.parameters else {}
-    if "image" in metric._update_signature.parameters:
+    arguments = {"trimap": trimap} if "trimap" in inspect.signature(metric.update).parameters else {}
+    if "image" in inspect.signature(metric.update).parameters:
         arguments["image"] = image
     metric.update(pred, gt, **arguments)  # warm-up: lazily built constants may be made once
     with HostSyncRecorder() as recorder:

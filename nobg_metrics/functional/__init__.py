@@ -1,5 +1,6 @@
 """Functional metrics: one call on a batch = the class's ``compute()`` after one ``update()``."""
 
+from nobg_metrics.functional.birefnet import binarised_gt_mse, birefnet_inputs
 from nobg_metrics.functional.boundary import boundary_iou
 from nobg_metrics.functional.connectivity import connectivity_error
 from nobg_metrics.functional.camouflage_degree import camouflage_degree
@@ -51,6 +52,8 @@ __all__ = [
     "ThresholdCurves",
     "accuracy",
     "ber",
+    "binarised_gt_mse",
+    "birefnet_inputs",
     "boundary_iou",
     "confusion_curves",
     "connectivity_error",

@@ -37,7 +37,7 @@ def sum_per_image(per_image: Callable[[Batch], Values], batches: Iterable[Batch]
         dimension), int64 scalar image count (the state a mean needs).
 
     Example:
-        >>> from nobg_metrics._inputs import prepare_segmentation
+        >>> from nobg_metrics._seg_batch import prepare_segmentation
         >>> maps = [torch.ones(2, 3), torch.zeros(1, 4, 4)]
         >>> groups = prepare_segmentation(maps, maps)
         >>> sum_per_image(lambda batch: {"pixels": torch.full((batch.shape[0],), batch.num_pixels)}, groups)

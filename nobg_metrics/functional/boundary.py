@@ -30,14 +30,8 @@ from typing import Literal, Optional
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import (
-    EmptyGt,
-    InputMaps,
-    SegBatch,
-    check_number,
-    check_option,
-    prepare_segmentation,
-)
+from nobg_metrics._inputs import EmptyGt, InputMaps, check_number, check_option
+from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
 from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.ops.morphology import (
     count_bits,

@@ -34,7 +34,7 @@ import torch
 from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps, check_flag, check_number
-from nobg_metrics._matting_inputs import MatteBatch, _matte_values
+from nobg_metrics._matting_inputs import MatteBatch, matte_values
 from nobg_metrics.functional.matting import _matting_update, _region_sum
 from nobg_metrics.functional._per_image import mean_over_images
 from nobg_metrics.ops.histogram import NUM_LEVELS
@@ -87,7 +87,7 @@ def _thresholds(batch: MatteBatch, steps: list[float]) -> Tensor:
 
 def _level_values(batch: MatteBatch) -> Tensor:
     """The value of every uint8 level, as ``batch.pred`` holds it (``single(k)/255``): :math:`(256,)`."""
-    return _matte_values(torch.arange(NUM_LEVELS, device=batch.device, dtype=torch.uint8), batch.dtype)
+    return matte_values(torch.arange(NUM_LEVELS, device=batch.device, dtype=torch.uint8), batch.dtype)
 
 
 def _phi(alpha: Tensor, level: Tensor) -> Tensor:

@@ -42,15 +42,8 @@ import math
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import (
-    EmptyGt,
-    InputMaps,
-    SegBatch,
-    check_flag,
-    check_number,
-    check_option,
-    prepare_segmentation,
-)
+from nobg_metrics._inputs import EmptyGt, InputMaps, check_flag, check_number, check_option
+from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.functional.camouflage_degree import camouflage_degree, check_overflow
 from nobg_metrics.functional.ccm_filters import (  # noqa: F401 (kernel_grid_radius, correlate_reflect_101: re-exported)

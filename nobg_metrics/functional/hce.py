@@ -33,19 +33,8 @@ from typing import Literal
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import (
-    InputMaps,
-    SegBatch,
-    _check_dtype,
-    _check_values,
-    _group_by_size,
-    _paired_images,
-    _pred_dtype,
-    check_flag,
-    check_number,
-    check_option,
-    prepare_segmentation,
-)
+from nobg_metrics._inputs import InputMaps, check_flag, check_number, check_option, prepare
+from nobg_metrics._seg_batch import SegBatch, prediction_values
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.functional.hce_regions import hce_counts, hce_counts_fixed
 from nobg_metrics.ops import host_reads
@@ -135,19 +124,9 @@ def _hce_per_image(batch: SegBatch, relax: int, epsilon: float, protocol: str,
 def _prepare(pred: InputMaps, gt: InputMaps, gt_skeleton: InputMaps | None, normalize: bool,
              validate_args: bool) -> list[SegBatch]:
     """The input contract's groups, with the cached skeleton (bool or uint8, same layout as gt) alongside."""
-    if gt_skeleton is None:
-        return prepare_segmentation(pred, gt, normalize=normalize, validate_args=validate_args)
-    items = _paired_images({"pred": pred, "gt": gt, "gt_skeleton": gt_skeleton})
-    for where, item in items:
-        for name in ("pred", "gt"):
-            _check_dtype(name + where, item[name])
-        if item["gt_skeleton"].dtype not in (torch.bool, torch.uint8):
-            raise TypeError(f"`gt_skeleton{where}` must be bool or uint8, got {item['gt_skeleton'].dtype}")
-        if validate_args:
-            for name in ("pred", "gt"):
-                _check_values(name + where, item[name])
-    return [HceBatch(_pred_dtype(group["pred"]), group["gt"], normalize, skeleton_raw=group["gt_skeleton"])
-            for group in _group_by_size([item for _, item in items])]
+    groups = prepare(pred, gt, gt_skeleton=gt_skeleton, validate_args=validate_args)
+    return [HceBatch(prediction_values(group.pred), group.gt, normalize, skeleton_raw=group.gt_skeleton)
+            for group in groups]
 
 
 def _hce_update(pred: InputMaps, gt: InputMaps, relax: int, epsilon: float, protocol: str, normalize: bool,
@@ -183,7 +162,7 @@ def hce_per_image(pred: InputMaps, gt: InputMaps, *, relax: int = 5, epsilon: fl
 
 def _input_order(lists: list[InputMaps]) -> Tensor:
     """For list inputs: the input index of each image in the grouped order (grouped by size and dtypes,
-    as ``_group_by_size`` groups them)."""
+    as :func:`~nobg_metrics._inputs.prepare` groups them)."""
     keys: dict[tuple, list[int]] = {}
     for index, tensors in enumerate(zip(*lists)):
         keys.setdefault(tuple((tuple(t.shape[-2:]), t.dtype) for t in tensors), []).append(index)

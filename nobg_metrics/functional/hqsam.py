@@ -37,14 +37,8 @@ from typing import Any, Literal
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import (
-    InputMaps,
-    SegBatch,
-    check_flag,
-    check_number,
-    check_option,
-    prepare_segmentation,
-)
+from nobg_metrics._inputs import InputMaps, check_flag, check_number, check_option
+from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
 from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.functional.boundary import _boundary_stats, dilation_radius
 

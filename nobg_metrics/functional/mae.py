@@ -11,7 +11,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import InputMaps, SegBatch, prepare_segmentation
+from nobg_metrics._inputs import InputMaps
+from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
 from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.ops import uint8_stats
 from nobg_metrics.ops.arith import divide

@@ -26,8 +26,7 @@ from typing import Literal
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import InputMaps, _group_by_size, check_option
-from nobg_metrics._matting_inputs import checked_matting_items
+from nobg_metrics._inputs import InputMaps, check_option, prepare
 from nobg_metrics.functional._per_image import sum_per_image
 
 P3MRegion = Literal["image", "trimap", "fg", "bg"]
@@ -104,9 +103,8 @@ def prepare_p3m(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None,
         >>> len(groups), groups[0].pred.dtype
         (1, torch.float64)
     """
-    items = checked_matting_items(pred, gt, trimap, validate_args)
-    return [P3MBatch(group["pred"], group["gt"], group.get("trimap"))
-            for group in _group_by_size([item for _, item in items])]
+    return [P3MBatch(group.pred, group.gt, group.trimap)
+            for group in prepare(pred, gt, trimap=trimap, validate_args=validate_args)]
 
 
 def _image_sums(values: Tensor) -> Tensor:

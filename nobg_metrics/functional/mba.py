@@ -32,14 +32,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import (
-    EmptyGt,
-    InputMaps,
-    SegBatch,
-    check_number,
-    check_option,
-    prepare_segmentation,
-)
+from nobg_metrics._inputs import EmptyGt, InputMaps, check_number, check_option
+from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.functional.boundary import _packed_pred
 from nobg_metrics.ops import host_reads

@@ -47,7 +47,8 @@ from typing import Literal
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import EmptyGt, InputMaps, SegBatch, check_number, check_option, prepare_segmentation
+from nobg_metrics._inputs import EmptyGt, InputMaps, check_number, check_option
+from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.functional.confusion import TIE, reference_mean
 from nobg_metrics.functional.msiou_chains import NUM_THRESHOLDS, curve_hits  # noqa: F401  (NUM_THRESHOLDS: the classes' state size)

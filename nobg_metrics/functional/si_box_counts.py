@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import SegBatch
+from nobg_metrics._seg_batch import SegBatch
 from nobg_metrics.functional.si_statistics import (
     PLANE_PIXELS,
     TIE,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import SegBatch
+from nobg_metrics._seg_batch import SegBatch
 from nobg_metrics.functional import confusion
 from nobg_metrics.functional.si_targets import Targets
 from nobg_metrics.ops import host_reads, uint8_stats

@@ -27,7 +27,8 @@ from collections.abc import Iterable
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import EmptyGt, InputMaps, SegBatch, check_option, prepare_segmentation
+from nobg_metrics._inputs import EmptyGt, InputMaps, check_option
+from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
 from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.functional.confusion_measures import KappaChance
 from nobg_metrics.functional.family import AUC_CURVES, Mode, _options, thresholds_of

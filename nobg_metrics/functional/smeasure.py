@@ -33,14 +33,8 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import (
-    EmptyGt,
-    InputMaps,
-    SegBatch,
-    check_number,
-    check_option,
-    prepare_segmentation,
-)
+from nobg_metrics._inputs import EmptyGt, InputMaps, check_number, check_option
+from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
 from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.ops.histogram import NUM_LEVELS, bincount_fixed, level_values
 

@@ -1,5 +1,6 @@
 """``torchmetrics.Metric`` classes: fixed-size summed states, synced over DDP."""
 
+from nobg_metrics.metrics.birefnet import BinarisedGtMSE
 from nobg_metrics.metrics.boundary import BoundaryIoU
 from nobg_metrics.metrics.confusion import ConfusionMetric
 from nobg_metrics.metrics.connectivity import ConnectivityError
@@ -53,6 +54,7 @@ __all__ = [
     "ROCAUC",
     "SAD",
     "Accuracy",
+    "BinarisedGtMSE",
     "BoundaryIoU",
     "ConfusionMetric",
     "ConnectivityError",

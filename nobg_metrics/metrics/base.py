@@ -1,35 +1,50 @@
-"""The base every nobg_metrics ``Metric`` shares: fixed-size summed states whose dtype never changes.
+"""The base every nobg_metrics ``Metric`` shares: one way to accumulate, fixed dtypes, checked checkpoints.
 
-States are sufficient statistics only (DESIGN.md "State"): float64 sums and int64 counts, created in
-``__init__``, ``dist_reduce_fx="sum"`` (one all-reduce, harmless on a rank with no data), persistent so a
-checkpoint taken mid-epoch resumes exactly. ``.half()``, ``.to(dtype)`` and ``set_dtype`` move the
-metric between devices but never change a state's dtype: a float16 sum of a million pixels would lose
-the 1e-5 parity, and an int64 count cast to float stops being exact.
+A metric writes two methods and declares its states:
 
-``load_state_dict`` accepts only states of the same shapes, dtypes and options (a ``ValueError`` names the
-mismatch). Updates and ``forward`` are transactional: a rejected batch changes no state and no counter.
+- ``_statistics(*inputs)``: the batch's sufficient statistics, ``{state name: tensor}`` — a call of its functional
+  module's ``_x_update``, so the maths lives once, in :mod:`nobg_metrics.functional`;
+- ``_value(states)``: the dataset value from a mapping of states — its functional module's ``_x_compute``;
+- states in ``__init__``: float64 sums (:meth:`NobgMetric._add_sum`) and int64 counts (:meth:`NobgMetric._add_count`),
+  ``dist_reduce_fx="sum"``, or, where the statistics grow with the detections (instance AP), lists concatenated
+  over ranks (:meth:`NobgMetric._add_list`).
+
+Everything else is here: ``update`` is ``_accumulate(_statistics(...))``, ``compute`` is ``_value(metric_state)``,
+``forward`` scores the batch from the same statistics, and :meth:`NobgMetric._accumulate` is the only place a state
+changes — after every statistic of the batch exists, in one step — so a rejected batch changes no state, through
+``update``, ``forward`` or a collection (:mod:`nobg_metrics.collection`). States are created in ``__init__``,
+persistent (a checkpoint taken mid-epoch resumes exactly), never change dtype (``.half()``, ``.to(dtype)``,
+``set_dtype`` move a metric between devices only: a float16 sum of a million pixels would lose the 1e-12 parity) and
+load only from a metric of the same options (``options_<digest>``, below). Statistics are computed outside autocast:
+under AMP, convolutions and matmuls would otherwise run in half precision.
 
 Options that change a metric's statistics are fingerprinted into the name of one zero-valued int64 state,
-``options_<digest>``: torchmetrics' automatic compute groups merge two metrics only when their state names
-agree, so ``IoU(threshold=0.3)`` and ``IoU(threshold=0.7)`` (or ``SMeasure(alpha=0.4)`` and the default) are
-never merged into one wrong number, while metrics with equal statistics still share an update; and a
-``state_dict`` saved under other options does not load (missing/unexpected key) instead of mixing statistics.
+``options_<digest>``: torchmetrics' automatic compute groups merge two
+metrics only when their state names agree, so ``IoU(threshold=0.3)`` and ``IoU(threshold=0.7)`` are never merged into
+one wrong number, and a ``state_dict`` saved under other options does not load.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
 from torch import Tensor
 from torchmetrics import Metric
+from torchmetrics.utilities.distributed import gather_all_tensors
+from torchmetrics.utilities.exceptions import TorchMetricsUserError
+
+from nobg_metrics._inputs import InputMaps, check_flag
+from nobg_metrics.metrics import torchmetrics_api as api
+
+Statistics = Mapping[str, Tensor]
+"""A batch's sufficient statistics: ``{state name: tensor}`` (for a list state, the batch's entry)."""
 
 
 class NobgMetric(Metric):
-    """Base class: state helpers, dtype-protected states, and a scalar ``plot``.
+    """Base class: one accumulation step, dtype-protected states, checked ``load_state_dict``, a scalar ``plot``.
 
     Args:
         validate_args: run the input checks that force a device sync (NaN, inf, value range).
@@ -44,98 +59,97 @@ class NobgMetric(Metric):
 
     def __init__(self, *, validate_args: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        check_flag("validate_args", validate_args)
         self.validate_args = validate_args
+        api.transactional_update(self)
 
-    def _wrap_update(self, update: Callable) -> Callable:
-        """Every update is transactional and runs outside autocast.
+    # -------------------------------------------------------------------------------- what a metric writes
+    def _statistics(self, *inputs: Any) -> Statistics:  # pragma: no cover - abstract
+        """The batch's sufficient statistics, ``{state name: tensor}``; raises on bad input before any state moves."""
+        raise NotImplementedError
 
-        A rejected batch (any exception) leaves the states and the update counter exactly as they were, so a
-        ``ValueError`` on one bad batch never loses, nor half-counts, the epoch. Under AMP, convolutions and
-        matmuls would otherwise be computed in half precision and lose the reference parity (inputs are upcast
-        by the contract)."""
-        wrapped = super()._wrap_update(update)
+    def _value(self, states: Mapping[str, Any]) -> Any:  # pragma: no cover - abstract
+        """The value of accumulated ``states`` (``metric_state``, or a batch's own in ``forward``)."""
+        raise NotImplementedError
 
-        @functools.wraps(wrapped)
-        def transactional_update(*args: Any, **kwargs: Any) -> None:
-            snapshot = take_snapshot(self)
-            try:
-                with torch.autocast("cpu", enabled=False), torch.autocast("cuda", enabled=False):
-                    return wrapped(*args, **kwargs)
-            except BaseException:
-                restore_snapshot(self, snapshot)
-                raise
+    # -------------------------------------------------------------------------------- the one way to accumulate
+    def update(self, pred: InputMaps, gt: InputMaps) -> None:
+        """Add a batch: ``pred``, ``gt`` of shape :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists."""
+        self._accumulate(self._batch_statistics(pred, gt))
 
-        return transactional_update
+    def compute(self) -> Any:
+        """The dataset value of the accumulated (and, under DDP, synced) states."""
+        return self._value(self.metric_state)
 
-    def forward(self, *args: Any, **kwargs: Any) -> Any:
-        """``update`` with the batch and return the batch's value; a rejected batch changes no state.
+    def _batch_statistics(self, *inputs: Any, **named: Any) -> Statistics:
+        """``_statistics`` outside autocast (the reference parity needs full-precision convolutions and matmuls)."""
+        with torch.autocast("cpu", enabled=False), torch.autocast("cuda", enabled=False):
+            return self._statistics(*inputs, **named)
 
-        torchmetrics' forward resets the metric to score the batch alone and merges the accumulated states back
-        afterwards; an exception in between would leave only the failed batch's (empty) state. The states, the
-        update counter and the sync flags are restored before the exception propagates.
-        """
-        snapshot = take_snapshot(self)
+    def _accumulate(self, statistics: Statistics) -> None:
+        """Add a batch's statistics to the states: ``state + statistic`` for sums, ``[*state, statistic]`` for lists.
+
+        Every new value is formed before the first is assigned, and each is a new object (no in-place write): an
+        error leaves every state as it was, and references to the old states (a ``forward`` snapshot, a collection's
+        group) stay valid."""
+        updated: dict[str, Tensor | list[Tensor]] = {}
+        for name, statistic in statistics.items():
+            state = getattr(self, name)
+            if isinstance(state, list):
+                updated[name] = [*state, statistic.cpu() if self.compute_on_cpu else statistic]
+                continue
+            total = state + statistic
+            if total.shape != state.shape or total.dtype != state.dtype:
+                raise RuntimeError(f"{type(self).__name__}: statistic `{name}` of shape {tuple(statistic.shape)} and "
+                                   f"dtype {statistic.dtype} does not fit its state ({tuple(state.shape)}, {state.dtype})")
+            updated[name] = total
+        previous = {name: getattr(self, name) for name in updated}
         try:
-            return super().forward(*args, **kwargs)
-        except BaseException:
-            restore_snapshot(self, snapshot)
+            for name, value in updated.items():
+                setattr(self, name, value)
+        except BaseException:  # an interrupt between two assignments
+            for name, value in previous.items():
+                setattr(self, name, value)
             raise
 
-    def _add_fingerprint(self, options: Mapping[str, object]) -> None:
-        """The ``options_<digest>`` state naming the options that change the statistics (module notes).
+    def forward(self, *inputs: Any, **named: Any) -> Any:
+        """``update`` with the batch and return the batch's own value, from one statistics pass.
 
-        Example:
-            >>> from nobg_metrics import MAE
-            >>> def fingerprint(metric):
-            ...     return [name for name in metric._defaults if name.startswith("options_")]
-            >>> fingerprint(MAE()) == fingerprint(MAE(normalize=True)), fingerprint(MAE()) == fingerprint(MAE())
-            (False, True)
-        """
-        digest = hashlib.sha1(repr(sorted(options.items())).encode()).hexdigest()[:8]
-        self._fingerprint_options = dict(options)
-        self._add_count(f"options_{digest}")
+        A rejected batch changes no state and no counter. With ``dist_sync_on_step=True`` the batch's states are
+        synced before its value is taken, as torchmetrics does."""
+        if api.is_synced(self):
+            raise TorchMetricsUserError("The Metric shouldn't be synced when performing ``forward``. "
+                                        "HINT: Did you forget to call ``unsync`` ?.")
+        statistics = self._batch_statistics(*inputs, **named)
+        value = self._batch_value(statistics)
+        self._accumulate(statistics)
+        api.count_update(self)
+        api.set_forward_cache(self, value)
+        return value
 
-    def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
-                              missing_keys: list[str], unexpected_keys: list[str], error_msgs: list[str]) -> None:
-        """Load states only from a metric of the same configuration, shapes and dtypes (else a ``ValueError``).
+    def _batch_value(self, statistics: Statistics) -> Any:
+        """The value of one batch's statistics alone (synced over ranks under ``dist_sync_on_step``)."""
+        states: dict[str, Any] = {}
+        for name in self.metric_state:
+            default = api.default_state(self, name)
+            if name not in statistics:
+                states[name] = default
+            elif isinstance(default, list):
+                states[name] = [statistics[name]]
+            else:
+                states[name] = default.to(statistics[name].device) + statistics[name]
+        if self.dist_sync_on_step and self.distributed_available_fn():
+            states = _synced(self, states)
+        return _squeezed(self._value(states))
 
-        torchmetrics assigns whatever tensors it finds: a 64-threshold curve into a 256-threshold metric, or a
-        float32 sum, would be accepted and fail (or round) later.
-        """
-        name = type(self).__name__
-        ours = sorted(key for key in self._defaults if key.startswith("options_"))
-        theirs = sorted(key[len(prefix):] for key in state_dict
-                        if key.startswith(prefix + "options_") and "." not in key[len(prefix):])
-        if theirs and theirs != ours:
-            options = getattr(self, "_fingerprint_options", {})
-            raise ValueError(f"the state_dict was saved by a {name} with other options (fingerprint {theirs}) than "
-                             f"this one ({ours}: {options}); build the metric with the options it was saved with")
-        for key, default in self._defaults.items():
-            full = prefix + key
-            if full not in state_dict:
-                if strict and self._persistent[key]:
-                    raise ValueError(f"the state_dict has no `{full}` for this {name} (states: {sorted(self._defaults)})")
-                continue
-            value, current = state_dict[full], getattr(self, key)
-            if not isinstance(value, Tensor) or value.shape != current.shape or value.dtype != current.dtype:
-                got = f"{value.dtype} {tuple(value.shape)}" if isinstance(value, Tensor) else type(value).__name__
-                raise ValueError(f"`{full}` of this {name} must be a {current.dtype} tensor of shape "
-                                 f"{tuple(current.shape)}; the state_dict holds {got}")
-            state_dict[full] = value.to(current.device)
-        counts = [state_dict[prefix + key] for key in self._defaults if key.endswith("count") and prefix + key in state_dict]
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                                      error_msgs)
-        if any(bool(count.sum() > 0) for count in counts):  # loaded images are data: no "compute before update"
-            self._update_count = max(self._update_count, 1)
+    def merge_state(self, incoming_state: dict[str, Any] | Metric) -> None:
+        """torchmetrics' ``merge_state``; merging an updated metric makes this one updated too (no "compute before
+        update" warning on a metric that holds data)."""
+        incoming_updates = incoming_state.update_count if isinstance(incoming_state, Metric) else 1
+        super().merge_state(incoming_state)
+        api.count_update(self, incoming_updates)
 
-    def _add_to_states(self, totals: Mapping[str, Tensor]) -> None:
-        """``state = state + total`` for each ``{state name: total}``: new tensors (the snapshots rely on it),
-        written into ``__dict__`` as ``Module.__setattr__`` would put a plain tensor (it costs ~15 µs per state
-        through ``Metric.__setattr__``; the confusion family holds dozens)."""
-        states = self.__dict__
-        for name, total in totals.items():
-            states[name] = states[name] + total
-
+    # -------------------------------------------------------------------------------- states
     def _add_sum(self, name: str, shape: Sequence[int] = ()) -> None:
         """A float64 sum state of fixed ``shape``."""
         self.add_state(name, torch.zeros(tuple(shape), dtype=torch.float64), dist_reduce_fx="sum", persistent=True)
@@ -144,14 +158,74 @@ class NobgMetric(Metric):
         """An int64 count state of fixed ``shape``."""
         self.add_state(name, torch.zeros(tuple(shape), dtype=torch.int64), dist_reduce_fx="sum", persistent=True)
 
-    def _apply(self, fn: Callable, exclude_state: Sequence[str] = "") -> torch.nn.Module:
-        """Move states with the module (device) but never change a state's dtype (not even briefly)."""
+    def _add_list(self, name: str) -> None:
+        """A list state, one tensor per batch, concatenated over batches and ranks (``dist_reduce_fx="cat"``); only
+        for statistics that grow with the data itself (per-detection records), never with pixels."""
+        self.add_state(name, [], dist_reduce_fx="cat", persistent=True)
 
-        def keep_dtype(tensor: Tensor) -> Tensor:
-            moved = fn(tensor)
-            return moved if moved.dtype == tensor.dtype else tensor.to(moved.device)
+    def _add_fingerprint(self, options: Mapping[str, object]) -> None:
+        """The ``options_<digest>`` state naming the options that change the statistics (module notes).
 
-        return super()._apply(keep_dtype, exclude_state)
+        Example:
+            >>> from nobg_metrics import MAE
+            >>> def fingerprint(metric):
+            ...     return [name for name in metric.metric_state if name.startswith("options_")]
+            >>> fingerprint(MAE()) == fingerprint(MAE(normalize=True)), fingerprint(MAE()) == fingerprint(MAE())
+            (False, True)
+        """
+        digest = hashlib.sha1(repr(sorted(options.items())).encode()).hexdigest()[:8]
+        self._fingerprint_options = dict(options)
+        self._add_count(f"options_{digest}")
+
+    # -------------------------------------------------------------------------------- dtypes and checkpoints
+    def to(self, *args: Any, **kwargs: Any) -> NobgMetric:
+        """``nn.Module.to`` for the device only: a dtype argument is ignored (states keep float64 / int64)."""
+        kwargs.pop("dtype", None)
+        kept = [arg.device if isinstance(arg, Tensor) else arg for arg in args if not isinstance(arg, torch.dtype)]
+        return super().to(*kept, **kwargs)
+
+    def set_dtype(self, dst_type: str | torch.dtype) -> NobgMetric:
+        """States never change dtype (module notes): a no-op, as ``half()``, ``float()`` and ``double()`` are."""
+        return self
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
+                              missing_keys: list[str], unexpected_keys: list[str], error_msgs: list[str]) -> None:
+        """Load states only from a metric of the same options, shapes and dtypes (else a ``ValueError``).
+
+        torchmetrics assigns whatever tensors it finds: a 64-threshold curve into a 256-threshold metric, or a float32
+        sum, would be accepted and fail (or round) later."""
+        name = type(self).__name__
+        ours = sorted(key for key in self.metric_state if key.startswith("options_"))
+        theirs = sorted(key[len(prefix):] for key in state_dict
+                        if key.startswith(prefix + "options_") and "." not in key[len(prefix):])
+        if theirs and theirs != ours:
+            options = getattr(self, "_fingerprint_options", {})
+            raise ValueError(f"the state_dict was saved by a {name} with other options (fingerprint {theirs}) than "
+                             f"this one ({ours}: {options}); build the metric with the options it was saved with")
+        holds_data = False
+        for key, current in self.metric_state.items():
+            full = prefix + key
+            if full not in state_dict:
+                if strict:
+                    raise ValueError(f"the state_dict has no `{full}` for this {name} (states: {sorted(self.metric_state)})")
+                continue
+            value = state_dict[full]
+            if isinstance(current, list):
+                if not isinstance(value, list) or not all(isinstance(item, Tensor) for item in value):
+                    raise ValueError(f"`{full}` of this {name} must be a list of tensors; got {type(value).__name__}")
+                state_dict[full] = [item.to(self.device) for item in value]
+                holds_data = holds_data or bool(value)
+                continue
+            if not isinstance(value, Tensor) or value.shape != current.shape or value.dtype != current.dtype:
+                got = f"{value.dtype} {tuple(value.shape)}" if isinstance(value, Tensor) else type(value).__name__
+                raise ValueError(f"`{full}` of this {name} must be a {current.dtype} tensor of shape "
+                                 f"{tuple(current.shape)}; the state_dict holds {got}")
+            state_dict[full] = value.to(current.device)
+            holds_data = holds_data or (key.endswith("count") and bool(value.sum() > 0))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
+        if holds_data:  # loaded images are data: no "compute before update"
+            api.set_update_count(self, max(self.update_count, 1))
 
     def plot(self, val: Tensor | Sequence[Tensor] | None = None, ax: Any = None) -> Any:
         """Plot a value (or a sequence of values, e.g. one per epoch) of the metric.
@@ -163,28 +237,24 @@ class NobgMetric(Metric):
         Returns:
             ``(figure, axis)`` (needs matplotlib, the ``plot`` extra).
         """
-        return self._plot(val, ax)
+        return api.plot_value(self, val, ax)
 
 
-
-_SNAPSHOT_ATTRIBUTES = ("_update_count", "_computed", "_forward_cache", "_to_sync", "_should_unsync", "_is_synced",
-                        "compute_on_cpu", "_enable_grad", "_cache")
-"""The bookkeeping torchmetrics' update and forward change besides the states."""
-
-
-def take_snapshot(metric: Metric) -> dict[str, Any]:
-    """The states and update bookkeeping of a metric, by reference.
-
-    References suffice: every update of the library assigns new state tensors (``state = state + batch``), as
-    torchmetrics' ``reset``, ``forward`` and ``merge_state`` do, and never writes into one.
-    """
-    snapshot = {name: metric.__dict__[name] for name in metric._defaults}
-    for name in _SNAPSHOT_ATTRIBUTES:
-        if name in metric.__dict__:
-            snapshot[name] = metric.__dict__[name]
-    return snapshot
+def _synced(metric: NobgMetric, states: dict[str, Any]) -> dict[str, Any]:
+    """A batch's states reduced over the ranks as ``sync()`` reduces the metric's own (``dist_sync_on_step``)."""
+    gather = metric.dist_sync_fn or gather_all_tensors
+    synced: dict[str, Any] = {}
+    for name, value in states.items():
+        if isinstance(value, list):
+            local = torch.cat(value) if value else torch.zeros(0)
+            synced[name] = [torch.cat(gather(local, group=metric.process_group))]
+        else:
+            synced[name] = torch.stack(gather(value, group=metric.process_group)).sum(dim=0)
+    return synced
 
 
-def restore_snapshot(metric: Metric, snapshot: dict[str, Any]) -> None:
-    """Put a :func:`take_snapshot` back: every state and the update counter as they were."""
-    metric.__dict__.update(snapshot)
+def _squeezed(value: Any) -> Any:
+    """One-element tensors as scalars, in a dict too (what ``compute()`` returns through torchmetrics)."""
+    if isinstance(value, dict):
+        return {key: _squeezed(item) for key, item in value.items()}
+    return value.squeeze() if isinstance(value, Tensor) and value.numel() == 1 else value

@@ -9,6 +9,7 @@ groups never merge two instances with different options).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from torch import Tensor
@@ -21,7 +22,7 @@ from nobg_metrics.functional.boundary import (
     _boundary_update,
     _check_boundary_args,
 )
-from nobg_metrics.metrics.base import NobgMetric
+from nobg_metrics.metrics.base import NobgMetric, Statistics
 
 
 class BoundaryIoU(NobgMetric):
@@ -71,18 +72,14 @@ class BoundaryIoU(NobgMetric):
         self._add_count("boundary_counts", (4,))
         self._add_count("boundary_count")
 
-    def update(self, pred: InputMaps, gt: InputMaps) -> None:
-        """Add a batch: ``pred``, ``gt`` of shape :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists."""
+    def _statistics(self, pred: InputMaps, gt: InputMaps) -> Statistics:
         value_sum, counts, count = _boundary_update(
             pred, gt, self.threshold, self.dilation_ratio, self.dilation_pixels, self.combine, self.normalize,
             self.empty_gt, self.validate_args,
         )
-        self.boundary_value_sum = self.boundary_value_sum + value_sum  # new tensors: a snapshot holds references
-        self.boundary_counts = self.boundary_counts + counts
-        self.boundary_count = self.boundary_count + count
+        return {"boundary_value_sum": value_sum, "boundary_counts": counts, "boundary_count": count}
 
-    def compute(self) -> Tensor:
+    def _value(self, states: Mapping[str, Tensor]) -> Tensor:
         """The dataset value: scalar float64."""
-        return _boundary_compute(
-            self.boundary_value_sum, self.boundary_counts, self.boundary_count, self.reduction, self.combine
-        )
+        return _boundary_compute(states["boundary_value_sum"], states["boundary_counts"], states["boundary_count"],
+                                 self.reduction, self.combine)

@@ -15,7 +15,7 @@ statistics too, which is how ``make_collection`` gives a whole family one histog
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from torch import Tensor
@@ -41,7 +41,7 @@ from nobg_metrics.functional.family import (
     resolve_chance,
     thresholds_of,
 )
-from nobg_metrics.metrics.base import NobgMetric
+from nobg_metrics.metrics.base import NobgMetric, Statistics
 from nobg_metrics.ops.histogram import NUM_LEVELS
 
 
@@ -66,6 +66,8 @@ class ConfusionMetric(NobgMetric):
 
     _measure: str
     _default_mode: Mode = "binary"
+    functional: Callable[..., Tensor]
+    """The member's functional form (``Precision.functional is nobg_metrics.functional.precision``)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A member's orientation comes from the measure registry (names and orientations typed once)."""
@@ -107,20 +109,21 @@ class ConfusionMetric(NobgMetric):
         """The ``(measure, reduction)`` statistics this metric accumulates."""
         return self._requests
 
-    def update(self, pred: InputMaps, gt: InputMaps) -> None:
-        """Add a batch: ``pred``, ``gt`` of shape :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists."""
+    def _statistics(self, pred: InputMaps, gt: InputMaps) -> Statistics:
         sums = _confusion_sums(pred, gt, self._requests, self.options, self.validate_args)
-        self._add_to_states({name: sums[key] for key, (name, _) in self._states.items()})
+        return {name: sums[key] for key, (name, _) in self._states.items()}
 
-    def statistics(self) -> dict[str, Tensor]:
-        """The accumulated sums by statistic key (``"iou_binary"``, ``"precision_curve"``, ``"count"``, ...)."""
-        sums = {key: getattr(self, name) for key, (name, _) in self._states.items()}
+    def statistics(self, states: Mapping[str, Tensor] | None = None) -> dict[str, Tensor]:
+        """The accumulated sums by statistic key (``"iou_binary"``, ``"precision_curve"``, ``"count"``, ...) of
+        ``states`` (default: the metric's own)."""
+        states = self.metric_state if states is None else states
+        sums = {key: states[name] for key, (name, _) in self._states.items()}
         table = sums.pop(TABLE, None)
         return {**sums, **({} if table is None else split_table(table, self._requests))}
 
-    def compute(self) -> Tensor:
+    def _value(self, states: Mapping[str, Tensor]) -> Tensor:
         """The dataset value: float64, scalar or :math:`(T,)` for ``mode="curve"``."""
-        return mode_compute(self._measure, self.mode, self.reduction, self.statistics(), self.options)
+        return mode_compute(self._measure, self.mode, self.reduction, self.statistics(states), self.options)
 
     def curves(self) -> dict[str, Tensor]:
         """The mean per-image curves this metric holds, ``{measure: (T,)}``, and ``"thresholds"`` (descending)."""

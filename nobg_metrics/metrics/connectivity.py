@@ -43,6 +43,6 @@ class ConnectivityError(PerImageMattingMean):
         self.step = step
         self.allow_host_sync = allow_host_sync
 
-    def _statistics(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None) -> tuple[Tensor, Tensor]:
+    def _per_image_sums(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> tuple[Tensor, Tensor]:
         return _connectivity_update(pred, gt, trimap, self.step, self.clamp_to_trimap, self.validate_args,
                                     self.allow_host_sync)

@@ -7,6 +7,7 @@ values and an int64 image count: ``context_measure_sum`` / ``_count``, ``camoufl
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from torch import Tensor
@@ -53,7 +54,7 @@ class ContextMeasure(PerImageMean):
                                   "empty_gt": empty_gt}, validate_args=validate_args, **kwargs)
         self.beta2, self.alpha, self.normalize, self.empty_gt = beta2, alpha, normalize, empty_gt
 
-    def _statistics(self, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
+    def _per_image_sums(self, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
         return _context_measure_update(pred, gt, self.beta2, self.alpha, self.normalize, self.empty_gt,
                                        self.validate_args)
 
@@ -98,21 +99,22 @@ class CamouflageContextMeasure(PerImageMean):
         self.beta2, self.alpha, self.gamma, self.lambda_spatial = beta2, alpha, gamma, lambda_spatial
         self.normalize, self.empty_gt, self.allow_host_sync = normalize, empty_gt, allow_host_sync
 
-    def update(self, pred: InputMaps, gt: InputMaps, image: InputImages | None = None) -> None:  # type: ignore[override]
+    def update(self, pred: InputMaps, gt: InputMaps, image: InputImages | None = None) -> None:
         """Add a batch: ``pred``, ``gt`` as every segmentation metric takes them and the RGB ``image``
         :math:`(B, 3, H, W)` uint8 (or lists of each). ``image`` is required (``None``, as a collection passes when
         it got none, is a ``ValueError``); it is keyword-optional only so collections can omit it for others."""
+        self._accumulate(self._batch_statistics(pred, gt, image))
+
+    def _per_image_sums(self, pred: InputMaps, gt: InputMaps, image: InputImages | None = None
+                        ) -> tuple[Tensor, Tensor]:
         if image is None:
             raise ValueError("`image` is required by camouflage_context_measure (CCm): pass the RGB images, "
                              "update(pred, gt, image=image) with image a (B, 3, H, W) uint8 tensor")
-        self._accumulate(*self._statistics(pred, gt, image))
-
-    def _statistics(self, pred: InputMaps, gt: InputMaps, image: InputImages) -> tuple[Tensor, Tensor]:
         return _camouflage_context_measure_update(pred, gt, image, self.beta2, self.alpha, self.gamma,
                                                   self.lambda_spatial, self.normalize, self.empty_gt,
                                                   self.validate_args, self.allow_host_sync)
 
-    def compute(self) -> Tensor:
+    def _value(self, states: Mapping[str, Any]) -> Tensor:
         """The mean per-image CCm; raises ``RuntimeError`` if the sync-free search overflowed for an image (its NaN
         reached the sum; one host read)."""
-        return check_overflow(super().compute())
+        return check_overflow(super()._value(states))

@@ -14,7 +14,7 @@ from typing import Any
 from torch import Tensor
 
 from nobg_metrics.functional.confusion import Request, check_requests
-from nobg_metrics.functional.threshold_curves import CURVE_NAMES, ThresholdCurves
+from nobg_metrics.functional.threshold_curves import CURVE_NAMES, ThresholdCurves, e_measure, f_measure
 from nobg_metrics.metrics.confusion import ConfusionMetric
 
 
@@ -63,6 +63,7 @@ class FMeasure(_CurveMetric):
     """
 
     _measure = "f_measure"
+    functional = staticmethod(f_measure)
 
 
 class EMeasure(_CurveMetric):
@@ -79,4 +80,5 @@ class EMeasure(_CurveMetric):
     """
 
     _measure = "e_measure"
+    functional = staticmethod(e_measure)
     plot_upper_bound = None

@@ -7,11 +7,14 @@ images); ``mode="max" | "mean" | "curve" | "adaptive"`` give PySODMetrics' dynam
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
 from nobg_metrics._inputs import EmptyGt
 from nobg_metrics.functional.confusion import Request
+from nobg_metrics.functional.family import fpr, kappa, pr_auc, precision, recall, roc_auc, specificity
+from nobg_metrics.functional.threshold_curves import f_measure
 from nobg_metrics.functional.confusion_measures import KappaChance
 from nobg_metrics.metrics.confusion import ConfusionMetric
 from nobg_metrics.ops.histogram import NUM_LEVELS
@@ -30,6 +33,7 @@ class Precision(ConfusionMetric):
     """
 
     _measure = "precision"
+    functional = staticmethod(precision)
 
 
 class Recall(ConfusionMetric):
@@ -42,6 +46,7 @@ class Recall(ConfusionMetric):
     """
 
     _measure = "recall"
+    functional = staticmethod(recall)
 
 
 class Specificity(ConfusionMetric):
@@ -54,6 +59,7 @@ class Specificity(ConfusionMetric):
     """
 
     _measure = "specificity"
+    functional = staticmethod(specificity)
 
 
 class FPR(ConfusionMetric):
@@ -66,6 +72,7 @@ class FPR(ConfusionMetric):
     """
 
     _measure = "fpr"
+    functional = staticmethod(fpr)
     plot_upper_bound = 1.0
 
 
@@ -81,6 +88,7 @@ class Kappa(ConfusionMetric):
     """
 
     _measure = "kappa"
+    functional = staticmethod(kappa)
     plot_lower_bound = -1.0
 
 
@@ -96,6 +104,7 @@ class F1(ConfusionMetric):
     """
 
     _measure = "f1"
+    functional = staticmethod(functools.partial(f_measure, beta2=1.0))
 
 
 class _AreaUnderCurve(ConfusionMetric):
@@ -123,6 +132,7 @@ class PRAUC(_AreaUnderCurve):
     """
 
     _measure = "pr_auc"
+    functional = staticmethod(pr_auc)
 
 
 class ROCAUC(_AreaUnderCurve):
@@ -137,3 +147,4 @@ class ROCAUC(_AreaUnderCurve):
     """
 
     _measure = "roc_auc"
+    functional = staticmethod(roc_auc)

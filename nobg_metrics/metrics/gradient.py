@@ -37,5 +37,5 @@ class GradientError(PerImageMattingMean):
                          **kwargs)
         self.kernel = kernel
 
-    def _statistics(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None) -> tuple[Tensor, Tensor]:
+    def _per_image_sums(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> tuple[Tensor, Tensor]:
         return _gradient_update(pred, gt, trimap, self.kernel, self.clamp_to_trimap, self.validate_args)

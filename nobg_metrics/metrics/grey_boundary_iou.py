@@ -8,6 +8,7 @@ a compute group. The maths is :mod:`nobg_metrics.functional.grey_boundary_iou`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from torch import Tensor
@@ -20,7 +21,7 @@ from nobg_metrics.functional.grey_boundary_iou import (
     _grey_boundary_compute,
     _grey_boundary_update,
 )
-from nobg_metrics.metrics.base import NobgMetric
+from nobg_metrics.metrics.base import NobgMetric, Statistics
 from nobg_metrics.ops.histogram import NUM_LEVELS
 
 
@@ -64,16 +65,14 @@ class GreyBoundaryIoU(NobgMetric):
         self._add_sum("grey_boundary_curve", (NUM_LEVELS,))
         self._add_count("grey_boundary_count")
 
-    def update(self, pred: InputMaps, gt: InputMaps) -> None:
-        """Add a batch: ``pred``, ``gt`` of shape :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists."""
+    def _statistics(self, pred: InputMaps, gt: InputMaps) -> Statistics:
         curve_sum, count = _grey_boundary_update(pred, gt, self.dilation_ratio, self.dilation_pixels, self.normalize,
                                                  self.empty_gt, self.validate_args)
-        self.grey_boundary_curve = self.grey_boundary_curve + curve_sum  # new tensors: snapshots hold references
-        self.grey_boundary_count = self.grey_boundary_count + count
+        return {"grey_boundary_curve": curve_sum, "grey_boundary_count": count}
 
-    def compute(self) -> Tensor:
+    def _value(self, states: Mapping[str, Tensor]) -> Tensor:
         """maxBIoU / meanBIoU (scalar float64) or the :math:`(256,)` mean curve."""
-        return _grey_boundary_compute(self.grey_boundary_curve, self.grey_boundary_count, self.mode)
+        return _grey_boundary_compute(states["grey_boundary_curve"], states["grey_boundary_count"], self.mode)
 
     def curves(self) -> dict[str, Tensor]:
         """``{"grey_boundary_iou": (256,), "thresholds": (256,)}``: the mean curve, thresholds ``(255 - k) / 255``."""

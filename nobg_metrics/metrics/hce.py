@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from torch import Tensor
@@ -55,17 +56,17 @@ class HCE(PerImageMean):
         self.relax, self.epsilon, self.protocol, self.normalize = relax, epsilon, protocol, normalize
         self.allow_host_sync = allow_host_sync
 
-    def _statistics(self, pred: InputMaps, gt: InputMaps, gt_skeleton: InputMaps | None = None
-                    ) -> tuple[Tensor, Tensor]:
+    def _per_image_sums(self, pred: InputMaps, gt: InputMaps, gt_skeleton: InputMaps | None = None
+                        ) -> tuple[Tensor, Tensor]:
         return _hce_update(pred, gt, self.relax, self.epsilon, self.protocol, self.normalize, self.validate_args,
                            gt_skeleton, self.allow_host_sync)
 
-    def update(self, pred: InputMaps, gt: InputMaps, gt_skeleton: InputMaps | None = None) -> None:  # type: ignore[override]
+    def update(self, pred: InputMaps, gt: InputMaps, gt_skeleton: InputMaps | None = None) -> None:
         """Add a batch: ``pred``, ``gt`` (and optional ``gt_skeleton``) of shape :math:`(B, 1, H, W)`,
         :math:`(B, H, W)`, :math:`(H, W)` or lists."""
-        self._accumulate(*self._statistics(pred, gt, gt_skeleton))
+        self._accumulate(self._batch_statistics(pred, gt, gt_skeleton))
 
-    def compute(self) -> Tensor:
+    def _value(self, states: Mapping[str, Any]) -> Tensor:
         """The mean per-image HCE; raises ``RuntimeError`` if the sync-free path's budget was short for an
         image (its NaN reached the sum; one host read)."""
-        return check_budget(super().compute())
+        return check_budget(super()._value(states))

@@ -33,5 +33,5 @@ class MAE(PerImageMean):
         super().__init__(options={"normalize": normalize}, validate_args=validate_args, **kwargs)
         self.normalize = normalize
 
-    def _statistics(self, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
+    def _per_image_sums(self, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
         return _mae_update(pred, gt, self.normalize, self.validate_args)

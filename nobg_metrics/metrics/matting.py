@@ -5,6 +5,7 @@ fingerprint. The per-image-mean matting base (gradient, connectivity) is :mod:`n
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -12,7 +13,7 @@ from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps
 from nobg_metrics.functional.matting import _matting_update, _mse_compute, _sad_compute, _sad_mse_per_image
-from nobg_metrics.metrics.base import NobgMetric
+from nobg_metrics.metrics.base import NobgMetric, Statistics
 
 
 class _PixelErrorMetric(NobgMetric):
@@ -36,14 +37,12 @@ class _PixelErrorMetric(NobgMetric):
 
     def update(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> None:
         """Add a batch of mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists, with an optional trimap."""
+        self._accumulate(self._batch_statistics(pred, gt, trimap))
+
+    def _statistics(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> Statistics:
         totals, count = _matting_update(_sad_mse_per_image, pred, gt, trimap, self.clamp_to_trimap,
                                         self.validate_args)
-        self.sad_sum = self.sad_sum + totals[0]
-        self.mse_sum = self.mse_sum + totals[1]
-        self.matte_count = self.matte_count + count
-
-    def _totals(self) -> Tensor:
-        return torch.stack([self.sad_sum, self.mse_sum])
+        return {"sad_sum": totals[0], "mse_sum": totals[1], "matte_count": count}
 
 
 class SAD(_PixelErrorMetric):
@@ -57,9 +56,9 @@ class SAD(_PixelErrorMetric):
         tensor(1.1000, dtype=torch.float64)
     """
 
-    def compute(self) -> Tensor:
+    def _value(self, states: Mapping[str, Tensor]) -> Tensor:
         """The dataset value: mean of per-image SAD, scalar float64."""
-        return _sad_compute(self._totals(), self.matte_count)
+        return _sad_compute(torch.stack([states["sad_sum"], states["mse_sum"]]), states["matte_count"])
 
 
 class MSE(_PixelErrorMetric):
@@ -73,6 +72,6 @@ class MSE(_PixelErrorMetric):
 
     plot_upper_bound = 1.0
 
-    def compute(self) -> Tensor:
+    def _value(self, states: Mapping[str, Tensor]) -> Tensor:
         """The dataset value: mean of per-image MSE, scalar float64."""
-        return _mse_compute(self._totals(), self.matte_count)
+        return _mse_compute(torch.stack([states["sad_sum"], states["mse_sum"]]), states["matte_count"])

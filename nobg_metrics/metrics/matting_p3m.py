@@ -12,6 +12,7 @@ whole-image metrics ignore it. Values are raw (the scripts print SAD / 1000, Gra
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import torch  # noqa: F401  (the examples)
@@ -26,7 +27,7 @@ from nobg_metrics.functional.matting_p3m import (
 )
 from nobg_metrics.functional.p3m_connectivity import _p3m_connectivity_update
 from nobg_metrics.functional.p3m_gradient import _p3m_gradient_update
-from nobg_metrics.metrics.base import NobgMetric
+from nobg_metrics.metrics.base import NobgMetric, Statistics
 from nobg_metrics.metrics.per_image import PerImageMean
 
 
@@ -55,15 +56,19 @@ class _P3MPixelErrors(NobgMetric):
     def update(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> None:
         """Add a batch of mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists, with the trimap
         (required unless ``region="image"``)."""
+        self._accumulate(self._batch_statistics(pred, gt, trimap))
+
+    def _statistics(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> Statistics:
         if self.region != "image" and trimap is None:
             raise ValueError(f"`trimap` is required by {type(self).__name__}(region={self.region!r}); got None")
         totals, count = _p3m_errors_update(pred, gt, trimap, self.validate_args)
-        self._add_to_states({"p3m_error_sums": totals["errors"], "p3m_error_image_count": count,
-                             "p3m_error_trimap_count": totals["with_trimap"]})
+        return {"p3m_error_sums": totals["errors"], "p3m_error_image_count": count,
+                "p3m_error_trimap_count": totals["with_trimap"]}
 
-    def compute(self) -> Tensor:
+    def _value(self, states: Mapping[str, Tensor]) -> Tensor:
         """The dataset value: the mean of the per-image values (trimap regions: over images with a trimap)."""
-        return _p3m_error_compute(self._column, self.p3m_error_sums, self.p3m_error_image_count, self.p3m_error_trimap_count)
+        return _p3m_error_compute(self._column, states["p3m_error_sums"], states["p3m_error_image_count"],
+                                  states["p3m_error_trimap_count"])
 
 
 class P3MSAD(_P3MPixelErrors):
@@ -113,9 +118,9 @@ class _P3MWholeImageMean(PerImageMean):
     higher_is_better = False
     plot_upper_bound = None
 
-    def update(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> None:  # type: ignore[override]
+    def update(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> None:
         """Add a batch of mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists (trimap ignored)."""
-        self._accumulate(*self._statistics(pred, gt))
+        self._accumulate(self._batch_statistics(pred, gt, trimap))
 
 
 class P3MGradientError(_P3MWholeImageMean):
@@ -135,7 +140,7 @@ class P3MGradientError(_P3MWholeImageMean):
     def __init__(self, *, validate_args: bool = True, **kwargs: Any) -> None:
         super().__init__(options={}, validate_args=validate_args, **kwargs)
 
-    def _statistics(self, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
+    def _per_image_sums(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> tuple[Tensor, Tensor]:
         return _p3m_gradient_update(pred, gt, self.validate_args)
 
 
@@ -165,6 +170,6 @@ class P3MConnectivityError(_P3MWholeImageMean):
         self.step = step
         self.allow_host_sync = allow_host_sync
 
-    def _statistics(self, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
+    def _per_image_sums(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> tuple[Tensor, Tensor]:
         return _p3m_connectivity_update(pred, gt, self.step, self.validate_args, self.allow_host_sync)
 

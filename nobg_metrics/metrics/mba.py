@@ -49,5 +49,5 @@ class MBA(PerImageMean):
                          validate_args=validate_args, **kwargs)
         self.threshold, self.normalize, self.empty_gt = threshold, normalize, empty_gt
 
-    def _statistics(self, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
+    def _per_image_sums(self, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
         return _mba_update(pred, gt, self.threshold, self.normalize, self.empty_gt, self.validate_args)

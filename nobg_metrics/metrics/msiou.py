@@ -9,6 +9,7 @@ fingerprint of the options that change the statistic.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from torch import Tensor
@@ -23,7 +24,7 @@ from nobg_metrics.functional.msiou import (
     _msiou_update,
     mode_statistic,
 )
-from nobg_metrics.metrics.base import NobgMetric
+from nobg_metrics.metrics.base import NobgMetric, Statistics
 from nobg_metrics.metrics.context_measure import ContextMeasure  # noqa: F401 (re-exported)
 
 
@@ -65,16 +66,14 @@ class MSIoU(NobgMetric):
         self._add_sum(self._sum_name, (NUM_THRESHOLDS,) if self._statistic == "curve" else ())
         self._add_count("msiou_count")
 
-    def update(self, pred: InputMaps, gt: InputMaps) -> None:
-        """Add a batch: ``pred``, ``gt`` of shape :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists."""
+    def _statistics(self, pred: InputMaps, gt: InputMaps) -> Statistics:
         sums, count = _msiou_update(pred, gt, frozenset({self._statistic}), self.threshold, self.normalize,
                                     self.empty_gt, self.validate_args)
-        setattr(self, self._sum_name, getattr(self, self._sum_name) + sums[self._statistic])  # new tensors
-        self.msiou_count = self.msiou_count + count
+        return {self._sum_name: sums[self._statistic], "msiou_count": count}
 
-    def compute(self) -> Tensor:
+    def _value(self, states: Mapping[str, Tensor]) -> Tensor:
         """The dataset value: scalar float64."""
-        return _msiou_compute(self.mode, getattr(self, self._sum_name), self.msiou_count)
+        return _msiou_compute(self.mode, states[self._sum_name], states["msiou_count"])
 
     def curve(self) -> Tensor:
         """The mean per-image curve :math:`(257,)` over ``floor(255 pred) >= t``, ``t = 0 ... 256`` (``max`` and

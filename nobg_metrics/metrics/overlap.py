@@ -7,6 +7,7 @@ mode of the family with ``mode=``. State and options: :mod:`nobg_metrics.metrics
 
 from __future__ import annotations
 
+from nobg_metrics.functional.overlap import accuracy, ber, dice, iou_metric
 from nobg_metrics.metrics.confusion import _ThresholdFirst
 
 
@@ -22,6 +23,7 @@ class IoU(_ThresholdFirst):
     """
 
     _measure = "iou"
+    functional = staticmethod(iou_metric)
 
 
 class Dice(_ThresholdFirst):
@@ -34,6 +36,7 @@ class Dice(_ThresholdFirst):
     """
 
     _measure = "dice"
+    functional = staticmethod(dice)
 
 
 class Accuracy(_ThresholdFirst):
@@ -46,6 +49,7 @@ class Accuracy(_ThresholdFirst):
     """
 
     _measure = "accuracy"
+    functional = staticmethod(accuracy)
 
 
 class BER(_ThresholdFirst):
@@ -58,3 +62,4 @@ class BER(_ThresholdFirst):
     """
 
     _measure = "ber"
+    functional = staticmethod(ber)

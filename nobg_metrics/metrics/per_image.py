@@ -2,10 +2,10 @@
 
 A subclass names its states (``_state_prefix``: ``<prefix>_sum``, ``<prefix>_count``), fingerprints the
 options that change its values (:meth:`NobgMetric._add_fingerprint`), and says how a batch becomes
-``(sum of per-image values, image count)`` in ``_statistics`` — a call of its functional module's ``_x_update``,
-so the maths lives once, in ``nobg_metrics.functional``. ``compute()`` is the functional module's
-``mean_over_images``. MAE, S-measure, weighted F, gradient and connectivity error follow it; SAD and MSE share one
-statistic (:mod:`nobg_metrics.metrics.matting`).
+``(sum of per-image values, image count)`` in ``_per_image_sums`` — a call of its functional module's ``_x_update``,
+so the maths lives once, in :mod:`nobg_metrics.functional`. ``compute()`` is the functional module's
+``mean_over_images``. MAE, S-measure, weighted F, the context measures, HCE, mBA, gradient and connectivity errors
+follow it; SAD and MSE share one statistic (:mod:`nobg_metrics.metrics.matting`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps
 from nobg_metrics.functional._per_image import mean_over_images
-from nobg_metrics.metrics.base import NobgMetric
+from nobg_metrics.metrics.base import NobgMetric, Statistics
 
 
 class PerImageMean(NobgMetric):
@@ -34,26 +34,21 @@ class PerImageMean(NobgMetric):
     def __init__(self, *, options: Mapping[str, object], validate_args: bool = True, **kwargs: Any) -> None:
         super().__init__(validate_args=validate_args, **kwargs)
         self._add_fingerprint(options)
-        self._add_sum(f"{self._state_prefix}_sum")
-        self._add_count(f"{self._state_prefix}_count")
+        self._sum_state, self._count_state = f"{self._state_prefix}_sum", f"{self._state_prefix}_count"
+        self._add_sum(self._sum_state)
+        self._add_count(self._count_state)
 
-    def _statistics(self, *maps: InputMaps | None) -> tuple[Tensor, Tensor]:  # pragma: no cover - abstract
+    def _per_image_sums(self, *inputs: Any, **named: Any) -> tuple[Tensor, Tensor]:  # pragma: no cover - abstract
         """``(float64 sum of per-image values, int64 image count)`` of a batch."""
         raise NotImplementedError
 
-    def _accumulate(self, total: Tensor, count: Tensor) -> None:
-        name = self._state_prefix
-        setattr(self, f"{name}_sum", getattr(self, f"{name}_sum") + total)
-        setattr(self, f"{name}_count", getattr(self, f"{name}_count") + count)
+    def _statistics(self, *inputs: Any, **named: Any) -> Statistics:
+        total, count = self._per_image_sums(*inputs, **named)
+        return {self._sum_state: total, self._count_state: count}
 
-    def update(self, pred: InputMaps, gt: InputMaps) -> None:
-        """Add a batch: ``pred``, ``gt`` of shape :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists."""
-        self._accumulate(*self._statistics(pred, gt))
-
-    def compute(self) -> Tensor:
+    def _value(self, states: Mapping[str, Any]) -> Tensor:
         """The dataset value: the mean of per-image values, scalar float64."""
-        return mean_over_images(getattr(self, f"{self._state_prefix}_sum"),
-                                getattr(self, f"{self._state_prefix}_count"))
+        return mean_over_images(states[self._sum_state], states[self._count_state])
 
 
 class PerImageMattingMean(PerImageMean):
@@ -73,6 +68,6 @@ class PerImageMattingMean(PerImageMean):
                          validate_args=validate_args, **kwargs)
         self.clamp_to_trimap = clamp_to_trimap
 
-    def update(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> None:  # type: ignore[override]
+    def update(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> None:
         """Add a batch of mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists, with an optional trimap."""
-        self._accumulate(*self._statistics(pred, gt, trimap))
+        self._accumulate(self._batch_statistics(pred, gt, trimap))

@@ -5,7 +5,8 @@
   (``SizeInvarianceFmeasureV2`` with one handler), in a mode, ``sample_based`` or not;
 - :class:`SizeInvariant` — the size-invariant version of a configured metric: ``SizeInvariant(MAE())``,
   ``SizeInvariant(Precision(mode="max"), sample_based=False)``, ``SizeInvariant(PRAUC())``;
-- :func:`size_invariant_collection` — many of them in one compute group: one labelling and one pass per batch.
+- :func:`nobg_metrics.collection.size_invariant_collection` — many of them in one compute group: one labelling and one
+  pass per batch.
 
 State (fixed size: it does not grow with the images or their targets; float64 sums and int64 counts,
 ``dist_reduce_fx="sum"``): SI-MAE holds ``si_mae_sum``, the image count ``si_mae_count`` and
@@ -19,14 +20,13 @@ had more targets than ``max_targets`` on the fixed-size (device) path, which mak
 from __future__ import annotations
 
 import abc
-import inspect
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from torch import Tensor
-from torchmetrics import Metric, MetricCollection
+from torchmetrics import Metric
 
-from nobg_metrics._inputs import EmptyGt, InputMaps, check_flag, check_option
+from nobg_metrics._inputs import EmptyGt, InputMaps, check_flag
 from nobg_metrics.functional.confusion import POOLED
 from nobg_metrics.functional.confusion_measures import MEASURES, KappaChance
 from nobg_metrics.functional.family import AUC_CURVES, Mode, _options
@@ -44,8 +44,8 @@ from nobg_metrics.functional.si_family import (
     si_requests,
 )
 from nobg_metrics.functional.si_targets import DEFAULT_MAX_TARGETS
-from nobg_metrics.functional.size_invariance import SI_ENTRIES, _si_mae_compute, _si_mae_update
-from nobg_metrics.metrics.base import NobgMetric
+from nobg_metrics.functional.size_invariance import _si_mae_compute, _si_mae_update
+from nobg_metrics.metrics.base import NobgMetric, Statistics
 from nobg_metrics.metrics.confusion import ConfusionMetric
 from nobg_metrics.metrics.mae import MAE
 from nobg_metrics.ops.histogram import NUM_LEVELS
@@ -83,16 +83,14 @@ class SizeInvariantMAE(NobgMetric):
         self._add_count("si_mae_count")
         self._add_count("si_mae_overflow")
 
-    def update(self, pred: InputMaps, gt: InputMaps) -> None:
-        """Add a batch: ``pred``, ``gt`` of shape :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists."""
+    def _statistics(self, pred: InputMaps, gt: InputMaps) -> Statistics:
         stats = _si_mae_update(pred, gt, self.normalize, self.max_targets, self.validate_args)
-        self.si_mae_sum = self.si_mae_sum + stats["si_mae"]
-        self.si_mae_count = self.si_mae_count + stats[SAMPLES]
-        self.si_mae_overflow = self.si_mae_overflow + stats[OVERFLOW]
+        return {"si_mae_sum": stats["si_mae"], "si_mae_count": stats[SAMPLES], "si_mae_overflow": stats[OVERFLOW]}
 
-    def compute(self) -> Tensor:
+    def _value(self, states: Mapping[str, Tensor]) -> Tensor:
         """The dataset value: scalar float64."""
-        return _si_mae_compute(self.si_mae_sum, self.si_mae_count, self.si_mae_overflow, self.max_targets)
+        return _si_mae_compute(states["si_mae_sum"], states["si_mae_count"], states["si_mae_overflow"],
+                               self.max_targets)
 
 
 class SizeInvariantConfusion(NobgMetric):
@@ -156,20 +154,19 @@ class SizeInvariantConfusion(NobgMetric):
         """The ``(measure, reduction)`` statistics this metric accumulates."""
         return self._requests
 
-    def update(self, pred: InputMaps, gt: InputMaps) -> None:
-        """Add a batch: ``pred``, ``gt`` of shape :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists."""
+    def _statistics(self, pred: InputMaps, gt: InputMaps) -> Statistics:
         stats = _si_update(pred, gt, self._requests, self.options, self.max_targets, self.validate_args)
-        for key, name in self._state_names.items():
-            setattr(self, name, getattr(self, name) + stats[key])
+        return {name: stats[key] for key, name in self._state_names.items()}
 
     def statistics(self) -> dict[str, Tensor]:
         """The accumulated sums by statistic key (``"f_measure_sample_max"``, ``"samples"``, ...)."""
-        return {key: getattr(self, name) for key, name in self._state_names.items()}
+        states = self.metric_state
+        return {key: states[name] for key, name in self._state_names.items()}
 
-    def compute(self) -> Tensor:
+    def _value(self, states: Mapping[str, Tensor]) -> Tensor:
         """The dataset value: float64, scalar or :math:`(T,)` for ``mode="curve"``."""
-        return _si_compute(self.measure, self.mode, self.sample_based, self.statistics(), self.options,
-                           self.max_targets)
+        statistics = {key: states[name] for key, name in self._state_names.items()}
+        return _si_compute(self.measure, self.mode, self.sample_based, statistics, self.options, self.max_targets)
 
 
 class SizeInvariant(abc.ABC):
@@ -218,47 +215,3 @@ class SizeInvariant(abc.ABC):
 
 SizeInvariant.register(SizeInvariantMAE)
 SizeInvariant.register(SizeInvariantConfusion)
-
-
-def size_invariant_collection(names: Iterable[str] | None = None, prefix: str | None = None,
-                              postfix: str | None = None, **options: Any) -> MetricCollection:
-    """Size-invariant metrics by name in one ``MetricCollection``: every confusion member in one compute group
-    (one labelling and one counting pass per batch for all of them), ``"si_mae"`` on its own.
-
-    Args:
-        names: ``"si_mae"`` and keys of :data:`nobg_metrics.functional.size_invariance.SI_ENTRIES` (default: all).
-        prefix, postfix: added to every key.
-        options: passed to every metric whose constructor takes them (``normalize``, ``empty_gt``,
-            ``max_targets``, ...).
-
-    Returns:
-        a ``torchmetrics.MetricCollection`` (all-or-nothing updates, as ``make_collection``'s) with explicit
-        compute groups.
-
-    Example:
-        >>> import torch
-        >>> collection = size_invariant_collection(["si_mae", "si_f_measure_max", "si_iou_pooled"])
-        >>> collection.update(torch.rand(2, 1, 16, 16), torch.rand(2, 1, 16, 16) > 0.5)
-        >>> sorted(collection.compute())
-        ['si_f_measure_max', 'si_iou_pooled', 'si_mae']
-    """
-    names = ["si_mae", *SI_ENTRIES] if names is None else list(names)
-    for name in names:
-        check_option("names", name, ("si_mae", *SI_ENTRIES))
-    family = [name for name in names if name != "si_mae"]
-    union = frozenset().union(*(si_requests(*SI_ENTRIES[name]) for name in family))
-    built: dict[str, Metric] = {}
-    for name in names:
-        cls = SizeInvariantMAE if name == "si_mae" else SizeInvariantConfusion
-        accepted = set(inspect.signature(cls.__init__).parameters)
-        kwargs = {key: value for key, value in options.items() if key in accepted}
-        if name == "si_mae":
-            built[name] = SizeInvariantMAE(**kwargs)
-        else:
-            measure, mode, sample_based = SI_ENTRIES[name]
-            built[name] = SizeInvariantConfusion(measure, mode, sample_based=sample_based, share_statistics=union,
-                                                 **kwargs)
-    groups = ([family] if family else []) + ([["si_mae"]] if "si_mae" in built else [])
-    from nobg_metrics.collection import NobgCollection  # (collection imports this module's package)
-
-    return NobgCollection(built, prefix=prefix, postfix=postfix, compute_groups=groups)

@@ -39,5 +39,5 @@ class SMeasure(PerImageMean):
                          **kwargs)
         self.alpha, self.normalize, self.empty_gt = alpha, normalize, empty_gt
 
-    def _statistics(self, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
+    def _per_image_sums(self, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
         return _s_measure_update(pred, gt, self.alpha, self.normalize, self.validate_args)

@@ -40,5 +40,5 @@ class WeightedFMeasure(PerImageMean):
                          validate_args=validate_args, **kwargs)
         self.beta2, self.normalize, self.empty_gt = beta2, normalize, empty_gt
 
-    def _statistics(self, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
+    def _per_image_sums(self, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
         return _weighted_f_update(pred, gt, self.beta2, self.normalize, self.empty_gt, self.validate_args)

@@ -158,15 +158,3 @@ def test_birefnet_columns_need_the_birefnet_protocol(layout, tmp_path, capsys):
     assert main(["eval", "--protocol", "birefnet", "--task", "COD", "--metrics", "mae", "birefnet_mse",
                  "--gt", str(root / "gt"), "--pred", str(root / "u8"), "--out", str(tmp_path / "out2"), *FAST]) == 2
     assert "birefnet_mse" in capsys.readouterr().err  # COD has no MSE column
-
-
-def test_without_an_hce_class_the_column_is_left_out_with_a_note(layout, tmp_path, capsys, monkeypatch):
-    from nobg_metrics.cli import metric_sets
-
-    monkeypatch.setitem(metric_sets._EXTRAS, "birefnet_hce", lambda: None)
-    out = tmp_path / "out"
-    assert _run(layout, out, "DIS-VD", None) == 0
-    assert "no HCE metric" in capsys.readouterr().err
-    header, _ = _table(out)
-    assert "HCE" not in header and header == [f for f in FIELDS["DIS5K"].split() if f != "HCE"]
-    assert read_results(out)["skipped_metrics"] == ["birefnet_hce"]

@@ -199,7 +199,7 @@ def test_a_collection_passes_the_image_to_ccm_only_and_rejects_a_batch_without_i
             collection.update(pred, gt, image=bad)
     for name, member in collection.items(keep_base=True):
         assert all(torch.equal(before[name][key], value) for key, value in member.metric_state.items()), name
-        assert member._update_count == 1, name
+        assert member.update_count == 1, name
     values = collection.compute()
     assert abs(values["camouflage_context_measure"].item() - np.mean(reference_values()[:3])) <= TOLERANCE
     alone = make_collection(metrics=["mae", "context_measure"], normalize=True, empty_gt="reference")

@@ -181,7 +181,7 @@ def test_class_passes_the_shared_tester():
 
 def test_options_and_registry():
     assert "context_measure" in METRIC_NAMES
-    names = lambda metric: sorted(metric._defaults)
+    names = lambda metric: sorted(metric.metric_state)
     assert names(nm.ContextMeasure()) != names(nm.ContextMeasure(alpha=4.0))
     assert names(nm.ContextMeasure()) != names(nm.ContextMeasure(beta2=0.3))
     gt = np.zeros((40, 50), bool)

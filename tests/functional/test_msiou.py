@@ -247,7 +247,7 @@ def test_options_states_and_registry():
     values = collection.compute()
     assert values["msiou_max"].item() == F.msiou(*map(list, zip(*samples)), "max", normalize=True).item()
     assert values["msiou_mean"].item() == F.msiou(*map(list, zip(*samples)), "mean", normalize=True).item()
-    names = lambda metric: sorted(metric._defaults)  # noqa: E731
+    names = lambda metric: sorted(metric.metric_state)  # noqa: E731
     assert names(nm.MSIoU("max")) == names(nm.MSIoU("mean"))
     assert names(nm.MSIoU("binary", threshold=0.3)) != names(nm.MSIoU("binary"))
     assert names(nm.MSIoU("max", threshold=0.3)) == names(nm.MSIoU("max"))  # the curve does not read it

@@ -163,7 +163,7 @@ def test_1024_image_equals_pysodmetrics():
 def test_the_cpu_crop_to_the_gt_box_changes_nothing(seed, monkeypatch):
     """On CPU the blur runs only on the gt's box (+3 px); other devices blur the whole image. Same values,
     for gts in the middle, at the borders, thin and batched together."""
-    from nobg_metrics._inputs import prepare_segmentation
+    from nobg_metrics._seg_batch import prepare_segmentation
     from nobg_metrics.functional import weighted_f as module
     from nobg_metrics.ops import host_reads
 

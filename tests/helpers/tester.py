@@ -57,7 +57,7 @@ def _check_rejected_batch_changes_nothing(metric: Metric, samples: Sequence[Samp
     """A batch the metric rejects (``pred`` one column wider than the rest) through ``update`` and ``forward``
     leaves every state and the update counter as they were."""
     before = {name: value.clone() for name, value in metric.metric_state.items()}
-    count = metric._update_count
+    count = metric.update_count
     first = samples[0]
     bad = (torch.cat([first[0], first[0][..., :1]], dim=-1)[None], *(t[None] for t in first[1:]))
     for call in (metric.update, metric.forward):
@@ -67,7 +67,7 @@ def _check_rejected_batch_changes_nothing(metric: Metric, samples: Sequence[Samp
             pass
         else:  # pragma: no cover - the contract
             raise AssertionError(f"{call.__name__} accepted mismatched shapes")
-        assert metric._update_count == count, f"a rejected {call.__name__} counted an update"
+        assert metric.update_count == count, f"a rejected {call.__name__} counted an update"
         for name, value in metric.metric_state.items():
             assert torch.equal(value, before[name]), f"a rejected {call.__name__} changed state {name}"
 

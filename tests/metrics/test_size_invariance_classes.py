@@ -15,7 +15,8 @@ from nobg_metrics import functional as F
 from nobg_metrics.collection import make_collection, metric_class
 from nobg_metrics.functional import si_family
 from nobg_metrics.functional.size_invariance import SI_ENTRIES
-from nobg_metrics.metrics.size_invariance import SizeInvariantConfusion, SizeInvariantMAE, size_invariant_collection
+from nobg_metrics.collection import size_invariant_collection
+from nobg_metrics.metrics.size_invariance import SizeInvariantConfusion, SizeInvariantMAE
 from nobg_metrics.ops import host_reads
 from tests.functional.test_size_invariance import reference_values, si_pairs
 from tests.helpers.ddp import check_ddp
@@ -85,7 +86,7 @@ def test_size_invariant_wraps_a_configured_metric():
     for plain, expected in pairs:
         wrapped = nm.SizeInvariant(plain)
         assert isinstance(wrapped, nm.SizeInvariant) and type(wrapped) is type(expected)
-        assert sorted(wrapped._defaults) == sorted(expected._defaults), type(plain).__name__
+        assert sorted(wrapped.metric_state) == sorted(expected.metric_state), type(plain).__name__
         assert torch.equal(wrapped(pred, gt), expected(pred, gt)), type(plain).__name__
     assert not nm.SizeInvariant(nm.Precision("max"), sample_based=False).sample_based
     with pytest.raises(TypeError, match="EMeasure"):
@@ -178,7 +179,7 @@ def test_too_many_targets_on_the_device_path_raise_at_compute(monkeypatch):
     for metric in (SizeInvariantMAE(max_targets=4), SizeInvariantConfusion("dice", "binary", max_targets=4)):
         metric.update(pred, gt)
         metric.update(pred[:6], gt[:6])  # the top half: five tied 32-px components, all of them targets
-        assert int(metric.metric_state[[n for n in metric._defaults if n.endswith("overflow")][0]]) == 2
+        assert int(metric.metric_state[[n for n in metric.metric_state if n.endswith("overflow")][0]]) == 2
         with pytest.raises(ValueError, match=r"2 image\(s\) had more targets than `max_targets`=4"):
             metric.compute()
     roomy = SizeInvariantMAE(max_targets=5)
@@ -194,9 +195,9 @@ def test_options_are_fingerprinted():
     with pytest.raises(ValueError, match="other options"):
         SizeInvariantConfusion("iou", "binary", threshold=0.3).load_state_dict(
             SizeInvariantConfusion("iou", "binary").state_dict())
-    same = [sorted(SizeInvariantConfusion("precision", mode)._defaults) for mode in ("max", "mean")]
+    same = [sorted(SizeInvariantConfusion("precision", mode).metric_state) for mode in ("max", "mean")]
     assert same[0] != same[1]  # different statistics, different state names
-    assert not set(SizeInvariantConfusion("iou", "binary")._defaults) & set(nm.IoU()._defaults)  # never the plain ones
+    assert not set(SizeInvariantConfusion("iou", "binary").metric_state) & set(nm.IoU().metric_state)  # never the plain ones
     with pytest.raises(ValueError, match="adaptive mode is per sample"):
         SizeInvariantConfusion("recall", "adaptive", sample_based=False)
 

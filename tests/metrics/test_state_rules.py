@@ -16,20 +16,19 @@ CHEAP = [nm.MAE, nm.IoU, nm.Dice, nm.Accuracy, nm.BER, nm.SAD, nm.MSE]
 def test_states_are_fixed_size_sums_with_protected_dtypes():
     for cls in CHEAP:
         metric = cls()
-        shapes = {name: getattr(metric, name).shape for name in metric._defaults}
+        shapes = {name: getattr(metric, name).shape for name in metric.metric_state}
         for _ in range(3):
             metric.update(torch.rand(2, 5, 7), torch.rand(2, 5, 7))
-        assert {name: getattr(metric, name).shape for name in metric._defaults} == shapes
-        for name in metric._defaults:
-            assert metric._reductions[name] is not None and metric._persistent[name]
+        assert {name: getattr(metric, name).shape for name in metric.metric_state} == shapes
+        assert set(metric.metric_state) <= set(metric.state_dict())  # every state persistent
         value = metric.compute()
-        dtypes = {name: getattr(metric, name).dtype for name in metric._defaults}
+        dtypes = {name: getattr(metric, name).dtype for name in metric.metric_state}
         assert set(dtypes.values()) <= {torch.float64, torch.int64}
         for cast in (lambda m: m.half(), lambda m: m.to(torch.float16), lambda m: m.set_dtype(torch.bfloat16),
                      lambda m: m.float()):
             metric = cast(metric)
-            assert {name: getattr(metric, name).dtype for name in metric._defaults} == dtypes, cls.__name__
-        metric._computed = None
+            assert {name: getattr(metric, name).dtype for name in metric.metric_state} == dtypes, cls.__name__
+        metric.compute_with_cache = False
         assert torch.equal(metric.compute(), value)
         assert metric.full_state_update is False and metric.higher_is_better is not None
 
