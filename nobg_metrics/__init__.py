@@ -24,11 +24,14 @@ def _load() -> dict[str, Any]:
     metrics = importlib.import_module("nobg_metrics.metrics")  # would ask this module's __getattr__ again)
     tune_cpu_allocator = importlib.import_module("nobg_metrics.allocator").tune_cpu_allocator
     make_collection = importlib.import_module("nobg_metrics.collection").make_collection
+    catalog = importlib.import_module("nobg_metrics.catalog").CATALOG
     importlib.import_module("nobg_metrics.ops.arith")  # its import warms torch's vector math: see there
 
     names = {"functional": functional, "make_collection": make_collection, "tune_cpu_allocator": tune_cpu_allocator}
     names.update({name: getattr(metrics, name) for name in metrics.__all__})
-    names["__all__"] = ["__version__", "functional", "make_collection", "tune_cpu_allocator", *metrics.__all__]
+    names.update({entry.metric.__name__: entry.metric for entry in catalog.values()})  # classes the catalog defines
+    classes = sorted(name for name in names if name not in ("functional", "make_collection", "tune_cpu_allocator"))
+    names["__all__"] = ["__version__", "functional", "make_collection", "tune_cpu_allocator", *classes]
     globals().update(names)
     return names
 

@@ -28,8 +28,10 @@ import nobg_metrics.functional as F
 import nobg_metrics.metrics as M
 from nobg_metrics.functional.confusion_measures import MEASURES
 from nobg_metrics.functional.family import AUC_CURVES
+from nobg_metrics.functional.hqsam import _hqsam_boundary_iou_update, _hqsam_iou_update, check_hqsam_options
 from nobg_metrics.functional.size_invariance import SI_ENTRIES
 from nobg_metrics.metrics.confusion import ConfusionMetric
+from nobg_metrics.metrics.per_image import per_image_metric
 
 Tier = Literal["cheap", "medium", "expensive"]
 Task = Literal["sod", "matting"]
@@ -88,6 +90,13 @@ def _entry(name: str, metric: type[Metric], functional: Callable[..., Tensor], *
     bound = functools.partial(functional, **arguments) if arguments else functional
     return Descriptor(name, metric, bound, arguments, **fields)
 
+
+HQSAMIoU = per_image_metric("HQSAMIoU", F.hqsam_iou, _hqsam_iou_update, higher_is_better=True,
+                            check=check_hqsam_options)
+"""HQ-SAM's mIoU as a ``Metric`` (:func:`nobg_metrics.functional.hqsam_iou`: options and value)."""
+HQSAMBoundaryIoU = per_image_metric("HQSAMBoundaryIoU", F.hqsam_boundary_iou, _hqsam_boundary_iou_update,
+                                    higher_is_better=True, check=check_hqsam_options)
+"""HQ-SAM's mBIoU as a ``Metric`` (:func:`nobg_metrics.functional.hqsam_boundary_iou`: options and value)."""
 
 _PYSOD = "PySODMetrics 1.6.2"
 _DIM = "DIM MATLAB evaluation"
@@ -169,6 +178,10 @@ _DECLARED: tuple[Descriptor, ...] = (
            reference="DIS hce_metric_main.py (BiRefNet's column)", page="birefnet_protocol.md"),
     _entry("birefnet_mba", M.MBA, F.mean_boundary_accuracy, arguments={"empty_gt": "reference", "normalize": False},
            reference="CascadePSP compute_boundary_acc (BiRefNet's column)", page="birefnet_protocol.md"),
+    # HQ-SAM's training-time mIoU / mBIoU (SysCV/sam-hq train/utils/misc.py)
+    _entry("hqsam_iou", HQSAMIoU, F.hqsam_iou, reference="SysCV/sam-hq compute_iou", page="birefnet_protocol.md"),
+    _entry("hqsam_boundary_iou", HQSAMBoundaryIoU, F.hqsam_boundary_iou, reference="SysCV/sam-hq compute_boundary_iou",
+           page="birefnet_protocol.md"),
 )
 
 

@@ -1,105 +1,32 @@
-"""Functional metrics: one call on a batch = the class's ``compute()`` after one ``update()``."""
+"""Functional metrics: one call on a batch = the class's ``compute()`` after one ``update()``.
 
-from nobg_metrics.functional.birefnet import binarised_gt_mse, birefnet_inputs
-from nobg_metrics.functional.boundary import boundary_iou
-from nobg_metrics.functional.connectivity import connectivity_error
-from nobg_metrics.functional.camouflage_degree import camouflage_degree
-from nobg_metrics.functional.context_measure import camouflage_context_measure, context_measure
-from nobg_metrics.functional.family import (
-    confusion_curves,
-    fpr,
-    kappa,
-    pr_auc,
-    precision,
-    recall,
-    roc_auc,
-    specificity,
-)
-from nobg_metrics.functional.gradient import gradient_error
-from nobg_metrics.functional.grey_boundary_iou import grey_boundary_iou
-from nobg_metrics.functional.hce import hce, hce_per_image
-from nobg_metrics.functional.hqsam import hqsam_boundary_iou, hqsam_iou, hqsam_metrics
-from nobg_metrics.functional.mae import mae
-from nobg_metrics.functional.matting import mse_metric, sad
-from nobg_metrics.functional.matting_p3m import p3m_mad, p3m_mse, p3m_sad
-from nobg_metrics.functional.mba import mean_boundary_accuracy
-from nobg_metrics.functional.msiou import msiou, msiou_curve
-from nobg_metrics.functional.overlap import accuracy, ber, dice, iou_metric
-from nobg_metrics.functional.p3m_connectivity import p3m_connectivity_error
-from nobg_metrics.functional.p3m_gradient import p3m_gradient_error
-from nobg_metrics.functional.size_invariance import (
-    si_mae,
-    size_invariant,
-    size_invariant_curves,
-    size_invariant_values,
-)
-from nobg_metrics.functional.smeasure import s_measure
-from nobg_metrics.functional.threshold_curves import (
-    ThresholdCurves,
-    e_measure,
-    e_measure_adaptive,
-    e_measure_max,
-    e_measure_mean,
-    f_measure,
-    f_measure_adaptive,
-    f_measure_max,
-    f_measure_mean,
-    threshold_curves,
-)
-from nobg_metrics.functional.weighted_f import weighted_f_measure
+The public functions of every module of this package (each module's ``__all__``) are exported here, so a new
+metric's module is its only registration: ``nobg_metrics.functional.mae``, ``nobg_metrics.functional.s_measure``,
+... (docs/metric_names.md lists them with their classes).
+"""
 
-__all__ = [
-    "ThresholdCurves",
-    "accuracy",
-    "ber",
-    "binarised_gt_mse",
-    "birefnet_inputs",
-    "boundary_iou",
-    "confusion_curves",
-    "connectivity_error",
-    "camouflage_context_measure",
-    "camouflage_degree",
-    "context_measure",
-    "dice",
-    "e_measure",
-    "e_measure_adaptive",
-    "e_measure_max",
-    "e_measure_mean",
-    "f_measure",
-    "f_measure_adaptive",
-    "f_measure_max",
-    "f_measure_mean",
-    "fpr",
-    "gradient_error",
-    "grey_boundary_iou",
-    "hce",
-    "hce_per_image",
-    "hqsam_boundary_iou",
-    "hqsam_iou",
-    "hqsam_metrics",
-    "iou_metric",
-    "kappa",
-    "mae",
-    "mean_boundary_accuracy",
-    "mse_metric",
-    "msiou",
-    "msiou_curve",
-    "p3m_connectivity_error",
-    "p3m_gradient_error",
-    "p3m_mad",
-    "p3m_mse",
-    "p3m_sad",
-    "pr_auc",
-    "precision",
-    "recall",
-    "roc_auc",
-    "s_measure",
-    "sad",
-    "si_mae",
-    "size_invariant",
-    "size_invariant_curves",
-    "size_invariant_values",
-    "specificity",
-    "threshold_curves",
-    "weighted_f_measure",
-]
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Any
+
+__all__: list[str] = []
+
+
+def _export_modules() -> None:
+    for module_info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
+        if module_info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{module_info.name}")
+        for name in getattr(module, "__all__", ()):
+            globals()[name] = getattr(module, name)
+            __all__.append(name)
+    __all__.sort()
+
+
+_export_modules()
+
+
+def __getattr__(name: str) -> Any:  # the exported names are module attributes; this only types the dynamic ones
+    raise AttributeError(f"module 'nobg_metrics.functional' has no attribute {name!r}")

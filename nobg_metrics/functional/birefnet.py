@@ -20,6 +20,8 @@ from nobg_metrics.functional.matting import _matting_update, _mse_compute, _sad_
 from nobg_metrics.ops.arith import divide
 from nobg_metrics.ops.levels import GT_CUT
 
+__all__ = ["binarised_gt_mse", "birefnet_inputs"]
+
 
 def _birefnet_pair(pred: Tensor, gt: Tensor, index: str) -> tuple[Tensor, Tensor]:
     if pred.dtype != torch.uint8 or gt.dtype != torch.uint8:

@@ -40,6 +40,8 @@ from nobg_metrics.ops.morphology import (
     square_window_packed,
 )
 
+__all__ = ["boundary_iou"]
+
 BoundaryReduction = Literal["mean", "pooled"]
 BoundaryCombine = Optional[Literal["min"]]
 BOUNDARY_COUNT_NAMES = ("band_intersection", "band_union", "mask_intersection", "mask_union")

@@ -46,6 +46,8 @@ from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.ccm_search import nearest_background, nearest_background_fixed
 from nobg_metrics.ops.lab import ciede2000, opencv_rgb_to_lab, skimage_rgb_to_lab
 
+__all__ = ["camouflage_degree"]
+
 PATCH = 7
 STRIDE = 3
 SURROUND = 20

@@ -40,6 +40,8 @@ from nobg_metrics.functional._per_image import mean_over_images
 from nobg_metrics.ops.histogram import NUM_LEVELS
 from nobg_metrics.ops.level_components import connected_level_count
 
+__all__ = ["connectivity_error"]
+
 DIM_THETA = 0.15
 """``phi`` ignores distances to the connected level below this (``d >= 0.15``)."""
 

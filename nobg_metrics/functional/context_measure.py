@@ -57,6 +57,8 @@ from nobg_metrics.functional.ccm_filters import (  # noqa: F401 (kernel_grid_rad
 )
 from nobg_metrics.functional.ccm_inputs import InputImages, prepare_camouflage
 
+__all__ = ["camouflage_context_measure", "context_measure"]
+
 _E_FACTOR = math.e / (math.e - 1)
 
 

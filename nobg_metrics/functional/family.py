@@ -34,6 +34,8 @@ from nobg_metrics.functional.confusion import (
 from nobg_metrics.functional.confusion_measures import KappaChance
 from nobg_metrics.ops.histogram import NUM_LEVELS
 
+__all__ = ["confusion_curves", "fpr", "kappa", "pr_auc", "precision", "recall", "roc_auc", "specificity"]
+
 Mode = Literal["max", "mean", "curve", "adaptive", "binary"]
 """How a family member becomes a dataset value (see the module notes)."""
 

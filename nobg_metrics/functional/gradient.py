@@ -44,6 +44,8 @@ from nobg_metrics.ops.filters import (
 from nobg_metrics.functional._per_image import mean_over_images
 from nobg_metrics.ops.histogram import NUM_LEVELS
 
+__all__ = ["gradient_error"]
+
 GradientKernel = Literal["gaussian", "sobel"]
 """``gaussian``: DIM's gaussgradient(1.4) error (default); ``sobel``: ZIM's Sobel L1 variant."""
 

@@ -46,6 +46,8 @@ from nobg_metrics.ops.histogram import NUM_LEVELS, bincount_per_image, joint_his
 from nobg_metrics.ops.levels import lookup_levels, quantize
 from nobg_metrics.ops.morphology import erode
 
+__all__ = ["grey_boundary_iou"]
+
 GreyMode = Literal["max", "mean", "curve"]
 
 

@@ -40,6 +40,8 @@ from nobg_metrics.functional.hce_regions import hce_counts, hce_counts_fixed
 from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.thinning import skeletonize, skeletonize_fixed
 
+__all__ = ["hce", "hce_per_image"]
+
 HceProtocol = Literal["pysodmetrics", "dis"]
 """How the prediction is binarised: PySODMetrics' ``pred > 0.5`` or the DIS tool's ``pred_u8 > 128``."""
 

@@ -32,15 +32,17 @@ itself as a bool ``pred``. The bilinear upsampling to the gt size is the caller'
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import torch
 from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps, check_flag, check_number, check_option
 from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
-from nobg_metrics.functional._per_image import sum_per_image
+from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.functional.boundary import _boundary_stats, dilation_radius
+
+__all__ = ["hqsam_boundary_iou", "hqsam_iou"]
 
 BothEmpty = Literal["one", "zero", "nan"]
 """The value of an image whose prediction and gt are both empty (the IoU's 0/0)."""
@@ -86,6 +88,27 @@ def _check_hqsam_args(threshold: float, dilation_ratio: float, both_empty: str, 
     check_flag("float32_values", float32_values)
 
 
+def check_hqsam_options(*, threshold: float = 0.5, dilation_ratio: float = 0.02, both_empty: str = "one",
+                        float32_values: bool = False) -> None:
+    """The options of :func:`hqsam_iou` / :func:`hqsam_boundary_iou` (and their classes), by name."""
+    _check_hqsam_args(threshold, dilation_ratio, both_empty, float32_values)
+
+
+def _hqsam_iou_update(pred: InputMaps, gt: InputMaps, threshold: float, both_empty: BothEmpty, float32_values: bool,
+                      validate_args: bool) -> tuple[Tensor, Tensor]:
+    """``(sum of per-image mIoU values, image count)`` of a batch."""
+    sums, count = _hqsam_update(pred, gt, threshold, 0.02, both_empty, float32_values, validate_args)
+    return sums["iou"], count
+
+
+def _hqsam_boundary_iou_update(pred: InputMaps, gt: InputMaps, threshold: float, dilation_ratio: float,
+                               both_empty: BothEmpty, float32_values: bool, validate_args: bool
+                               ) -> tuple[Tensor, Tensor]:
+    """``(sum of per-image mBIoU values, image count)`` of a batch."""
+    sums, count = _hqsam_update(pred, gt, threshold, dilation_ratio, both_empty, float32_values, validate_args)
+    return sums["boundary_iou"], count
+
+
 def hqsam_iou(pred: InputMaps, gt: InputMaps, threshold: float = 0.5, *, both_empty: BothEmpty = "one",
               float32_values: bool = False, validate_args: bool = True) -> Tensor:
     r"""HQ-SAM's mIoU: per-image ``|pred > t  AND  gt| / |pred > t  OR  gt|``, plain mean over images.
@@ -109,8 +132,7 @@ def hqsam_iou(pred: InputMaps, gt: InputMaps, threshold: float = 0.5, *, both_em
         >>> hqsam_iou(pred, gt), hqsam_iou(pred, gt, both_empty="nan")
         (tensor(0.8333, dtype=torch.float64), tensor(nan, dtype=torch.float64))
     """
-    sums, count = _hqsam_update(pred, gt, threshold, 0.02, both_empty, float32_values, validate_args)
-    return sums["iou"] / count
+    return mean_over_images(*_hqsam_iou_update(pred, gt, threshold, both_empty, float32_values, validate_args))
 
 
 def hqsam_boundary_iou(pred: InputMaps, gt: InputMaps, threshold: float = 0.5, dilation_ratio: float = 0.02, *,
@@ -128,22 +150,5 @@ def hqsam_boundary_iou(pred: InputMaps, gt: InputMaps, threshold: float = 0.5, d
         >>> hqsam_boundary_iou(pred, gt)  # d = 1 at this size: 1-px rings of 18 and 20 pixels share 15
         tensor(0.6522, dtype=torch.float64)
     """
-    sums, count = _hqsam_update(pred, gt, threshold, dilation_ratio, both_empty, float32_values, validate_args)
-    return sums["boundary_iou"] / count
-
-
-def hqsam_metrics(threshold: float = 0.5, dilation_ratio: float = 0.02, **kwargs: Any) -> dict[str, Any]:
-    """The protocol as the library's existing classes (training-time logging): ``{"iou": ..., "boundary_iou": ...}``.
-
-    ``IoU(mode="binary", empty_gt="reference")`` and ``BoundaryIoU(empty_gt="reference")``: HQ-SAM's values
-    except on images whose prediction and gt are both empty (0 and 1.0 instead of NaN; module doc).
-
-    Example:
-        >>> sorted(hqsam_metrics())
-        ['boundary_iou', 'iou']
-    """
-    from nobg_metrics.metrics.boundary import BoundaryIoU
-    from nobg_metrics.metrics.overlap import IoU
-
-    return {"iou": IoU(threshold, mode="binary", empty_gt="reference", **kwargs),
-            "boundary_iou": BoundaryIoU(threshold, dilation_ratio, empty_gt="reference", **kwargs)}
+    return mean_over_images(*_hqsam_boundary_iou_update(pred, gt, threshold, dilation_ratio, both_empty,
+                                                        float32_values, validate_args))

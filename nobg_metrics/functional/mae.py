@@ -17,6 +17,8 @@ from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.ops import uint8_stats
 from nobg_metrics.ops.arith import divide
 
+__all__ = ["mae"]
+
 
 def _mae_per_image(batch: SegBatch) -> Tensor:
     """Per-image mean absolute error.

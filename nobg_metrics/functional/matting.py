@@ -19,6 +19,8 @@ from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.ops.arith import divide
 from nobg_metrics.ops.histogram import NUM_LEVELS, bincount_per_image
 
+__all__ = ["mse_metric", "sad"]
+
 
 def _region_sum(values: Tensor, region: Tensor | None) -> Tensor:
     """Per-image float64 sum of ``values`` over ``region`` (whole image when ``None``): :math:`(B,)`."""

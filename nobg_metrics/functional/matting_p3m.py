@@ -29,6 +29,8 @@ from torch import Tensor
 from nobg_metrics._inputs import InputMaps, check_option, prepare
 from nobg_metrics.functional._per_image import sum_per_image
 
+__all__ = ["p3m_mad", "p3m_mse", "p3m_sad"]
+
 P3MRegion = Literal["image", "trimap", "fg", "bg"]
 """``image``: the whole image (SAD, MSE, MAD); ``trimap``: the reference's ``_trimap`` values (prediction forced
 to the trimap's known values, divided by the unknown count: SAD-T, MSE-T, MAD-T); ``fg`` / ``bg``: the sums over

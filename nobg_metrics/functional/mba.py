@@ -41,6 +41,8 @@ from nobg_metrics.ops.ellipse import dilate_ellipses_packed, inside_words
 from nobg_metrics.ops.levels import GT_CUT
 from nobg_metrics.ops.morphology import count_bits, pack_bits, pack_levels_at_least
 
+__all__ = ["mean_boundary_accuracy"]
+
 MBA_STEPS = 5
 """Radii per image (CascadePSP's ``num_steps``)."""
 

@@ -58,6 +58,8 @@ from nobg_metrics.ops.histogram import NUM_LEVELS, bincount_per_image
 from nobg_metrics.ops.levels import lookup_levels, quantize
 from nobg_metrics.ops.numpy_sum import numpy_mean
 
+__all__ = ["msiou", "msiou_curve"]
+
 MSIoUMode = Literal["max", "mean", "adaptive", "binary"]
 """``max`` / ``mean`` of the mean 257-threshold curve, the ``adaptive`` or the ``binary`` score."""
 

@@ -19,6 +19,8 @@ from nobg_metrics._inputs import EmptyGt, InputMaps
 from nobg_metrics.functional.family import Mode, SampleReduction, _options, family_value
 from nobg_metrics.ops.histogram import NUM_LEVELS
 
+__all__ = ["accuracy", "ber", "dice", "iou_metric"]
+
 
 def iou_metric(
     pred: InputMaps, gt: InputMaps, threshold: float = 0.5, *, mode: Mode = "binary", normalize: bool = False,

@@ -36,6 +36,8 @@ from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.functional.matting_p3m import P3MBatch, prepare_p3m
 from nobg_metrics.ops.level_components import connected_level_count
 
+__all__ = ["p3m_connectivity_error"]
+
 P3M_THETA = 0.15
 """``phi`` ignores distances to the connected level below this (``d >= 0.15``)."""
 

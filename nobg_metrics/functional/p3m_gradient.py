@@ -38,6 +38,8 @@ from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.arith import any_along
 from nobg_metrics.ops.numpy_sum import pairwise_sum
 
+__all__ = ["p3m_gradient_error"]
+
 P3M_SIGMA = 1.4
 """``sigma`` of the reference's ``gaussian_filter``."""
 

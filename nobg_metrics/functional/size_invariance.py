@@ -47,6 +47,8 @@ from nobg_metrics.functional.si_box_counts import target_stats
 from nobg_metrics.functional.si_targets import DEFAULT_MAX_TARGETS, find_targets
 from nobg_metrics.ops.histogram import NUM_LEVELS
 
+__all__ = ["si_mae", "size_invariant", "size_invariant_curves", "size_invariant_values"]
+
 def size_invariant(measure: str, pred: InputMaps, gt: InputMaps, mode: Mode = "max", *, sample_based: bool = True,
                    threshold: float = 0.5, num_thresholds: int = NUM_LEVELS, beta2: float = 0.3,
                    chance: KappaChance | None = None, normalize: bool = False, empty_gt: EmptyGt = "agreement",

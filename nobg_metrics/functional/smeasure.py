@@ -38,6 +38,8 @@ from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
 from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.ops.histogram import NUM_LEVELS, bincount_fixed, level_values
 
+__all__ = ["s_measure"]
+
 EPS = torch.finfo(torch.float64).eps
 """``np.spacing(1)``, the reference's epsilon."""
 

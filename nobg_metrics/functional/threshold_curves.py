@@ -24,6 +24,8 @@ from nobg_metrics._inputs import EmptyGt, InputMaps
 from nobg_metrics.functional.family import Mode, SampleReduction, _options, confusion_curves, family_value
 from nobg_metrics.ops.histogram import NUM_LEVELS
 
+__all__ = ["ThresholdCurves", "e_measure", "e_measure_adaptive", "e_measure_max", "e_measure_mean", "f_measure", "f_measure_adaptive", "f_measure_max", "f_measure_mean", "threshold_curves"]
+
 CURVE_NAMES = ("precision", "recall", "f_measure", "e_measure")
 """The curves of :class:`ThresholdCurves`, in its field order."""
 

@@ -34,6 +34,8 @@ from nobg_metrics.ops.gt_reuse import gt_only
 from nobg_metrics.ops.histogram import NUM_LEVELS, lookup_levels
 from nobg_metrics.ops.uint8_stats import count
 
+__all__ = ["weighted_f_measure"]
+
 EPS = 2.220446049250313e-16
 """``np.spacing(1)``, the reference's eps."""
 

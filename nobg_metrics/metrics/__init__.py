@@ -1,81 +1,31 @@
-"""``torchmetrics.Metric`` classes: fixed-size summed states, synced over DDP."""
+"""``torchmetrics.Metric`` classes: fixed-size summed states, synced over DDP.
 
-from nobg_metrics.metrics.birefnet import BinarisedGtMSE
-from nobg_metrics.metrics.boundary import BoundaryIoU
-from nobg_metrics.metrics.confusion import ConfusionMetric
-from nobg_metrics.metrics.connectivity import ConnectivityError
-from nobg_metrics.metrics.curves import EMeasure, FMeasure
-from nobg_metrics.metrics.family import (
-    F1,
-    FPR,
-    PRAUC,
-    ROCAUC,
-    Kappa,
-    Precision,
-    Recall,
-    Specificity,
-)
-from nobg_metrics.metrics.gradient import GradientError
-from nobg_metrics.metrics.grey_boundary_iou import GreyBoundaryIoU
-from nobg_metrics.metrics.hce import HCE
-from nobg_metrics.metrics.mae import MAE
-from nobg_metrics.metrics.matting import MSE, SAD
-from nobg_metrics.metrics.matting_p3m import (
-    P3MMAD,
-    P3MMSE,
-    P3MSAD,
-    P3MConnectivityError,
-    P3MGradientError,
-)
-from nobg_metrics.metrics.mba import MBA
-from nobg_metrics.metrics.context_measure import CamouflageContextMeasure, ContextMeasure
-from nobg_metrics.metrics.msiou import MSIoU
-from nobg_metrics.metrics.overlap import BER, Accuracy, Dice, IoU
-from nobg_metrics.metrics.size_invariance import (
-    SizeInvariant,
-    SizeInvariantConfusion,
-    SizeInvariantMAE,
-)
-from nobg_metrics.metrics.smeasure import SMeasure
-from nobg_metrics.metrics.weighted_f import WeightedFMeasure
+The classes of every module of this package (each module's ``__all__``) are exported here; a metric's module is its
+only registration. The registered names, tiers and groups are the catalog's (:mod:`nobg_metrics.catalog`).
+"""
 
-__all__ = [
-    "BER",
-    "F1",
-    "FPR",
-    "HCE",
-    "MAE",
-    "MBA",
-    "MSE",
-    "P3MMAD",
-    "P3MMSE",
-    "P3MSAD",
-    "PRAUC",
-    "ROCAUC",
-    "SAD",
-    "Accuracy",
-    "BinarisedGtMSE",
-    "BoundaryIoU",
-    "ConfusionMetric",
-    "ConnectivityError",
-    "CamouflageContextMeasure",
-    "ContextMeasure",
-    "Dice",
-    "EMeasure",
-    "FMeasure",
-    "GradientError",
-    "GreyBoundaryIoU",
-    "IoU",
-    "Kappa",
-    "MSIoU",
-    "P3MConnectivityError",
-    "P3MGradientError",
-    "Precision",
-    "Recall",
-    "SMeasure",
-    "SizeInvariant",
-    "SizeInvariantConfusion",
-    "SizeInvariantMAE",
-    "Specificity",
-    "WeightedFMeasure",
-]
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Any
+
+__all__: list[str] = []
+
+
+def _export_modules() -> None:
+    for module_info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
+        if module_info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{module_info.name}")
+        for name in getattr(module, "__all__", ()):
+            globals()[name] = getattr(module, name)
+            __all__.append(name)
+    __all__.sort()
+
+
+_export_modules()
+
+
+def __getattr__(name: str) -> Any:  # the exported names are module attributes; this only types the dynamic ones
+    raise AttributeError(f"module 'nobg_metrics.metrics' has no attribute {name!r}")

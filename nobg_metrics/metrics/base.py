@@ -63,6 +63,11 @@ class NobgMetric(Metric):
         self.validate_args = validate_args
         api.transactional_update(self)
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickling re-wraps ``update`` (torchmetrics drops the wrappers from the pickle): transactional again."""
+        super().__setstate__(state)
+        api.transactional_update(self)
+
     # -------------------------------------------------------------------------------- what a metric writes
     def _statistics(self, *inputs: Any) -> Statistics:  # pragma: no cover - abstract
         """The batch's sufficient statistics, ``{state name: tensor}``; raises on bad input before any state moves."""

@@ -7,6 +7,8 @@ from nobg_metrics.functional.birefnet import birefnet_inputs
 from nobg_metrics.metrics.base import Statistics
 from nobg_metrics.metrics.matting import MSE
 
+__all__ = ["BinarisedGtMSE"]
+
 
 class BinarisedGtMSE(MSE):
     """BiRefNet's MSE: :class:`~nobg_metrics.metrics.matting.MSE` of the stretched prediction against the

@@ -24,6 +24,8 @@ from nobg_metrics.functional.boundary import (
 )
 from nobg_metrics.metrics.base import NobgMetric, Statistics
 
+__all__ = ["BoundaryIoU"]
+
 
 class BoundaryIoU(NobgMetric):
     """Boundary IoU (Cheng et al., CVPR 2021) of ``pred > threshold``; mBIoU by default.

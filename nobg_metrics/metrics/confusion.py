@@ -44,6 +44,8 @@ from nobg_metrics.functional.family import (
 from nobg_metrics.metrics.base import NobgMetric, Statistics
 from nobg_metrics.ops.histogram import NUM_LEVELS
 
+__all__ = ["ConfusionMetric"]
+
 
 class ConfusionMetric(NobgMetric):
     """Shared state, update and compute of every family member; subclasses name the measure.

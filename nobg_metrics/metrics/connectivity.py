@@ -10,6 +10,8 @@ from nobg_metrics._inputs import InputMaps, check_flag, check_number
 from nobg_metrics.functional.connectivity import _connectivity_update
 from nobg_metrics.metrics.per_image import PerImageMattingMean
 
+__all__ = ["ConnectivityError"]
+
 
 class ConnectivityError(PerImageMattingMean):
     """Connectivity error per image, raw (papers print /1000), averaged; see

@@ -23,6 +23,8 @@ from nobg_metrics.functional.context_measure import (
 )
 from nobg_metrics.metrics.per_image import PerImageMean
 
+__all__ = ["CamouflageContextMeasure", "ContextMeasure"]
+
 
 class ContextMeasure(PerImageMean):
     """Context measure Cm (Wang et al., 2025), the mean of per-image values; see

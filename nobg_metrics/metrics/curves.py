@@ -17,6 +17,8 @@ from nobg_metrics.functional.confusion import Request, check_requests
 from nobg_metrics.functional.threshold_curves import CURVE_NAMES, ThresholdCurves, e_measure, f_measure
 from nobg_metrics.metrics.confusion import ConfusionMetric
 
+__all__ = ["EMeasure", "FMeasure"]
+
 
 class _CurveMetric(ConfusionMetric):
     """A member whose threshold modes also hold the P/R/F/E curves of :class:`ThresholdCurves`."""

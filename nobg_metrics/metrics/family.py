@@ -19,6 +19,8 @@ from nobg_metrics.functional.confusion_measures import KappaChance
 from nobg_metrics.metrics.confusion import ConfusionMetric
 from nobg_metrics.ops.histogram import NUM_LEVELS
 
+__all__ = ["F1", "FPR", "PRAUC", "ROCAUC", "Kappa", "Precision", "Recall", "Specificity"]
+
 
 class Precision(ConfusionMetric):
     """Precision ``TP / (TP + FP)`` (PySODMetrics ``PrecisionHandler``); see :func:`nobg_metrics.functional.precision`.

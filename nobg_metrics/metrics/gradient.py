@@ -10,6 +10,8 @@ from nobg_metrics._inputs import InputMaps, check_option
 from nobg_metrics.functional.gradient import GradientKernel, _gradient_update
 from nobg_metrics.metrics.per_image import PerImageMattingMean
 
+__all__ = ["GradientError"]
+
 
 class GradientError(PerImageMattingMean):
     """Gradient error per image, raw (papers print /1000), averaged; see :func:`nobg_metrics.functional.gradient_error`.

@@ -24,6 +24,8 @@ from nobg_metrics.functional.grey_boundary_iou import (
 from nobg_metrics.metrics.base import NobgMetric, Statistics
 from nobg_metrics.ops.histogram import NUM_LEVELS
 
+__all__ = ["GreyBoundaryIoU"]
+
 
 class GreyBoundaryIoU(NobgMetric):
     """BiRefNet's BIoU: the IoU curve of the grey boundary ``u8 - erode(u8)`` against the gt's inner band.

@@ -16,6 +16,8 @@ from nobg_metrics.functional.hce import (
 )
 from nobg_metrics.metrics.per_image import PerImageMean
 
+__all__ = ["HCE"]
+
 
 class HCE(PerImageMean):
     """Human Correction Effort (DIS5K), the mean of per-image click counts (see :func:`nobg_metrics.functional.hce`).

@@ -10,6 +10,8 @@ from nobg_metrics._inputs import InputMaps
 from nobg_metrics.functional.mae import _mae_update
 from nobg_metrics.metrics.per_image import PerImageMean
 
+__all__ = ["MAE"]
+
 
 class MAE(PerImageMean):
     """Mean absolute error, the mean of per-image MAE (see :func:`nobg_metrics.functional.mae`).

@@ -15,6 +15,8 @@ from nobg_metrics._inputs import InputMaps
 from nobg_metrics.functional.matting import _matting_update, _mse_compute, _sad_compute, _sad_mse_per_image
 from nobg_metrics.metrics.base import NobgMetric, Statistics
 
+__all__ = ["MSE", "SAD"]
+
 
 class _PixelErrorMetric(NobgMetric):
     """SAD and MSE's shared statistic.

@@ -30,6 +30,8 @@ from nobg_metrics.functional.p3m_gradient import _p3m_gradient_update
 from nobg_metrics.metrics.base import NobgMetric, Statistics
 from nobg_metrics.metrics.per_image import PerImageMean
 
+__all__ = ["P3MMAD", "P3MMSE", "P3MSAD", "P3MConnectivityError", "P3MGradientError"]
+
 
 class _P3MPixelErrors(NobgMetric):
     """The shared statistic of P3MSAD, P3MMSE and P3MMAD.

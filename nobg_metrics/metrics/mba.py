@@ -15,6 +15,8 @@ from nobg_metrics._inputs import EmptyGt, InputMaps
 from nobg_metrics.functional.mba import _check_mba_args, _mba_update
 from nobg_metrics.metrics.per_image import PerImageMean
 
+__all__ = ["MBA"]
+
 
 class MBA(PerImageMean):
     """Mean boundary accuracy over 5 elliptic gt bands of radii ``1 + int(((H + W) / 300 - 1) / 5 * i)``.

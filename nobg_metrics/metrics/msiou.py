@@ -1,5 +1,4 @@
-"""``MSIoU`` (multi-scale IoU) as a ``Metric`` class: the states of :func:`nobg_metrics.functional.msiou`
-(``ContextMeasure`` lives in :mod:`nobg_metrics.metrics.context_measure`; re-exported here for older imports).
+"""``MSIoU`` (multi-scale IoU) as a ``Metric`` class: the states of :func:`nobg_metrics.functional.msiou`.
 
 ``MSIoU`` states (fixed size, summed over batches and DDP ranks): the sum of the per-image statistic the mode
 reads — ``msiou_curve_sum`` :math:`(257,)` for ``"max"`` and ``"mean"`` (the same states: they share one update in a
@@ -25,7 +24,8 @@ from nobg_metrics.functional.msiou import (
     mode_statistic,
 )
 from nobg_metrics.metrics.base import NobgMetric, Statistics
-from nobg_metrics.metrics.context_measure import ContextMeasure  # noqa: F401 (re-exported)
+
+__all__ = ["MSIoU"]
 
 
 class MSIoU(NobgMetric):

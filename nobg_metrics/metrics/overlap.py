@@ -10,6 +10,8 @@ from __future__ import annotations
 from nobg_metrics.functional.overlap import accuracy, ber, dice, iou_metric
 from nobg_metrics.metrics.confusion import _ThresholdFirst
 
+__all__ = ["BER", "Accuracy", "Dice", "IoU"]
+
 
 class IoU(_ThresholdFirst):
     """IoU ``TP / (TP + FP + FN)`` (PySODMetrics ``IOUHandler``); see :func:`nobg_metrics.functional.iou_metric`.

@@ -10,7 +10,9 @@ follow it; SAD and MSE share one statistic (:mod:`nobg_metrics.metrics.matting`)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import inspect
+import sys
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from torch import Tensor
@@ -71,3 +73,66 @@ class PerImageMattingMean(PerImageMean):
     def update(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> None:
         """Add a batch of mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists, with an optional trimap."""
         self._accumulate(self._batch_statistics(pred, gt, trimap))
+
+
+def per_image_metric(class_name: str, functional: Callable[..., Tensor], update: Callable[..., tuple[Tensor, Tensor]],
+                     *, higher_is_better: bool, check: Callable[..., None] | None = None,
+                     plot_upper_bound: float | None = 1.0, state_prefix: str | None = None) -> type[PerImageMean]:
+    """A :class:`PerImageMean` class for a functional, its options read from the functional's signature.
+
+    For the common case — a metric that is the mean of a per-image value, ``functional(pred, gt, option=default, ...,
+    validate_args=True)`` with ``update(pred, gt, *, option, ..., validate_args)`` returning ``(sum of per-image
+    values, image count)`` — the class needs no code of its own: its constructor takes the functional's options (every
+    parameter after ``pred`` and ``gt``, keyword-only here) with their defaults (fingerprinted into its state names),
+    ``update(pred, gt)`` calls ``update``.
+
+    Args:
+        class_name: the class's name (``"MyMetric"``).
+        functional: the public function (its keyword-only parameters are the options; its docstring, the docs').
+        update: the functional module's ``_x_update``.
+        higher_is_better: the metric's orientation.
+        check: called with the options at construction (raises on a bad option).
+        plot_upper_bound: the value's upper bound (``None``: unbounded).
+        state_prefix: the states' prefix (default: the functional's name).
+
+    The class belongs to the calling module (as ``collections.namedtuple``'s): assign it to a module-level name of
+    the same name there, so that pickling finds it.
+
+    Example:
+        >>> import torch
+        >>> from nobg_metrics.functional.mae import _mae_update, mae
+        >>> MeanAbsoluteError = per_image_metric("MeanAbsoluteError", mae, _mae_update, higher_is_better=False)
+        >>> metric = MeanAbsoluteError(normalize=False)
+        >>> metric.update(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
+        >>> metric.compute()
+        tensor(0.2750, dtype=torch.float64)
+    """
+    parameters = [p.replace(kind=p.KEYWORD_ONLY) for p in list(inspect.signature(functional).parameters.values())[2:]
+                  if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name != "validate_args"]
+    defaults = {p.name: p.default for p in parameters}
+
+    def __init__(self: PerImageMean, *, validate_args: bool = True, **kwargs: Any) -> None:
+        options = {name: kwargs.pop(name, default) for name, default in defaults.items()}
+        if check is not None:
+            check(**options)
+        PerImageMean.__init__(self, options=options, validate_args=validate_args, **kwargs)
+        self.options = options
+
+    def _per_image_sums(self: PerImageMean, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
+        return update(pred, gt, **self.options, validate_args=self.validate_args)
+
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    __init__.__signature__ = inspect.Signature([  # type: ignore[attr-defined]  # what inspect and the docs read
+        inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD), *parameters,
+        inspect.Parameter("validate_args", keyword, default=True, annotation=bool),
+        inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD, annotation=Any)])
+
+    signature = ", ".join(f"{name}={default!r}" for name, default in defaults.items())
+    namespace = {
+        "__init__": __init__, "_per_image_sums": _per_image_sums, "higher_is_better": higher_is_better,
+        "plot_upper_bound": plot_upper_bound, "_state_prefix": state_prefix or functional.__name__,
+        "__module__": sys._getframe(1).f_globals.get("__name__", functional.__module__), "__qualname__": class_name,
+        "__doc__": f"The mean over images of :func:`{functional.__module__}.{functional.__name__}` as a ``Metric``: "
+                   f"``{class_name}({signature})``; the options and the value as the functional's.",
+    }
+    return type(class_name, (PerImageMean,), namespace)

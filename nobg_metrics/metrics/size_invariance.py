@@ -50,6 +50,8 @@ from nobg_metrics.metrics.confusion import ConfusionMetric
 from nobg_metrics.metrics.mae import MAE
 from nobg_metrics.ops.histogram import NUM_LEVELS
 
+__all__ = ["SizeInvariant", "SizeInvariantConfusion", "SizeInvariantMAE"]
+
 
 class SizeInvariantMAE(NobgMetric):
     """Size-invariant MAE, the mean over images of ``SizeInvarianceMAE``'s per-image value; see

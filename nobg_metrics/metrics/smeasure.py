@@ -10,6 +10,8 @@ from nobg_metrics._inputs import EmptyGt, InputMaps
 from nobg_metrics.functional.smeasure import _check_s_args, _s_measure_update
 from nobg_metrics.metrics.per_image import PerImageMean
 
+__all__ = ["SMeasure"]
+
 
 class SMeasure(PerImageMean):
     """S-measure, the mean of per-image values (see :func:`nobg_metrics.functional.s_measure`).

@@ -10,6 +10,8 @@ from nobg_metrics._inputs import EmptyGt, InputMaps
 from nobg_metrics.functional.weighted_f import _check_weighted_f_args, _weighted_f_update
 from nobg_metrics.metrics.per_image import PerImageMean
 
+__all__ = ["WeightedFMeasure"]
+
 
 class WeightedFMeasure(PerImageMean):
     """Weighted F-measure, the mean of per-image values (see :func:`nobg_metrics.functional.weighted_f_measure`).

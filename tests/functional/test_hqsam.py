@@ -11,7 +11,9 @@ import pytest
 import torch
 
 from nobg_metrics.functional.boundary import boundary_iou
-from nobg_metrics.functional.hqsam import hqsam_boundary_iou, hqsam_iou, hqsam_metrics
+import nobg_metrics as nm
+from nobg_metrics.functional.hqsam import hqsam_boundary_iou, hqsam_iou
+from tests.helpers.tester import check_metric
 from nobg_metrics.functional.overlap import iou_metric
 from nobg_metrics.ops import host_reads
 from tests.helpers.data import SHAPES, float_pairs, gt_uint8
@@ -60,11 +62,24 @@ def test_existing_classes_reproduce_it_but_for_both_empty():
     preds, gts = _tensors(_pairs())
     assert torch.equal(hqsam_iou(preds, gts, both_empty="zero"), iou_metric(preds, gts, empty_gt="reference"))
     assert torch.equal(hqsam_boundary_iou(preds, gts, both_empty="one"), boundary_iou(preds, gts, empty_gt="reference"))
-    metrics = hqsam_metrics()
+    metrics = {"iou": nm.HQSAMIoU(both_empty="zero"), "boundary_iou": nm.HQSAMBoundaryIoU()}
     for metric in metrics.values():
         metric.update(preds, gts)
     assert torch.equal(metrics["iou"].compute(), hqsam_iou(preds, gts, both_empty="zero"))
     assert torch.equal(metrics["boundary_iou"].compute(), hqsam_boundary_iou(preds, gts))
+
+
+def test_the_classes_pass_the_shared_tester_and_sit_in_the_catalog():
+    preds, gts = _tensors(_pairs())
+    samples = list(zip(preds, gts))[:12]
+    check_metric(functools.partial(nm.HQSAMIoU, both_empty="nan"), samples,
+                 float(hqsam_iou([s[0] for s in samples], [s[1] for s in samples], both_empty="nan")),
+                 functional=functools.partial(hqsam_iou, both_empty="nan"), atol=0.0, invariance_atol=1e-12)
+    collection = nm.make_collection(metrics=["hqsam_iou", "hqsam_boundary_iou"])
+    collection.update(preds, gts)
+    assert torch.equal(collection.compute()["hqsam_boundary_iou"], hqsam_boundary_iou(preds, gts))
+    with pytest.raises(ValueError, match="both_empty"):
+        nm.HQSAMIoU(both_empty="maybe")
 
 
 def test_both_empty_policies_and_logit_masks():

@@ -120,6 +120,7 @@ def check_metric(
         ("clone", lambda m: m.clone()),
     ]:
         resumed = restore(first)
+        _check_rejected_batch_changes_nothing(resumed, samples)  # still transactional after a round trip
         if samples[half:]:
             resumed.update(*as_lists(samples[half:]))
         same(resumed, f"{name} mid-way")
