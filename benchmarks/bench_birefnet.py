@@ -16,7 +16,7 @@ reference ``step`` per image on theirs; ``compute`` untimed on both):
     python benchmarks/bench_birefnet.py --threads 1 --sizes 512 1024 2048 --repeat 9
     python benchmarks/run.py --sizes 1024 --only mBA BIoU          # among the other benchmarks
 
-Both references are written here from their definitions (REFERENCES.md, "mBA", "BiRefNet protocol").
+Both references are written here from their definitions (docs/references.md, "mBA", "BiRefNet protocol").
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from nobg_metrics.ops.morphology import erode
 
 
 def _mask_to_boundary(mask: np.ndarray, dilation: int) -> np.ndarray:
-    """The reference's band: pad 1 with zeros, erode d times by 3x3, crop, subtract (REFERENCES.md)."""
+    """The reference's band: pad 1 with zeros, erode d times by 3x3, crop, subtract (docs/references.md)."""
     height, width = mask.shape
     padded = cv2.copyMakeBorder(mask, 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0)
     eroded = cv2.erode(padded, np.ones((3, 3), np.uint8), iterations=dilation)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+from nobg_metrics._version import __version__
 
 
 def _load() -> dict[str, Any]:

@@ -5,7 +5,7 @@ needs. Drawing: :mod:`nobg_metrics.cli.plots`; redrawing a saved run: :mod:`nobg
 
 **What is collected** (:func:`collect_curves`, per job, after its metrics are computed and synced across ranks):
 every mean per-image curve the job's confusion-family metrics hold — ``sum over images of the per-image T-point
-curve / number of images`` (PySODMetrics' aggregation, REFERENCES.md), from the metrics' own ``curves()``
+curve / number of images`` (PySODMetrics' aggregation, docs/references.md), from the metrics' own ``curves()``
 (:meth:`~nobg_metrics.metrics.confusion.ConfusionMetric.curves`). Nothing is rescored: a curve no metric of the
 run holds is absent. FMeasure / EMeasure in any threshold mode (``f_measure_*``, ``e_measure_*``) hold
 precision, recall, F and E; ``<measure>_max`` / ``<measure>_mean`` hold that measure's curve (``iou_max`` ->

@@ -1,6 +1,6 @@
 """Reading prediction/gt/trimap/RGB image files and matching them by name.
 
-Reading rules (REFERENCES.md "Images, files and protocols"; docs/cli.md "Files"). Every grey map is read
+Reading rules (docs/references.md "Images, files and protocols"; docs/cli.md "Files"). Every grey map is read
 **as OpenCV 4.14's ``cv2.imread(path, cv2.IMREAD_GRAYSCALE)`` reads it** (what PySODEvalToolkit and
 BiRefNet call), from PIL's decoding and integer arithmetic, tested pixel for pixel against cv2:
 

@@ -16,7 +16,7 @@ Dataset value: the mean of per-image values (mBIoU, ``reduction="mean"``) or the
 Defined values (the reference divides 0/0 and returns NaN; we never do): an empty prediction against
 an empty gt scores **1.0** under both policies (band union 0, mask union 0). ``empty_gt="agreement"``
 additionally scores every image whose gt is all background or all foreground by the pixel agreement
-``(TP + TN) / N`` of the binarised prediction (DESIGN.md's policy, as the overlap metrics do);
+``(TP + TN) / N`` of the binarised prediction (the empty-gt policy of docs/inputs.md, as the overlap metrics do);
 ``"reference"`` keeps the reference's value there (0 for a non-empty prediction on an empty gt; the
 band IoU of the image-border ring for a full gt). ``empty_gt`` acts on per-image values only: the
 pooled value is always ``sum |I| / sum |U|`` (1.0 when every band is empty).

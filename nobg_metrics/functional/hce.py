@@ -2,7 +2,7 @@
 the number of mouse clicks a person needs to fix a DIS5K prediction — polygon control points along the
 relaxed error regions' boundaries plus one click per error region that touches nothing else.
 
-Per image (REFERENCES.md, "Human Correction Effort"; the steps are in
+Per image (docs/references.md, "Human Correction Effort"; the steps are in
 :func:`nobg_metrics.functional.hce_regions.hce_counts`):
 
     skel = skeletonize(gt)                     (or a cached skeleton, ``gt_skeleton``)

@@ -117,7 +117,7 @@ def lower_envelope_rounds(cost: Tensor, rounds: int) -> Tensor:
     """``argmin_k cost[r, k] + (j - k)^2`` over ``|j - k| <= rounds``, sites at every column ``k``.
 
     Exact where the distance is <= ``rounds``. Round t: ``f(j) <- min(f(j), f(j - 1) + 2t - 1)`` then
-    ``f(j) <- min(f(j), f(j + 1) + 2t - 1)`` (REFERENCES.md); the site rides in the low bits of the key.
+    ``f(j) <- min(f(j), f(j + 1) + 2t - 1)`` (docs/references.md); the site rides in the low bits of the key.
 
     Args:
         cost: :math:`(R, W)` int32 site costs.

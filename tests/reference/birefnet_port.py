@@ -1,4 +1,4 @@
-"""Reference BiRefNet evaluation (ZhengPeng7/BiRefNet ``evaluation/metrics.py``), written from REFERENCES.md
+"""Reference BiRefNet evaluation (ZhengPeng7/BiRefNet ``evaluation/metrics.py``), written from docs/references.md
 ("BiRefNet protocol") and its definitions, numpy + OpenCV, one image at a time, uint8 inputs as read by
 ``cv2.imread(..., IMREAD_GRAYSCALE)`` (and ``cv2.resize`` to the gt size, which is the caller's here).
 

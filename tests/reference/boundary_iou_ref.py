@@ -1,5 +1,5 @@
 """Reference Boundary IoU: a port of the boundary-iou-api definition (Cheng et al., CVPR 2021), written
-from REFERENCES.md ("Boundary IoU"), OpenCV + numpy, one image at a time.
+from docs/references.md ("Boundary IoU"), OpenCV + numpy, one image at a time.
 
 ``mask_to_boundary`` pads the mask by one zero pixel, erodes ``d`` times with a 3x3 kernel (OpenCV's
 default border) and crops: the image border counts as contour. ``boundary_iou`` returns the raw

@@ -1,5 +1,5 @@
 """Reference boundary accuracy (BA / mBA): a port of CascadePSP's ``compute_boundary_acc`` (Cheng et al.,
-CVPR 2020, ``util/compute_boundary_acc.py``), written from REFERENCES.md ("mBA"), OpenCV + numpy, one image
+CVPR 2020, ``util/compute_boundary_acc.py``), written from docs/references.md ("mBA"), OpenCV + numpy, one image
 at a time.
 
 Per image: ``r_max = (w + h) / 300``; for ``i = 0..4`` the radius ``1 + int((r_max - 1) / 5 * i)``, the band

@@ -1,6 +1,6 @@
 """A numpy/scipy port of the Deep Image Matting MATLAB evaluation (SAD, MSE, gradient, connectivity).
 
-Written from the definitions in REFERENCES.md ("Matting"), with MATLAB semantics:
+Written from the definitions in docs/references.md ("Matting"), with MATLAB semantics:
 
 - mattes are read as ``single(x) / 255`` (float32) for SAD, MSE and connectivity; the gradient error
   runs ``mat2gray`` on the array as given (uint8 levels or floats) and filters in double;

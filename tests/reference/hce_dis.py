@@ -1,5 +1,5 @@
 """Reference HCE of the DIS authors' tool (xuebinqin/DIS ``IS-Net/hce_metric_main.py``: ``relax_HCE``,
-``filter_bdy_cond``, ``approximate_RDP``), written from REFERENCES.md ("Human Correction Effort") and the
+``filter_bdy_cond``, ``approximate_RDP``), written from docs/references.md ("Human Correction Effort") and the
 tool's definitions: numpy + OpenCV + scikit-image, one image at a time, uint8 inputs as ``cv2.imread(...,
 IMREAD_GRAYSCALE)`` reads them.
 

@@ -1,6 +1,6 @@
 """Reference HQ-SAM evaluation (Ke et al., NeurIPS 2023; SysCV/sam-hq ``train/train.py`` ``compute_iou``,
 ``compute_boundary_iou`` and ``train/utils/misc.py`` ``mask_iou``, ``boundary_iou``), written from
-REFERENCES.md ("HQ-SAM protocol"): torch for the mask IoU, OpenCV + numpy for the boundary, one image at a
+docs/references.md ("HQ-SAM protocol"): torch for the mask IoU, OpenCV + numpy for the boundary, one image at a
 time, validation batch size 1 (the dataset value is then the mean of per-image values).
 
 - mask IoU: ``(pred > 0)`` of logits, or here ``pred > threshold`` of probabilities; ``gt > 128``;

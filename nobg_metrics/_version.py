@@ -1,0 +1,3 @@
+"""The package version (importable without torch)."""
+
+__version__ = "0.1.0"
