@@ -207,7 +207,9 @@ def _number(value: float) -> str:
 
 def write_csv(path: Path, entries: list[CurveEntry]) -> None:
     """Write ``entries`` as curves.csv (module notes)."""
-    with open(path, "w", newline="", encoding="utf-8") as handle:
+    from nobg_metrics.cli.os_names import open_csv
+
+    with open_csv(path, "w") as handle:  # names as the OS's bytes
         writer = csv.writer(handle)
         writer.writerow(CSV_HEADER)
         for e in entries:
@@ -221,7 +223,9 @@ def read_csv(path: Path) -> list[CurveEntry]:
     """The entries of a curves.csv (:class:`CurveDataError` when it is not one)."""
     found: dict[tuple[str, str], CurveEntry] = {}
     try:
-        with open(path, newline="", encoding="utf-8") as handle:
+        from nobg_metrics.cli.os_names import open_csv
+
+        with open_csv(path) as handle:
             reader = csv.reader(handle)
             if tuple(next(reader, ())) != CSV_HEADER:
                 raise CurveDataError(f"{path}: the header is not {','.join(CSV_HEADER)}")

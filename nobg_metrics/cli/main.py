@@ -51,6 +51,7 @@ from nobg_metrics.cli.launch import (
     run_ranks,
 )
 from nobg_metrics.cli.names import PROTOCOL_ONLY_METRICS
+from nobg_metrics.cli.os_names import readable
 from nobg_metrics.cli.outputs import (
     markdown_table,
     results_document,
@@ -163,7 +164,7 @@ def _report(title: str, entries: list[dict[str, str]], limit: int | None = None)
     if entries:
         print(f"{title} ({len(entries)}):", file=stream)
         for e in entries[:limit]:
-            print(f"  {e['dataset']} / {e['method']}: {e['file']}  [{e['reason']}]", file=stream)
+            print(readable(f"  {e['dataset']} / {e['method']}: {e['file']}  [{e['reason']}]"), file=stream)
         if limit is not None and len(entries) > limit:
             print(f"  ... and {len(entries) - limit} more (all in results.json)", file=stream)
 
@@ -361,7 +362,7 @@ def _write(args: argparse.Namespace, jobs, scores) -> None:
     if document["resized"]:
         print(f"note: {document['resized']} predictions were resized to their gt size", file=sys.stderr)
     if not args.quiet:
-        print(markdown)
+        print(readable(markdown))  # an OS name's undecodable bytes as \xNN (cli.os_names)
     print(f"wrote {', '.join(sorted(writers))} to {args.out}", file=sys.stderr)
 
 
@@ -393,11 +394,11 @@ def run_guarded(args: argparse.Namespace) -> int:
             return run_eval(args)
         except ConfigError as error:
             if say:
-                print(f"nobg-metrics: error: {error}", file=sys.stderr)
+                print(readable(f"nobg-metrics: error: {error}"), file=sys.stderr)
             return EXIT_USAGE
         except InputError as error:
             if say:
-                print(f"nobg-metrics: failed: {error}; nothing was written", file=sys.stderr)
+                print(readable(f"nobg-metrics: failed: {error}; nothing was written"), file=sys.stderr)
             return EXIT_INPUTS
         except OutputBusy as error:
             if say:

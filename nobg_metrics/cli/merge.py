@@ -80,7 +80,9 @@ class _Run:
             return None
         names = self.document["metrics"]
         try:
-            with path.open(newline="", encoding="utf-8") as handle:
+            from nobg_metrics.cli.os_names import open_csv
+
+            with open_csv(path) as handle:  # names as the OS's bytes, as eval wrote them
                 reader = csv.reader(handle)
                 header = next(reader, None)
                 if header != [*_ROW_KEYS, *names]:

@@ -70,12 +70,14 @@ def report_writers(document: dict[str, Any], rows: list[dict[str, Any]], jobs: l
                            alpha=getattr(args, "alpha", 0.05), permutations=getattr(args, "permutations", 10000),
                            worst_k=getattr(args, "worst_k", 5))
     text = json.dumps(stats, indent=2, allow_nan=False) + "\n"
+    from nobg_metrics.cli.os_names import readable
+    from nobg_metrics.cli.writing import text_writer
+
     writers: dict[str, Callable] = {"stats.json": lambda path: path.write_text(text, encoding="utf-8"),
-                                    "stats.md": lambda path: path.write_text(stats_markdown(document, stats),
-                                                                             encoding="utf-8")}
-    if not getattr(args, "no_report", False):
+                                    "stats.md": text_writer(stats_markdown(document, stats))}
+    if not getattr(args, "no_report", False):  # OS names' undecodable bytes as \xNN (cli.os_names)
         writers["report.html"] = lambda path: path.write_text(
-            report_page(document, stats, jobs, path.parent / "curves.png"), encoding="utf-8")
+            readable(report_page(document, stats, jobs, path.parent / "curves.png")), encoding="utf-8")
     return writers
 
 

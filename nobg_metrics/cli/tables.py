@@ -227,7 +227,9 @@ def write_combined_csv(path: Path, document: dict[str, Any], aliases: Aliases) -
     full = full_counts(document)
     results = {(r["dataset"], r["method"]): r for r in document["results"]}
     methods = aliases.order("methods", list(dict.fromkeys(r["method"] for r in document["results"])))
-    with path.open("w", newline="", encoding="utf-8") as handle:
+    from nobg_metrics.cli.os_names import open_csv
+
+    with open_csv(path, "w") as handle:
         writer = csv.writer(handle)
         writer.writerow(["dataset", "method", "images", "of_images", *document["metrics"]])
         for d in datasets_of(document, aliases):
@@ -295,12 +297,12 @@ def table_writers(document: dict[str, Any], args: argparse.Namespace) -> dict[st
     check_aliases(aliases, list(dict.fromkeys(r["dataset"] for r in document["results"])),
                   list(dict.fromkeys(r["method"] for r in document["results"])))
     writers = {"table.md": text_writer(markdown_table(document, digits, aliases)),
-               "table.tex": text_writer(latex_table(document, digits, aliases))}
+               "table.tex": text_writer(latex_table(document, digits, aliases), tex=True)}
     transpose = getattr(args, "transpose", False)
     if getattr(args, "combined", False) or transpose or getattr(args, "preset", None):
         tables = combined_tables(document, digits, aliases)
         writers[f"{COMBINED}.md"] = text_writer(combined_markdown(tables, aliases, transpose))
-        writers[f"{COMBINED}.tex"] = text_writer(combined_latex(tables, aliases, transpose))
+        writers[f"{COMBINED}.tex"] = text_writer(combined_latex(tables, aliases, transpose), tex=True)
         writers[f"{COMBINED}.csv"] = lambda path: write_combined_csv(path, document, aliases)
         writers[f"{COMBINED}.xlsx"] = lambda path: write_xlsx(path, xlsx_sheets(tables, aliases, transpose))
     return writers
