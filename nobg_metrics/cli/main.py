@@ -271,9 +271,11 @@ def _run_locked(args: argparse.Namespace, plan: Plan, device) -> int:
         jobs = build_jobs(plan)
         checkpoint()
         missing = problems(jobs, "missing")
+        listed = problems(jobs, "unreadable")  # gts the listing already knows to be unreadable (broken links)
         if missing and not args.allow_missing:
             if rank == 0:
                 _report("missing files", missing)
+                _report("unreadable files", listed)
                 _report_not_scored(jobs)
                 _hint_unmatched(jobs)
                 print("nobg-metrics: failed: missing files (use --allow-missing to score the rest); "
@@ -281,7 +283,7 @@ def _run_locked(args: argparse.Namespace, plan: Plan, device) -> int:
             return EXIT_INPUTS
         skip_unreadable = args.allow_missing or getattr(args, "skip_unreadable", False)
         if not skip_unreadable:  # every file checked before scoring: unreadable ones are named up front
-            unreadable = _unreadable_up_front(jobs)
+            unreadable = listed + _unreadable_up_front(jobs)
             if unreadable:
                 if rank == 0:
                     _report("unreadable files", unreadable)
@@ -302,6 +304,7 @@ def _run_locked(args: argparse.Namespace, plan: Plan, device) -> int:
         todo = [job for job in jobs if job.index not in hits]
         scores = score(todo, options, device, plan_jobs=jobs)
         cache.fill(scores, hits, jobs)
+        scores.unreadable[:0] = listed  # from the listing, every run (like missing): never cached
         if scores.unreadable and not skip_unreadable:
             if rank == 0:
                 _report("unreadable files", scores.unreadable)
@@ -354,11 +357,9 @@ def _write(args: argparse.Namespace, jobs, scores) -> None:
             not any("DIS-" in job.dataset for job in jobs):
         print("note: HCE is scored on DIS- datasets only (none here): its column shows -", file=sys.stderr)
     for kind in ("missing", "unreadable"):
-        _report(f"{kind} files (skipped, --allow-missing)", document[kind])
+        _report(f"{kind} files (skipped)", document[kind])
     _report_not_scored(jobs)
-    if document["extra"]:
-        print(f"note: {len(document['extra'])} files without gt were ignored (listed in results.json 'extra')",
-              file=sys.stderr)
+    _report("files without gt, ignored (listed in results.json 'extra')", document["extra"], NOT_SCORED_SHOWN)
     if document["resized"]:
         print(f"note: {document['resized']} predictions were resized to their gt size", file=sys.stderr)
     if not args.quiet:

@@ -298,6 +298,38 @@ def _gallery(document: dict[str, Any], stats: dict[str, Any], jobs: list) -> lis
     return parts
 
 
+PROBLEMS_SHOWN = 500
+"""Entries of each kind the page lists (results.json has them all)."""
+
+_PROBLEM_KINDS = (("missing", "missing"), ("unreadable", "unreadable"), ("extra", "without gt (ignored)"),
+                  ("not_scored", "not scored"))
+
+
+def _not_scored(document: dict[str, Any]) -> list[str]:
+    """Every input the run did not score, by kind, as results.json lists them (nothing skipped silently)."""
+    kinds = [(key, title, document.get(key) or []) for key, title in _PROBLEM_KINDS]
+    if not any(entries for _, _, entries in kinds):
+        return []
+    parts = ['<h2 id="not-scored">Not scored</h2>',
+             '<p class="note">Every input file the run did not score, with the reason (results.json lists them '
+             "under the same keys).</p>"]
+    for key, title, entries in kinds:
+        if not entries:
+            continue
+        parts += [f"<h3>{html.escape(title)} ({len(entries)})</h3>",
+                  '<div class="scroll"><table class="problems"><tr><th>dataset</th><th>method</th><th>file</th>'
+                  "<th>reason</th></tr>"]
+        for entry in entries[:PROBLEMS_SHOWN]:
+            cells = "".join(f"<td>{html.escape(str(entry.get(field, '')))}</td>"
+                            for field in ("dataset", "method", "file", "reason"))
+            parts.append(f"<tr>{cells}</tr>")
+        parts.append("</table></div>")
+        if len(entries) > PROBLEMS_SHOWN:
+            parts.append(f'<p class="note">... and {len(entries) - PROBLEMS_SHOWN} more (all in results.json '
+                         f"'{key}').</p>")
+    return parts
+
+
 def report_page(document: dict[str, Any], stats: dict[str, Any], jobs: list, curves_png: Path | None = None) -> str:
     """The self-contained ``report.html`` (the curves only when ``curves_png`` exists)."""
     curves = []
@@ -307,9 +339,12 @@ def report_page(document: dict[str, Any], stats: dict[str, Any], jobs: list, cur
     header = (f"nobg-metrics {html.escape(str(document.get('version', '')))} · protocol "
               f"{html.escape(str(document.get('protocol')))} · task {html.escape(str(document.get('task')))} · tier "
               f"{html.escape(str(document.get('tier')))}")
-    links = " · ".join(f'<a href="#{anchor}">{anchor}</a>' for anchor in ("results", "curves", "statistics", "worst")
-                       if anchor != "curves" or curves)
+    problems = _not_scored(document)
+    anchors = ("results", "curves", "statistics", "worst", "not-scored")
+    links = " · ".join(f'<a href="#{anchor}">{anchor.replace("-", " ")}</a>' for anchor in anchors
+                       if (anchor != "curves" or curves) and (anchor != "not-scored" or problems))
     body = [f"<h1>nobg-metrics report</h1><p class=\"note\">{header}</p><p>{links}</p>",
-            *_results_tables(document, stats), *curves, *_statistics(document, stats), *_gallery(document, stats, jobs)]
+            *_results_tables(document, stats), *curves, *_statistics(document, stats), *_gallery(document, stats, jobs),
+            *problems]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>nobg-metrics report</title>"
             f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
