@@ -113,7 +113,8 @@ def _build_plan(args: argparse.Namespace) -> Plan:
     if configs:
         if args.gt is not None:
             raise ConfigError("--gt and --config cannot be combined (put the dataset in the config)")
-        plan = plan_from_configs(configs)
+        kinds = [None] * len(args.config) + ["datasets"] * len(args.dataset_json) + ["methods"] * len(args.method_json)
+        plan = plan_from_configs(configs, kinds)  # --dataset-json / --method-json files are read as that kind
         if args.trimap is not None:
             raise ConfigError("--trimap and --config cannot be combined (put 'trimap' in the config's dataset)")
         if args.prefix or args.suffix:
