@@ -65,6 +65,7 @@ from nobg_metrics.cli.report import report_writers
 from nobg_metrics.cli.runner import RunOptions, score
 from nobg_metrics.cli.signals import checkpoint, exit_status, interruptible, signal_name
 from nobg_metrics.cli.tables import table_writers
+from nobg_metrics.cli.toolkit import apply_toolkit_flags, toolkit_names
 from nobg_metrics.cli.writing import (
     OutputBusy,
     OutputLock,
@@ -197,15 +198,23 @@ def _resolve_protocol(args: argparse.Namespace) -> None:
         raise ConfigError(f"--metrics {sorted(set(args.metrics) & set(_PROTOCOL_ONLY))} need --protocol birefnet")
 
 
+METRIC_NAMES_PAGE = "docs/metric_names.md"
+"""The page that lists every metric name (generated from the registry: tools/metric_names.py)."""
+
+
 def check_metric_names(names: list[str] | None) -> None:
-    """``--metrics``: every name must be a collection name or a BiRefNet column; a wrong one is named with the
-    closest valid ones (the parser does not list them: that would import the metrics for ``--help``)."""
+    """``--metrics``: every name must be a collection name or a BiRefNet column (PySODEvalToolkit's names are
+    translated before, :mod:`~nobg_metrics.cli.toolkit`); a wrong one is named with the closest valid ones, the
+    toolkit's names among them (the parser does not list them: that would import the metrics for ``--help``)."""
     valid = list(METRIC_NAMES) + _PROTOCOL_ONLY
     for name in names or ():
         if name not in valid:
-            close = difflib.get_close_matches(name, valid, n=3)
+            candidates = valid + toolkit_names()
+            same = [v for v in candidates if v.lower() == name.lower()]
+            close = same or difflib.get_close_matches(name, candidates, n=3)
             hint = f"; did you mean {' or '.join(close)}?" if close else ""
-            raise ConfigError(f"--metrics: unknown metric {name!r}{hint} (docs/cli.md lists all {len(valid)} names)")
+            raise ConfigError(f"--metrics: unknown metric {name!r}{hint} ({METRIC_NAMES_PAGE} lists all {len(valid)} "
+                              "names, and PySODEvalToolkit's)")
 
 
 def _unreadable_up_front(jobs) -> list[dict[str, str]]:
@@ -241,6 +250,7 @@ def run_eval(args: argparse.Namespace) -> int:
     tune_cpu_allocator()  # freed tensor memory is reused, not faulted in again per image (forked ranks inherit)
     plan = _plan(args)
     apply_config_options(args, plan.options)  # our config's options: (the command line wins)
+    apply_toolkit_flags(args, list(METRIC_NAMES) + _PROTOCOL_ONLY)  # PySODEvalToolkit's names and flags
     apply_preset(args)  # --preset: the task, protocol and metrics of a field's table (unless given explicitly)
     check_metric_names(args.metrics)
     args.groups = None
