@@ -64,6 +64,7 @@ from nobg_metrics.cli.protocols import protocol_metrics, resolve_task
 from nobg_metrics.cli.report import report_writers
 from nobg_metrics.cli.runner import RunOptions, score
 from nobg_metrics.cli.signals import checkpoint, exit_status, interruptible, signal_name
+from nobg_metrics.cli.table_model import column_header
 from nobg_metrics.cli.tables import table_writers
 from nobg_metrics.cli.toolkit import apply_toolkit_flags, toolkit_names
 from nobg_metrics.cli.writing import (
@@ -352,7 +353,8 @@ def _write(args: argparse.Namespace, jobs, scores) -> None:
         if fixed:  # the benchmark protocols: the worst images of each method and metric
             writers["worst.md"] = text_writer(worst_markdown(document, scores.per_image))
     if grouped is not None:
-        writers["groups.md"] = text_writer(groups_markdown(grouped, table_columns(document)))
+        columns = [(n, column_header(document, n, label)[0], fmt) for n, label, fmt in table_columns(document)]
+        writers["groups.md"] = text_writer(groups_markdown(grouped, columns))  # headers as the tables print them
     writers.update(curve_writers(jobs, scores, args))
     if not args.no_per_image:
         writers.update(report_writers(document, scores.per_image, jobs, args))
