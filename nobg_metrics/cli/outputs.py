@@ -228,10 +228,10 @@ def latex_table(document: dict[str, Any], digits: int | None = None, aliases: Al
     from nobg_metrics.cli.tables import RANK_LATEX_DEFAULTS
 
     names = _aliases(aliases)
-    arrows = {True: r"$\uparrow$", False: r"$\downarrow$"}
+    arrows: dict[bool | None, str] = {True: r"$\uparrow$", False: r"$\downarrow$", None: ""}
     parts, marked = [], False
     for table in dataset_tables(document, digits, aliases):
-        header = " & ".join(["Method"] + [f"{latex} {arrows.get(up, '')}".strip()
+        header = " & ".join(["Method"] + [f"{latex} {arrows[up]}".strip()
                                           for (_, latex), up in zip(table.headers, table.higher)]) + r" \\"
         caption = names.shown("datasets", table.dataset, tex=True) + (f" ({table.title})" if table.title else "")
         lines = [f"% {table.dataset}" + (f" ({table.title})" if table.title else ""), r"\begin{table}[t]",

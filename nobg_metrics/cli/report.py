@@ -187,7 +187,7 @@ def _results_tables(document: dict[str, Any], stats: dict[str, Any], digits: int
                  for method, own in entry["methods"].items()}
     parts, marked = ['<h2 id="results">Results</h2>'], False
     for table in dataset_tables(document, digits, names):
-        head = "".join(f"<th>{html.escape(markdown)}{_ARROWS.get(up, '')}</th>"
+        head = "".join(f"<th>{html.escape(markdown)}{_ARROWS[up]}</th>"
                        for (markdown, _), up in zip(table.headers, table.higher))
         title = names.shown("datasets", table.dataset) + (f" ({table.title})" if table.title else "")
         parts += [f"<h3>{html.escape(title)}</h3>",
@@ -213,7 +213,7 @@ def _results_tables(document: dict[str, Any], stats: dict[str, Any], digits: int
     return parts
 
 
-_ARROWS = {True: " ↑", False: " ↓"}
+_ARROWS: dict[bool | None, str] = {True: " ↑", False: " ↓", None: ""}
 
 
 def _statistics(document: dict[str, Any], stats: dict[str, Any]) -> list[str]:
