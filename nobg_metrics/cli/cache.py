@@ -125,7 +125,8 @@ class JobCache:
         from nobg_metrics.cli import curve_data
 
         return {"format": FORMAT, "version": nobg_metrics.__version__, "torch": torch.__version__,
-                "curves": getattr(curve_data, "VERSION", None), "device": device, "options": options,
+                "curves": [getattr(curve_data, "VERSION", None), getattr(curve_data, "SOURCES_RULE", None)],
+                "device": device, "options": options,
                 "skipped": skipped}
 
     def _key(self, job: Any, job_names: list[str], settings: dict[str, Any]) -> str | None:

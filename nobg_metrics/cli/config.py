@@ -248,15 +248,39 @@ def _source(value: Any, base: Path, where: str, *, path_key: str = "path") -> So
                   _text(value.get("suffix"), f"{where}.suffix"))
 
 
-def _is_pysod_datasets(data: dict) -> bool:
-    return bool(data) and all(isinstance(v, dict) and "mask" in v for v in data.values())
+_DATASET_SIGNS = ("mask", "depth", "edge", "index_file")
+"""Keys only a PySODEvalToolkit dataset entry holds (``image`` may also be a method JSON's dataset name)."""
 
 
-def _is_pysod_methods(data: dict) -> bool:
-    return bool(data) and all(
-        isinstance(v, dict) and v and all(isinstance(s, dict) and "path" in s for s in v.values())
-        for v in data.values()
-    )
+def _pysod_kind(data: dict) -> str | None:
+    """``"datasets"``, ``"methods"`` or ``None``: which of PySODEvalToolkit's JSON files ``data`` is, told apart by
+    its keys (both map names to ``{name: {"path", "prefix", "suffix"}}``).
+
+    A dataset file is one whose entries hold a dataset key (``mask``, ``depth``, ``edge``, ``index_file``), a key
+    close to one (``masks``, ``Mask``, ``msk``: named as a misspelling by the entry's key check), or all an
+    ``image``; a method file maps names to mappings of mappings. The two look alike once ``mask`` is misspelt, so a
+    file given with ``--dataset-json`` / ``--method-json`` is read as that kind without guessing.
+
+    Example:
+        >>> _pysod_kind({"DIS-VD": {"image": {"path": "im"}, "masks": {"path": "gt"}}})
+        'datasets'
+        >>> _pysod_kind({"MINet": {"DIS-VD": {"path": "preds"}}})
+        'methods'
+    """
+    entries = list(data.values())
+    if not entries or not all(isinstance(v, dict) for v in entries):
+        return None
+    keys = [str(key) for entry in entries for key in entry]
+
+    def sign(key: str) -> bool:
+        return key.lower() in _DATASET_SIGNS or bool(difflib.get_close_matches(key, _DATASET_SIGNS, n=1,
+                                                                                  cutoff=0.75))
+
+    if any(sign(key) for key in keys) or all("image" in entry for entry in entries):
+        return "datasets"
+    if all(entry and all(isinstance(s, dict) for s in entry.values()) for entry in entries):
+        return "methods"
+    return None
 
 
 def _dataset(entry: Any, base: Path, where: str) -> tuple[Source, Source | None, Source | None]:
@@ -304,11 +328,15 @@ def _merge_ours(plan: Plan, data: dict, base: Path, where: str) -> None:
             sources[_name(dataset, f"{label}.{dataset}")] = _source(value, base, f"{label}.{dataset}")
 
 
-def plan_from_configs(paths: list[Path]) -> Plan:
-    """Merge one or more config files (ours, or PySODEvalToolkit's dataset + method JSON) into a plan."""
+def plan_from_configs(paths: list[Path], kinds: list[str | None] | None = None) -> Plan:
+    """Merge one or more config files (ours, or PySODEvalToolkit's dataset + method JSON) into a plan.
+
+    ``kinds``: per file, ``"datasets"`` (given as ``--dataset-json``), ``"methods"`` (``--method-json``) or ``None``
+    (``--config``: ours, or a PySODEvalToolkit file told apart by its keys, :func:`_pysod_kind`).
+    """
     plan = Plan()
     pysod_entries: set[tuple[str, str]] = set()
-    for path in paths:
+    for path, given in zip(paths, kinds or [None] * len(paths)):
         problem = folder_problem(path)
         if problem is None:
             raise ConfigError(f"config file {path} is a folder")
@@ -317,13 +345,20 @@ def plan_from_configs(paths: list[Path]) -> Plan:
         data = _load(path)
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a mapping at the top level")
-        if "datasets" in data or "methods" in data:
+        kind = "ours" if "datasets" in data or "methods" in data else given or _pysod_kind(data)
+        if kind == "ours":
             _merge_ours(plan, data, path.parent, str(path))
-        elif _is_pysod_datasets(data):
+        elif kind == "datasets":
             for name, entry in data.items():
+                if not isinstance(entry, dict):
+                    raise ConfigError(f"{path} {name}: a dataset entry must map 'mask' (and 'image', ...) to folders; "
+                                      f"got {_type_name(entry)}")
                 plan.datasets.append(_pysod_dataset(name, entry, path))
-        elif _is_pysod_methods(data):
+        elif kind == "methods":
             for method, per_dataset in data.items():
+                if not isinstance(per_dataset, dict):
+                    raise ConfigError(f"{path} {method}: a method entry must map dataset names to "
+                                      f"{{'path', 'prefix', 'suffix'}}; got {_type_name(per_dataset)}")
                 for dataset, value in per_dataset.items():
                     where = f"{path} {method}.{dataset}"
                     plan.methods.setdefault(_name(method, where), {})[_name(dataset, where)] = \
@@ -350,6 +385,8 @@ the metrics that take them); ``depth`` and ``edge`` name inputs of other tasks t
 def _pysod_dataset(name: Any, entry: dict, path: Path) -> DatasetSpec:
     where = f"{path} {name}"
     _check_keys(entry, _PYSOD_DATASET_KEYS, where)
+    if "mask" not in entry:
+        raise ConfigError(f"{where}: 'mask' is missing (the gt folder: {{'path': ..., 'prefix': ..., 'suffix': ...}})")
     index = None
     if entry.get("index_file") is not None:
         index_path = Path(_text(entry["index_file"], f"{where}.index_file"))

@@ -17,7 +17,13 @@ recall and fpr (in a collection every family member holds the union of the famil
 
     {"thresholds": [T floats, k / (T - 1) for k = T-1 ... 0 (descending; index 0 is u8 >= 255)],
      "values": {measure: [T floats]},        # "precision", "recall", "f_measure", "e_measure", "iou", ...
-     "sources": {measure: metric name}}      # the first metric of the run that asked for the curve itself
+     "sources": {measure: metric name}}      # module notes, "Sources"
+
+**Sources:** a curve's source is the first metric, in the run's metric order, whose own mode reads that curve
+(``f_measure_max`` for F, ``e_measure_mean`` for E, ``iou_max`` for IoU, ``pr_auc`` for precision and recall);
+a curve no metric's mode reads (precision and recall under ``--preset sod``) names the first metric that holds it
+as a by-product of its class (``f_measure_max``: FMeasure keeps P, R, F and E). The callers pass the members in the
+run's order (a ``MetricCollection`` sorts them by name).
 
 A :data:`CurveEntry` is the same dict with ``"dataset"`` and ``"method"`` added (what the files hold; a job
 without scored images has no entry).
@@ -62,6 +68,8 @@ KINDS: dict[str, tuple[str, ...]] = {
 the others the measure against the threshold (``biou``: BiRefNet's grey-boundary IoU)."""
 
 FORMAT, VERSION = "nobg-metrics curves", 1
+SOURCES_RULE = 2
+"""The rule naming each curve's source (module notes); part of the ``--cache`` key, so cached curves follow it."""
 CSV_HEADER = ("dataset", "method", "curve", "metric", "threshold", "value")
 
 
@@ -102,10 +110,12 @@ def _style_file(text: str) -> Any:
 
 
 def collect_curves(members: dict[str, Any]) -> JobCurves | None:
-    """A job's curves from its metrics ``name -> Metric``, synced across ranks; None when no metric holds one.
+    """A job's curves from its metrics ``name -> Metric`` (in the run's metric order), synced across ranks; None when
+    no metric holds one.
 
     Each state is synced once: a member is asked only for curves no earlier member gave (every rank asks the
     same members, in the same order). Members with another number of thresholds than the first are skipped.
+    Sources: module notes.
     """
     from nobg_metrics.cli.dist import world
     from nobg_metrics.functional.family import mode_requests
@@ -115,9 +125,10 @@ def collect_curves(members: dict[str, Any]) -> JobCurves | None:
     thresholds: list[float] | None = None
     values: dict[str, list[float]] = {}
     sources: dict[str, str] = {}
+    holders: dict[str, str] = {}  # measure -> the first member holding it (a by-product of its class included)
     for name, metric in members.items():
         if isinstance(metric, ConfusionMetric):
-            own = mode_requests(metric._measure, metric.mode, metric.reduction) | metric._extra_requests()
+            own = mode_requests(metric._measure, metric.mode, metric.reduction)  # what its mode reads itself
             own_curves = {m for m, reduction in own if reduction == "curve"}
             held = {m for m, reduction in metric.requests if reduction == "curve"}
             read = functools.partial(ConfusionMetric.curves, metric)  # all held (FMeasure.curves() keeps P/R/F/E)
@@ -128,6 +139,8 @@ def collect_curves(members: dict[str, Any]) -> JobCurves | None:
             continue
         for measure in sorted(own_curves):
             sources.setdefault(measure, name)
+        for measure in sorted(held):
+            holders.setdefault(measure, name)
         if not held - set(values):
             continue
         with metric.sync_context(should_sync=metric.sync_on_compute and world()[1] > 1):
@@ -140,7 +153,8 @@ def collect_curves(members: dict[str, Any]) -> JobCurves | None:
             values.setdefault(measure, curves[measure].double().cpu().tolist())
     if not values:
         return None
-    return {"thresholds": thresholds, "values": values, "sources": {m: sources.get(m, "") for m in values}}
+    return {"thresholds": thresholds, "values": values,
+            "sources": {m: sources.get(m) or holders.get(m, "") for m in values}}
 
 
 def curve_entries(jobs: list, scores: Any) -> list[CurveEntry]:
@@ -207,7 +221,9 @@ def _number(value: float) -> str:
 
 def write_csv(path: Path, entries: list[CurveEntry]) -> None:
     """Write ``entries`` as curves.csv (module notes)."""
-    with open(path, "w", newline="", encoding="utf-8") as handle:
+    from nobg_metrics.cli.os_names import open_csv
+
+    with open_csv(path, "w") as handle:  # names as the OS's bytes
         writer = csv.writer(handle)
         writer.writerow(CSV_HEADER)
         for e in entries:
@@ -221,7 +237,9 @@ def read_csv(path: Path) -> list[CurveEntry]:
     """The entries of a curves.csv (:class:`CurveDataError` when it is not one)."""
     found: dict[tuple[str, str], CurveEntry] = {}
     try:
-        with open(path, newline="", encoding="utf-8") as handle:
+        from nobg_metrics.cli.os_names import open_csv
+
+        with open_csv(path) as handle:
             reader = csv.reader(handle)
             if tuple(next(reader, ())) != CSV_HEADER:
                 raise CurveDataError(f"{path}: the header is not {','.join(CSV_HEADER)}")

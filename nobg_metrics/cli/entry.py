@@ -27,7 +27,10 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command != "eval":  # plot, merge: their own handlers (no scoring)
             return args.handler(args)
-        from nobg_metrics.cli.main import run_guarded
+        from nobg_metrics.cli.startup import deferred_imports
+
+        with deferred_imports():  # scipy.signal, which torchmetrics imports for nothing the command uses
+            from nobg_metrics.cli.main import run_guarded
     except KeyboardInterrupt:
         print("nobg-metrics: interrupted (SIGINT) while starting; nothing was read or written", file=sys.stderr)
         return 128 + signal.SIGINT

@@ -34,7 +34,8 @@ def file_digest(path: Path) -> str:
 
 
 def text_digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=32).hexdigest()
+    """BLAKE2b-256 (hex) of a text's bytes (a path's as the OS gives them: ``os_names.os_bytes``)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=32).hexdigest()
 
 
 def _stamp(st: os.stat_result) -> list[int]:

@@ -95,6 +95,10 @@ class Listing:
     found: dict[str, Path] = field(default_factory=dict)
     duplicates: list[str] = field(default_factory=list)
     not_scored: list[tuple[str, str]] = field(default_factory=list)
+    problems: dict[str, str] = field(default_factory=dict)
+    """``stem -> why its file cannot be read`` for the candidates that are not regular files (a broken or looping
+    symlink, an entry that cannot be stat-ed): a gt of them is named as unreadable even when no prediction asks
+    for it (:func:`nobg_metrics.cli.jobs.build_jobs`)."""
 
 
 def entry_kind(path: Path) -> str:
@@ -158,7 +162,20 @@ def scan_folder(source: Source) -> Listing:
             listing.duplicates.append(drop.name)
         else:
             listing.found[stem] = path
+    for stem, path in listing.found.items():
+        if kinds[path] != "file":
+            listing.problems[stem] = _kind_problem(path, kinds[path])
     return listing
+
+
+def _kind_problem(path: Path, kind: str) -> str:
+    """Why an entry of ``kind`` (:func:`entry_kind`, not ``file``) cannot be read, as :func:`check_file` words it."""
+    if kind == "broken symlink":
+        try:
+            return f"broken symlink (to {os.readlink(path)!r})"
+        except OSError:
+            return kind
+    return kind if kind != "folder" else "a folder, not a file"
 
 
 def list_stems(source: Source) -> tuple[dict[str, Path], list[str]]:
@@ -201,10 +218,8 @@ def check_file(path: Path) -> str | None:
     ``verify``). Run over every input before scoring, so these errors are named up front; a file can still fail
     to decode later (a JPEG's entropy data is only checked by decoding it)."""
     kind = entry_kind(path)
-    if kind == "broken symlink":
-        return f"broken symlink (to {os.readlink(path)!r})"
     if kind != "file":
-        return kind if kind != "folder" else "a folder, not a file"
+        return _kind_problem(path, kind)
     try:
         with Image.open(path) as image:
             image.verify()

@@ -3,8 +3,11 @@
 Every gt stem of a dataset is expected in each method's folder. Problems are recorded, never silently
 skipped: ``missing`` (a gt without prediction, or without trimap), ``extra`` (a prediction without gt,
 or a file dropped as a duplicate stem), ``not_scored`` (every other entry of an input folder, with its
-reason: hidden, unsupported extension, subfolder, name not matching the prefix/suffix, ...). Missing
-files fail the run unless ``--allow-missing``; a gt folder without any image always fails it.
+reason: hidden, unsupported extension, subfolder, name not matching the prefix/suffix, a trimap that cannot be
+read for a gt that has no prediction, ...), ``unreadable`` (a gt that is a broken or looping symlink, found from
+the listing whether or not a prediction asks for it: named once per dataset, ``method`` ``*``, instead of its
+prediction being called missing). Missing files fail the run unless ``--allow-missing``, unreadable ones unless
+``--allow-missing`` / ``--skip-unreadable``; a gt folder without any image always fails it.
 
 RGB images (``--image DIR``, a config's ``image``, PySODEvalToolkit's dataset ``image`` entry) are matched by stem
 too, but only a run whose metrics take an image needs them (CCm): the matches are ``Item.image`` (``None`` when
@@ -60,10 +63,17 @@ class Job:
     """Matched items whose image is absent (``image/<prefix><stem><suffix or .*>``)."""
     image_problem: str | None = None
     """Why the image folder cannot be listed (``None``: listed, or no image folder)."""
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
+    """``(gt/<name>, reason)`` of the gts without an item that cannot be read (a broken symlink, ...)."""
 
 
 def problems(jobs: list[Job], kind: str) -> list[dict[str, str]]:
-    """``[{"dataset", "method", "file", "reason"}]`` for ``kind`` in ``("missing", "extra", "not_scored")``."""
+    """``[{"dataset", "method", "file", "reason"}]`` for ``kind`` in ``("missing", "extra", "not_scored",
+    "unreadable")`` (``unreadable``: the gts found unreadable in the listing, each once per dataset, method ``*``)."""
+    if kind == "unreadable":
+        found = {(job.dataset, name): reason for job in jobs for name, reason in job.unreadable}
+        return [{"dataset": dataset, "method": "*", "file": name, "reason": reason}
+                for (dataset, name), reason in found.items()]
     if kind == "not_scored":
         return [{"dataset": job.dataset, "method": job.method, "file": name, "reason": reason}
                 for job in jobs for name, reason in job.not_scored]
@@ -154,15 +164,20 @@ def build_jobs(plan: Plan) -> list[Job]:
             job.not_scored += list(listing.not_scored)
             job.missing += unlisted
             for stem in sorted(gts):
+                trimap = None if dataset.trimap is None else trimaps.get(stem)
+                complete = stem in preds and (dataset.trimap is None or trimap is not None)
+                if not complete and stem in gt_listing.problems:  # never scorable: the gt is named, not what it lacks
+                    job.unreadable.append((f"gt/{gts[stem].name}", gt_listing.problems[stem]))
+                    continue
                 if stem not in preds:
                     job.missing.append(f"{source.prefix}{stem}{source.suffix or '.*'}")
+                    if trimap_listing is not None and stem in trimap_listing.problems:
+                        job.not_scored.append((f"trimap/{trimaps[stem].name}",
+                                               f"{trimap_listing.problems[stem]}; its gt has no prediction"))
                     continue
-                trimap = None
-                if dataset.trimap is not None:
-                    trimap = trimaps.get(stem)
-                    if trimap is None:
-                        job.missing.append(f"trimap/{dataset.trimap.prefix}{stem}{dataset.trimap.suffix or '.*'}")
-                        continue
+                if dataset.trimap is not None and trimap is None:
+                    job.missing.append(f"trimap/{dataset.trimap.prefix}{stem}{dataset.trimap.suffix or '.*'}")
+                    continue
                 image = images.get(stem)
                 if image is None and dataset.image is not None and image_problem is None:
                     job.missing_images.append(f"image/{dataset.image.prefix}{stem}{dataset.image.suffix or '.*'}")

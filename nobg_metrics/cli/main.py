@@ -51,6 +51,7 @@ from nobg_metrics.cli.launch import (
     run_ranks,
 )
 from nobg_metrics.cli.names import PROTOCOL_ONLY_METRICS
+from nobg_metrics.cli.os_names import readable
 from nobg_metrics.cli.outputs import (
     markdown_table,
     results_document,
@@ -63,7 +64,9 @@ from nobg_metrics.cli.protocols import protocol_metrics, resolve_task
 from nobg_metrics.cli.report import report_writers
 from nobg_metrics.cli.runner import RunOptions, score
 from nobg_metrics.cli.signals import checkpoint, exit_status, interruptible, signal_name
+from nobg_metrics.cli.table_model import column_header
 from nobg_metrics.cli.tables import table_writers
+from nobg_metrics.cli.toolkit import apply_toolkit_flags, toolkit_names
 from nobg_metrics.cli.writing import (
     OutputBusy,
     OutputLock,
@@ -112,7 +115,8 @@ def _build_plan(args: argparse.Namespace) -> Plan:
     if configs:
         if args.gt is not None:
             raise ConfigError("--gt and --config cannot be combined (put the dataset in the config)")
-        plan = plan_from_configs(configs)
+        kinds = [None] * len(args.config) + ["datasets"] * len(args.dataset_json) + ["methods"] * len(args.method_json)
+        plan = plan_from_configs(configs, kinds)  # --dataset-json / --method-json files are read as that kind
         if args.trimap is not None:
             raise ConfigError("--trimap and --config cannot be combined (put 'trimap' in the config's dataset)")
         if args.prefix or args.suffix:
@@ -163,7 +167,7 @@ def _report(title: str, entries: list[dict[str, str]], limit: int | None = None)
     if entries:
         print(f"{title} ({len(entries)}):", file=stream)
         for e in entries[:limit]:
-            print(f"  {e['dataset']} / {e['method']}: {e['file']}  [{e['reason']}]", file=stream)
+            print(readable(f"  {e['dataset']} / {e['method']}: {e['file']}  [{e['reason']}]"), file=stream)
         if limit is not None and len(entries) > limit:
             print(f"  ... and {len(entries) - limit} more (all in results.json)", file=stream)
 
@@ -195,15 +199,23 @@ def _resolve_protocol(args: argparse.Namespace) -> None:
         raise ConfigError(f"--metrics {sorted(set(args.metrics) & set(_PROTOCOL_ONLY))} need --protocol birefnet")
 
 
+METRIC_NAMES_PAGE = "docs/metric_names.md"
+"""The page that lists every metric name (generated from the registry: tools/metric_names.py)."""
+
+
 def check_metric_names(names: list[str] | None) -> None:
-    """``--metrics``: every name must be a collection name or a BiRefNet column; a wrong one is named with the
-    closest valid ones (the parser does not list them: that would import the metrics for ``--help``)."""
+    """``--metrics``: every name must be a collection name or a BiRefNet column (PySODEvalToolkit's names are
+    translated before, :mod:`~nobg_metrics.cli.toolkit`); a wrong one is named with the closest valid ones, the
+    toolkit's names among them (the parser does not list them: that would import the metrics for ``--help``)."""
     valid = list(METRIC_NAMES) + _PROTOCOL_ONLY
     for name in names or ():
         if name not in valid:
-            close = difflib.get_close_matches(name, valid, n=3)
+            candidates = valid + toolkit_names()
+            same = [v for v in candidates if v.lower() == name.lower()]
+            close = same or difflib.get_close_matches(name, candidates, n=3)
             hint = f"; did you mean {' or '.join(close)}?" if close else ""
-            raise ConfigError(f"--metrics: unknown metric {name!r}{hint} (docs/cli.md lists all {len(valid)} names)")
+            raise ConfigError(f"--metrics: unknown metric {name!r}{hint} ({METRIC_NAMES_PAGE} lists all {len(valid)} "
+                              "names, and PySODEvalToolkit's)")
 
 
 def _unreadable_up_front(jobs) -> list[dict[str, str]]:
@@ -239,6 +251,7 @@ def run_eval(args: argparse.Namespace) -> int:
     tune_cpu_allocator()  # freed tensor memory is reused, not faulted in again per image (forked ranks inherit)
     plan = _plan(args)
     apply_config_options(args, plan.options)  # our config's options: (the command line wins)
+    apply_toolkit_flags(args, list(METRIC_NAMES) + _PROTOCOL_ONLY)  # PySODEvalToolkit's names and flags
     apply_preset(args)  # --preset: the task, protocol and metrics of a field's table (unless given explicitly)
     check_metric_names(args.metrics)
     args.groups = None
@@ -270,9 +283,11 @@ def _run_locked(args: argparse.Namespace, plan: Plan, device) -> int:
         jobs = build_jobs(plan)
         checkpoint()
         missing = problems(jobs, "missing")
+        listed = problems(jobs, "unreadable")  # gts the listing already knows to be unreadable (broken links)
         if missing and not args.allow_missing:
             if rank == 0:
                 _report("missing files", missing)
+                _report("unreadable files", listed)
                 _report_not_scored(jobs)
                 _hint_unmatched(jobs)
                 print("nobg-metrics: failed: missing files (use --allow-missing to score the rest); "
@@ -280,7 +295,7 @@ def _run_locked(args: argparse.Namespace, plan: Plan, device) -> int:
             return EXIT_INPUTS
         skip_unreadable = args.allow_missing or getattr(args, "skip_unreadable", False)
         if not skip_unreadable:  # every file checked before scoring: unreadable ones are named up front
-            unreadable = _unreadable_up_front(jobs)
+            unreadable = listed + _unreadable_up_front(jobs)
             if unreadable:
                 if rank == 0:
                     _report("unreadable files", unreadable)
@@ -301,6 +316,7 @@ def _run_locked(args: argparse.Namespace, plan: Plan, device) -> int:
         todo = [job for job in jobs if job.index not in hits]
         scores = score(todo, options, device, plan_jobs=jobs)
         cache.fill(scores, hits, jobs)
+        scores.unreadable[:0] = listed  # from the listing, every run (like missing): never cached
         if scores.unreadable and not skip_unreadable:
             if rank == 0:
                 _report("unreadable files", scores.unreadable)
@@ -337,7 +353,8 @@ def _write(args: argparse.Namespace, jobs, scores) -> None:
         if fixed:  # the benchmark protocols: the worst images of each method and metric
             writers["worst.md"] = text_writer(worst_markdown(document, scores.per_image))
     if grouped is not None:
-        writers["groups.md"] = text_writer(groups_markdown(grouped, table_columns(document)))
+        columns = [(n, column_header(document, n, label)[0], fmt) for n, label, fmt in table_columns(document)]
+        writers["groups.md"] = text_writer(groups_markdown(grouped, columns))  # headers as the tables print them
     writers.update(curve_writers(jobs, scores, args))
     if not args.no_per_image:
         writers.update(report_writers(document, scores.per_image, jobs, args))
@@ -353,15 +370,13 @@ def _write(args: argparse.Namespace, jobs, scores) -> None:
             not any("DIS-" in job.dataset for job in jobs):
         print("note: HCE is scored on DIS- datasets only (none here): its column shows -", file=sys.stderr)
     for kind in ("missing", "unreadable"):
-        _report(f"{kind} files (skipped, --allow-missing)", document[kind])
+        _report(f"{kind} files (skipped)", document[kind])
     _report_not_scored(jobs)
-    if document["extra"]:
-        print(f"note: {len(document['extra'])} files without gt were ignored (listed in results.json 'extra')",
-              file=sys.stderr)
+    _report("files without gt, ignored (listed in results.json 'extra')", document["extra"], NOT_SCORED_SHOWN)
     if document["resized"]:
         print(f"note: {document['resized']} predictions were resized to their gt size", file=sys.stderr)
     if not args.quiet:
-        print(markdown)
+        print(readable(markdown))  # an OS name's undecodable bytes as \xNN (cli.os_names)
     print(f"wrote {', '.join(sorted(writers))} to {args.out}", file=sys.stderr)
 
 
@@ -393,11 +408,11 @@ def run_guarded(args: argparse.Namespace) -> int:
             return run_eval(args)
         except ConfigError as error:
             if say:
-                print(f"nobg-metrics: error: {error}", file=sys.stderr)
+                print(readable(f"nobg-metrics: error: {error}"), file=sys.stderr)
             return EXIT_USAGE
         except InputError as error:
             if say:
-                print(f"nobg-metrics: failed: {error}; nothing was written", file=sys.stderr)
+                print(readable(f"nobg-metrics: failed: {error}; nothing was written"), file=sys.stderr)
             return EXIT_INPUTS
         except OutputBusy as error:
             if say:

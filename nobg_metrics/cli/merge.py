@@ -5,7 +5,8 @@ Each ``RUN`` is an ``eval`` output folder: its ``results.json`` (values, image c
 scores, and written by the writers ``eval`` uses (:func:`nobg_metrics.cli.main._write`): results.json, per_image.csv,
 tables, worst.md, curves, statistics — atomically, as ``eval`` writes.
 
-Rules: the runs must share protocol, task, tier, metric columns and skipped metrics (an error names the difference;
+Rules: the runs must share protocol, task, tier, ``--preset``, metric columns and skipped metrics (an error names the
+difference; the merged run keeps the preset: its results.json records it and the combined tables are written;
 without ``--metrics`` the P3M trimap columns a run lacks because none of its datasets has trimaps are allowed and
 added); a dataset x method pair in two runs is an error naming it, unless ``--prefer last`` (the later run's is
 kept). Jobs come in a whole run's order: datasets in order of first appearance, and within each the methods in order
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 _ROW_KEYS = ("dataset", "method", "image", "resized")
-_SAME = ("protocol", "task", "tier", "skipped_metrics")
+_SAME = ("protocol", "task", "tier", "skipped_metrics", "preset")
 """Fields of results.json that every merged run must share (besides the metric columns)."""
 
 
@@ -80,7 +81,9 @@ class _Run:
             return None
         names = self.document["metrics"]
         try:
-            with path.open(newline="", encoding="utf-8") as handle:
+            from nobg_metrics.cli.os_names import open_csv
+
+            with open_csv(path) as handle:  # names as the OS's bytes, as eval wrote them
                 reader = csv.reader(handle)
                 header = next(reader, None)
                 if header != [*_ROW_KEYS, *names]:
@@ -205,6 +208,7 @@ def _eval_args(args: argparse.Namespace, document: dict[str, Any], names: list[s
         if key not in ("runs", "handler", "prefer", "command"):
             setattr(merged, key, value)
     merged.protocol, merged.task = document["protocol"], document["task"]
+    merged.preset = document.get("preset")  # the runs' preset (checked equal): its tables, "preset" in results.json
     tier = document["tier"]
     merged.metrics = list(names) if tier == "custom" else None
     merged.tier = tier if tier not in ("custom", "protocol") else None

@@ -10,8 +10,9 @@ Schema of ``results.json`` (docs/cli.md "Outputs")::
      "missing": [{"dataset", "method", "file", "reason"}], "unreadable": [...], "extra": [...],
      "not_scored": [...], "resized": total number of resized predictions}
 
-Tables (which files: :mod:`nobg_metrics.cli.tables`; docs/tables.md): one per dataset, methods as rows, best value
-of each column in bold (ties all bold, compared at the printed precision), ↑/↓ after each metric name. Matting
+Tables (which files: :mod:`nobg_metrics.cli.tables`; docs/tables.md): one per dataset, methods as rows, laid out by
+the one rule of every table (:mod:`nobg_metrics.cli.table_model`: paper names under a ``--preset``, the top three of
+each column marked at the printed precision, ``†`` on rows scored on a subset), ↑/↓ after each metric name. Matting
 measures print in their benchmark's units with the unit in the header (``SAD (÷1000)``;
 :data:`~nobg_metrics.cli.protocols.PRINTED`) — in a ``--task sod`` run in a table of their own, never beside the
 SOD columns — HCE as an integer, the BiRefNet protocol its own columns, order and rounding; ``results.json`` keeps
@@ -33,6 +34,7 @@ from nobg_metrics.cli.jobs import Job, problems
 from nobg_metrics.cli.names import MATTING_NAMES
 from nobg_metrics.cli.protocols import BIREFNET_COLUMNS, PRINTED, birefnet_cell
 from nobg_metrics.cli.runner import Scores
+from nobg_metrics.cli.table_model import LEGEND, DatasetTable, TableRow, dataset_tables
 
 
 def _clean(value: float) -> float | None:
@@ -166,47 +168,48 @@ def _aliases(aliases: Aliases | None) -> Aliases:
     return aliases if aliases is not None else Aliases()
 
 
-def _table_rows(document: dict[str, Any], dataset: str, columns: list[Column],
-                aliases: Aliases | None = None) -> tuple[list[dict[str, Any]], list[list[str]], list[list[bool]]]:
-    """Result entries (in the aliases' method order), formatted cells and bold flags of one dataset's table."""
-    entries = {r["method"]: r for r in document["results"] if r["dataset"] == dataset}
-    entries = [entries[m] for m in _aliases(aliases).order("methods", list(entries))]
-    cells = [[cell_text(formatter, r["metrics"][name], dataset) for name, _, formatter in columns] for r in entries]
-    bold = [[False] * len(columns) for _ in entries]
-    for column, (name, _, _) in enumerate(columns):
-        higher = document["higher_is_better"].get(name)
-        shown = [as_number(row[column]) for row in cells]
-        valid = [v for v in shown if v is not None]
-        if higher is None or len(valid) < 2 or document["protocol"] == "birefnet":  # BiRefNet's table: no bold
-            continue
-        best = max(valid) if higher else min(valid)
-        for row, value in enumerate(shown):
-            bold[row][column] = value == best
-    return entries, cells, bold
-
-
 def datasets_of(document: dict[str, Any], aliases: Aliases | None = None) -> list[str]:
     """The run's datasets, in the aliases' order (then the run's)."""
     return _aliases(aliases).order("datasets", list(dict.fromkeys(r["dataset"] for r in document["results"])))
 
 
+def _marked(row: TableRow, tex: bool) -> list[str]:
+    """A row's cells with their top-1/2/3 marks and the subset mark on the first (:mod:`~nobg_metrics.cli.table_model`)."""
+    from nobg_metrics.cli.tables import RANK_LATEX, RANK_MARKDOWN, SUBSET_MARK
+
+    cells = []
+    for index, (text, rank) in enumerate(row.cells):
+        if rank:
+            text = f"{RANK_LATEX[rank]}{{{text}}}" if tex else RANK_MARKDOWN[rank].format(text)
+        if index == 0 and row.subset is not None:
+            text += r"$^\dagger$" if tex else SUBSET_MARK
+        cells.append(text)
+    return cells
+
+
+def _subset_notes(table: DatasetTable, names: Aliases, tex: bool) -> list[str]:
+    mark = r"$^\dagger$" if tex else "†"
+    return [f"{mark} {names.shown('methods', row.method, tex)}: scored on {row.subset[0]} of {row.subset[1]} images"
+            for row in table.rows if row.subset is not None]
+
+
 def markdown_table(document: dict[str, Any], digits: int | None = None, aliases: Aliases | None = None) -> str:
-    """One markdown table per dataset (and one of its matting measures in a ``--task sod`` run: :func:`column_sets`)."""
+    """One markdown table per dataset (and one of its matting measures in a ``--task sod`` run: :func:`column_sets`),
+    laid out as every table of the run (:mod:`~nobg_metrics.cli.table_model`: headers, top-3 marks, ``†``)."""
     names = _aliases(aliases)
-    parts = []
-    for dataset in datasets_of(document, aliases):
-        for title, columns in column_sets(document, digits):
-            header = "| method | images | " + " | ".join(
-                f"{label} {_arrow(document['higher_is_better'].get(n))}".strip() for n, label, _ in columns) + " |"
-            entries, cells, bold = _table_rows(document, dataset, columns, aliases)
-            heading = f"### {names.shown('datasets', dataset)}" + (f" ({title})" if title else "")
-            lines = [heading, "", header, "|---|---:|" + "---:|" * len(columns)]
-            for entry, row, flags in zip(entries, cells, bold):
-                shown = [f"**{c}**" if f else c for c, f in zip(row, flags)]
-                lines.append(f"| {names.shown('methods', entry['method'])} | {entry['images']} | "
-                             + " | ".join(shown) + " |")
-            parts.append("\n".join(lines))
-    return "\n\n".join(parts) + "\n"
+    parts, marked = [], False
+    for table in dataset_tables(document, digits, aliases):
+        header = "| method | images | " + " | ".join(
+            f"{markdown} {_arrow(up)}".strip() for (markdown, _), up in zip(table.headers, table.higher)) + " |"
+        heading = f"### {names.shown('datasets', table.dataset)}" + (f" ({table.title})" if table.title else "")
+        lines = [heading, "", header, "|---|---:|" + "---:|" * len(table.names)]
+        for row in table.rows:
+            marked = marked or any(rank for _, rank in row.cells)
+            lines.append(f"| {names.shown('methods', row.method)} | {row.images} | " + " | ".join(_marked(row, False))
+                         + " |")
+        notes = _subset_notes(table, names, False)
+        parts.append("\n".join(lines + (["", *notes] if notes else [])))
+    return "\n\n".join(parts + ([LEGEND] if marked else [])) + "\n"
 
 
 _TEX_ESCAPES = {"\\": r"\textbackslash{}", "_": r"\_", "&": r"\&", "%": r"\%", "#": r"\#", "$": r"\$",
@@ -219,26 +222,31 @@ def tex_escape(text: str) -> str:
 
 
 def latex_table(document: dict[str, Any], digits: int | None = None, aliases: Aliases | None = None) -> str:
-    """One booktabs ``tabular`` per dataset (needs ``\\usepackage{booktabs}``); aliases print as written (LaTeX)."""
+    """One booktabs ``tabular`` per dataset (needs ``\\usepackage{booktabs}``), laid out as :func:`markdown_table`;
+    top-1/2/3 as ``\\first`` / ``\\second`` / ``\\third`` (declared with ``\\providecommand``); aliases print as
+    written (LaTeX)."""
+    from nobg_metrics.cli.tables import RANK_LATEX_DEFAULTS
+
     names = _aliases(aliases)
-    arrows = {True: r"$\uparrow$", False: r"$\downarrow$"}
-    parts = []
-    for dataset in datasets_of(document, aliases):
-        for title, columns in column_sets(document, digits):
-            header = " & ".join(["Method"] + [
-                f"{tex_escape(label)} {arrows.get(document['higher_is_better'].get(n), '')}".strip()
-                for n, label, _ in columns]) + r" \\"
-            entries, cells, bold = _table_rows(document, dataset, columns, aliases)
-            caption = names.shown("datasets", dataset, tex=True) + (f" ({title})" if title else "")
-            lines = [f"% {dataset}" + (f" ({title})" if title else ""), r"\begin{table}[t]", r"\centering",
-                     f"\\caption{{{caption}}}", r"\begin{tabular}{l" + "r" * len(columns) + "}", r"\toprule", header,
-                     r"\midrule"]
-            for entry, row, flags in zip(entries, cells, bold):
-                shown = [f"\\textbf{{{c}}}" if f else c for c, f in zip(row, flags)]
-                lines.append(" & ".join([names.shown("methods", entry["method"], tex=True)] + shown) + r" \\")
-            lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
-            parts.append("\n".join(lines))
-    return "\n\n".join(parts) + "\n"
+    arrows: dict[bool | None, str] = {True: r"$\uparrow$", False: r"$\downarrow$", None: ""}
+    parts, marked = [], False
+    for table in dataset_tables(document, digits, aliases):
+        header = " & ".join(["Method"] + [f"{latex} {arrows[up]}".strip()
+                                          for (_, latex), up in zip(table.headers, table.higher)]) + r" \\"
+        caption = names.shown("datasets", table.dataset, tex=True) + (f" ({table.title})" if table.title else "")
+        lines = [f"% {table.dataset}" + (f" ({table.title})" if table.title else ""), r"\begin{table}[t]",
+                 r"\centering", f"\\caption{{{caption}}}", r"\begin{tabular}{l" + "r" * len(table.names) + "}",
+                 r"\toprule", header, r"\midrule"]
+        for row in table.rows:
+            marked = marked or any(rank for _, rank in row.cells)
+            lines.append(" & ".join([names.shown("methods", row.method, tex=True)] + _marked(row, True)) + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}"]
+        notes = _subset_notes(table, names, True)
+        if notes:
+            lines.append(r"\par\footnotesize " + r" \\ ".join(notes))
+        parts.append("\n".join(lines + [r"\end{table}"]))
+    head = ["\n".join(RANK_LATEX_DEFAULTS)] if marked else []
+    return "\n\n".join(head + parts) + "\n"
 
 
 WORST_K = 10

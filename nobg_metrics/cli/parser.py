@@ -19,6 +19,7 @@ from nobg_metrics.cli import (
     presets,
     report,
     tables,
+    toolkit,
 )
 from nobg_metrics.cli.names import PROTOCOLS, TASKS, TIER_NAMES
 
@@ -93,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     curve_data.add_arguments(run.add_argument_group("curves"))
     report.add_arguments(run.add_argument_group("statistics and report"))
     cache.add_arguments(run.add_argument_group("incremental runs"))
+    toolkit.add_arguments(run.add_argument_group("PySODEvalToolkit's flags (docs/cli.md)"))
     plot_command.add_parser(commands)
     merge.add_parser(commands)
     return parser

@@ -67,6 +67,8 @@ def draw_figure(entries: list[CurveEntry], kinds: Sequence[str] | None = None, s
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
+    from nobg_metrics.cli.os_names import readable
+
     style = style or Style()
     highlight = tuple(highlight) + tuple(h for h in style.highlight if h not in highlight)
     kinds = available_kinds(entries, kinds)
@@ -103,7 +105,7 @@ def draw_figure(entries: list[CurveEntry], kinds: Sequence[str] | None = None, s
                     axis.set_ylim(*ylim)
                 else:
                     axis.set_ylim(bottom=0.0)
-                axis.set(title=f"{dataset}: {TITLES[kind]}", xlabel=x_label, ylabel=y_label)
+                axis.set(title=f"{readable(dataset)}: {TITLES[kind]}", xlabel=x_label, ylabel=y_label)
                 axis.grid(True, alpha=0.3)
                 if not axis.lines:
                     axis.text(0.5, 0.5, "not computed", ha="center", va="center", transform=axis.transAxes)
@@ -116,7 +118,7 @@ def draw_figure(entries: list[CurveEntry], kinds: Sequence[str] | None = None, s
             right = legend["location"] == "right"
             where = {"loc": "center right", "bbox_to_anchor": (1.0, 0.5)} if right else \
                 {"loc": "lower center", "bbox_to_anchor": (0.5, 0.0)}
-            artist = figure.legend([handles[m] for m in shown], [looks[m]["label"] for m in shown],
+            artist = figure.legend([handles[m] for m in shown], [readable(looks[m]["label"]) for m in shown],
                                    ncol=legend["columns"], fontsize=legend["font_size"], frameon=False, **where)
             box = artist.get_window_extent(figure.canvas.get_renderer())
             room = (0.0, 0.0, 1.0 - box.width / figure.bbox.width, 1.0) if right else \

@@ -15,7 +15,9 @@ class Progress:
 
     def __init__(self, label: str, total: int, *, enabled: bool = True, stream: TextIO | None = None,
                  start: float | None = None) -> None:
-        self.label, self.total, self.enabled = label, max(total, 0), enabled
+        from nobg_metrics.cli.os_names import readable
+
+        self.label, self.total, self.enabled = readable(label), max(total, 0), enabled  # OS names: \xNN
         self.stream = stream or sys.stderr
         self.done, self._quarter = 0, -1
         self.start = time.perf_counter() if start is None else start  # ``time.perf_counter()`` the work began
@@ -24,7 +26,7 @@ class Progress:
         if enabled and self.tty:
             try:
                 from tqdm import tqdm
-                self._tqdm = tqdm(total=self.total, desc=label, unit="img", file=self.stream, leave=True)
+                self._tqdm = tqdm(total=self.total, desc=self.label, unit="img", file=self.stream, leave=True)
             except ImportError:
                 pass
         self._draw()

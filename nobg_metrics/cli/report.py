@@ -13,16 +13,12 @@ from __future__ import annotations
 import argparse
 import base64
 import html
-import io
 import json
-import os
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-THUMBNAIL = 128
-"""Longest side of a gallery thumbnail, in pixels."""
+from nobg_metrics.cli.report_gallery import gallery
 
 
 def _count(minimum: int) -> Callable[[str], int]:
@@ -70,22 +66,29 @@ def report_writers(document: dict[str, Any], rows: list[dict[str, Any]], jobs: l
                            alpha=getattr(args, "alpha", 0.05), permutations=getattr(args, "permutations", 10000),
                            worst_k=getattr(args, "worst_k", 5))
     text = json.dumps(stats, indent=2, allow_nan=False) + "\n"
+    from nobg_metrics.cli.os_names import readable
+    from nobg_metrics.cli.writing import text_writer
+
     writers: dict[str, Callable] = {"stats.json": lambda path: path.write_text(text, encoding="utf-8"),
-                                    "stats.md": lambda path: path.write_text(stats_markdown(document, stats),
-                                                                             encoding="utf-8")}
-    if not getattr(args, "no_report", False):
+                                    "stats.md": text_writer(stats_markdown(document, stats))}
+    if not getattr(args, "no_report", False):  # OS names' undecodable bytes as \xNN (cli.os_names)
+        from nobg_metrics.cli.aliases import read_aliases
+
+        digits, aliases = getattr(args, "digits", None), read_aliases(getattr(args, "aliases", None))
         writers["report.html"] = lambda path: path.write_text(
-            report_page(document, stats, jobs, path.parent / "curves.png"), encoding="utf-8")
+            readable(report_page(document, stats, jobs, path.parent / "curves.png", digits, aliases)), encoding="utf-8")
     return writers
 
 
 def _cells(document: dict[str, Any]) -> dict[str, tuple[str, Callable[[float | None], str]]]:
     """``metric -> (title, formatter)`` as the run's tables print them: the matting protocols' labels, units and
-    scales (``SAD (÷1000) ↓``), BiRefNet's column names; plain names and ``format_value`` otherwise."""
+    scales (``SAD (÷1000) ↓``), BiRefNet's column names, paper names under a ``--preset``
+    (:func:`~nobg_metrics.cli.table_model.column_header`); plain names and ``format_value`` otherwise."""
     from nobg_metrics.cli.outputs import format_value, table_columns
+    from nobg_metrics.cli.table_model import column_header
 
     protocol = document.get("protocol", "pysodmetrics")
-    columns = {name: (label, format_value if protocol == "birefnet" else formatter)
+    columns = {name: (column_header(document, name, label)[0], format_value if protocol == "birefnet" else formatter)
                for name, label, formatter in table_columns({**document, "protocol": protocol})}
     return {name: (columns.get(name, (name, None))[0] + _arrow(document, name),
                    columns.get(name, (name, format_value))[1]) for name in document["metrics"]}
@@ -154,77 +157,63 @@ def stats_markdown(document: dict[str, Any], stats: dict[str, Any]) -> str:
 
 
 _CSS = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
+.scroll{max-width:100%;overflow-x:auto;margin:.5em 0 1.5em}.scroll table{margin:0}
 table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}
-th:first-child,td:first-child{text-align:left}th{background:#f2f2f2}.ci{color:#666;font-size:.8em;display:block}
-.best{font-weight:bold}.gallery{display:flex;flex-wrap:wrap;gap:1em}.card{border:1px solid #ccc;padding:.5em}
-.card img{image-rendering:pixelated;border:1px solid #eee;margin-right:.2em}.card figure{display:inline-block;margin:0}
+th:first-child,td:first-child{text-align:left}th{background:#f2f2f2;white-space:nowrap}
+.ci{color:#666;font-size:.8em;display:block;white-space:nowrap}.first{font-weight:bold}
+.second{text-decoration:underline}.third{font-style:italic}.problems td{text-align:left;word-break:break-all}
+.gallery{display:flex;flex-wrap:wrap;gap:1em}.card{border:1px solid #ccc;padding:.5em;max-width:100%}
+.card img{image-rendering:pixelated;border:1px solid #888;margin-right:.2em;background:#fff}
+.card figure{display:inline-block;margin:0}h1,h2,h3{overflow-wrap:anywhere}
 figcaption{font-size:.75em;color:#666}.note{color:#666;font-size:.9em}code{background:#f4f4f4}"""
 
 
-def _thumbnail(path: Path | None, kind: str) -> str | None:
-    """A base64 PNG of at most :data:`THUMBNAIL` px (gt and prediction read as the metrics read them)."""
-    if path is None:
-        return None
-    from PIL import Image
-
-    from nobg_metrics.cli.files import ReadError, read_mask, read_prediction
-
-    try:
-        if kind == "image":
-            picture = Image.open(path).convert("RGB")
-        else:
-            picture = Image.fromarray(read_mask(path) if kind == "gt" else read_prediction(path))
-        picture.thumbnail((THUMBNAIL, THUMBNAIL))
-        buffer = io.BytesIO()
-        picture.save(buffer, format="PNG")
-    except (OSError, ValueError, ReadError):  # a thumbnail is decoration: an unreadable file is shown as such, never fails the run
-        return None
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+RANK_CLASS = {1: "first", 2: "second", 3: "third"}
+"""The top-1/2/3 marks of the tables as HTML classes (bold, underlined, italic: :data:`_CSS`)."""
 
 
-def _figure(path: Path | None, kind: str, thumbnails: dict[tuple[Path | None, str], str | None]) -> str:
-    data = thumbnails[(path, kind)]
-    body = f'<img alt="{kind}" src="data:image/png;base64,{data}">' if data else f'<span class="note">no {kind}</span>'
-    return f"<figure>{body}<figcaption>{kind}</figcaption></figure>"
+def _results_tables(document: dict[str, Any], stats: dict[str, Any], digits: int | None = None,
+                    aliases: Any = None) -> list[str]:
+    """The per-dataset tables laid out as table.md lays them out (:mod:`~nobg_metrics.cli.table_model`: a ``--task
+    sod`` run's matting measures in a table of their own, paper names under a preset, the top three marked, ``†`` on
+    rows scored on a subset), each interval under its value, each table in a box that scrolls sideways when it is
+    wider than the page."""
+    from nobg_metrics.cli.aliases import Aliases
+    from nobg_metrics.cli.table_model import dataset_tables
 
-
-def _results_tables(document: dict[str, Any], stats: dict[str, Any]) -> list[str]:
-    """One table per dataset as table.md prints it (best of each column in bold), each interval under its value."""
+    names = aliases if aliases is not None else Aliases()
     cells = _cells(document)
     intervals = {(d, m, method): own["ci"] for d, m, entry in _metric_blocks(document, stats)
                  for method, own in entry["methods"].items()}
-    names = document["metrics"]
-    head = "".join(f"<th>{html.escape(cells[n][0])}</th>" for n in names)
-    parts = ['<h2 id="results">Results</h2>']
-    for dataset in dict.fromkeys(r["dataset"] for r in document["results"]):
-        results = [r for r in document["results"] if r["dataset"] == dataset]
-        shown = {(r["method"], n): cells[n][1](r["metrics"][n]) for r in results for n in names}
-        best = {}
-        for name in names:
-            higher = document["higher_is_better"].get(name)
-            numbers = [float(shown[r["method"], name]) for r in results if _number(shown[r["method"], name])]
-            if higher is not None and len(numbers) > 1:
-                best[name] = max(numbers) if higher else min(numbers)
-        parts += [f"<h3>{html.escape(dataset)}</h3>",
-                  f'<table class="results"><tr><th>method</th><th>images</th>{head}</tr>']
-        for r in results:
-            row = []
-            for name in names:
-                text, ci = shown[r["method"], name], intervals.get((dataset, name, r["method"]))
-                bold = ' class="best"' if name in best and _number(text) and float(text) == best[name] else ""
+    parts, marked = ['<h2 id="results">Results</h2>'], False
+    for table in dataset_tables(document, digits, names):
+        head = "".join(f"<th>{html.escape(markdown)}{_ARROWS[up]}</th>"
+                       for (markdown, _), up in zip(table.headers, table.higher))
+        title = names.shown("datasets", table.dataset) + (f" ({table.title})" if table.title else "")
+        parts += [f"<h3>{html.escape(title)}</h3>",
+                  f'<div class="scroll"><table class="results"><tr><th>method</th><th>images</th>{head}</tr>']
+        for row in table.rows:
+            tds = []
+            for index, ((text, rank), name) in enumerate(zip(row.cells, table.names)):
+                marked = marked or bool(rank)
+                ci = intervals.get((table.dataset, name, row.method))
                 extra = f'<span class="ci">{_interval(ci, cells[name][1])}</span>' if ci else ""
-                row.append(f"<td{bold}>{html.escape(text)}{extra}</td>")
-            parts.append(f"<tr><td>{html.escape(r['method'])}</td><td>{r['images']}</td>{''.join(row)}</tr>")
-        parts.append("</table>")
+                dagger = "†" if index == 0 and row.subset is not None else ""
+                mark = f' class="{RANK_CLASS[rank]}"' if rank else ""
+                tds.append(f"<td{mark}>{html.escape(text)}{dagger}{extra}</td>")
+            parts.append(f"<tr><td>{html.escape(names.shown('methods', row.method))}</td><td>{row.images}</td>"
+                         f"{''.join(tds)}</tr>")
+        parts.append("</table></div>")
+        parts += [f'<p class="note">† {html.escape(names.shown("methods", row.method))}: scored on {row.subset[0]} '
+                  f"of {row.subset[1]} images</p>" for row in table.rows if row.subset is not None]
+    if marked:
+        parts.append('<p class="note">Best of each column <span class="first">bold</span>, second <span '
+                     'class="second">underlined</span>, third <span class="third">italic</span> (at the printed '
+                     "precision).</p>")
     return parts
 
 
-def _number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return text not in ("nan", "inf", "-inf")
+_ARROWS: dict[bool | None, str] = {True: " ↑", False: " ↓", None: ""}
 
 
 def _statistics(document: dict[str, Any], stats: dict[str, Any]) -> list[str]:
@@ -259,45 +248,42 @@ def _statistics(document: dict[str, Any], stats: dict[str, Any]) -> list[str]:
     return parts
 
 
-def _card_files(item: Any) -> list[tuple[Path | None, str]]:
-    """The files a gallery card shows: the RGB image (when the dataset has one), the gt, the prediction."""
-    if item is None:
+PROBLEMS_SHOWN = 500
+"""Entries of each kind the page lists (results.json has them all)."""
+
+_PROBLEM_KINDS = (("missing", "missing"), ("unreadable", "unreadable"), ("extra", "without gt (ignored)"),
+                  ("not_scored", "not scored"))
+
+
+def _not_scored(document: dict[str, Any]) -> list[str]:
+    """Every input the run did not score, by kind, as results.json lists them (nothing skipped silently)."""
+    kinds = [(key, title, document.get(key) or []) for key, title in _PROBLEM_KINDS]
+    if not any(entries for _, _, entries in kinds):
         return []
-    files = [(getattr(item, "image", None), "image"), (item.gt, "gt"), (item.pred, "prediction")]
-    return [(path, kind) for path, kind in files if kind != "image" or path]
-
-
-def _gallery(document: dict[str, Any], stats: dict[str, Any], jobs: list) -> list[str]:
-    """Per job, each image among the worst of some metric once: its thumbnails and the metrics it is worst in."""
-    items = {(job.dataset, job.method, item.name): item for job in jobs for item in job.items}
-    cells = _cells(document)
-    per_job: dict[tuple[str, str], dict[str, list[str]]] = {}
-    for worst in stats["worst"]:
-        images = per_job.setdefault((worst["dataset"], worst["method"]), {})
-        title, show = cells[worst["metric"]]
-        for w in worst["images"]:
-            images.setdefault(w["image"], []).append(f"{title} {show(w['value'])}")
-    intro = (f'<p class="note">The {stats["worst_k"]} worst images per method and metric (each image shown once per '
-             "method, with the metrics it is among the worst in).</p>")
-    parts = ['<h2 id="worst">Worst images</h2>', intro]
-    wanted = {(path, kind) for (dataset, method), images in per_job.items() for name in images
-              for path, kind in _card_files(items.get((dataset, method, name)))}
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # decoding releases the GIL
-        # each file once: a gt is among the worst of several methods
-        thumbnails = dict(zip(wanted, pool.map(lambda pair: _thumbnail(*pair), wanted)))
-    for (dataset, method), images in per_job.items():
-        parts += [f"<h3>{html.escape(dataset)} / {html.escape(method)}</h3>", '<div class="gallery">']
-        for name, notes in images.items():
-            item = items.get((dataset, method, name))
-            figures = "".join(_figure(path, kind, thumbnails) for path, kind in _card_files(item))
-            listed = "<br>".join(html.escape(note) for note in notes)
-            parts.append(f'<div class="card"><b>{html.escape(name)}</b><br>{figures}<div class="note">{listed}</div></div>')
-        parts.append("</div>")
+    parts = ['<h2 id="not-scored">Not scored</h2>',
+             ('<p class="note">Every input file the run did not score, with the reason (results.json lists them '
+             "under the same keys).</p>")]
+    for key, title, entries in kinds:
+        if not entries:
+            continue
+        parts += [f"<h3>{html.escape(title)} ({len(entries)})</h3>",
+                  ('<div class="scroll"><table class="problems"><tr><th>dataset</th><th>method</th><th>file</th>'
+                  "<th>reason</th></tr>")]
+        for entry in entries[:PROBLEMS_SHOWN]:
+            cells = "".join(f"<td>{html.escape(str(entry.get(field, '')))}</td>"
+                            for field in ("dataset", "method", "file", "reason"))
+            parts.append(f"<tr>{cells}</tr>")
+        parts.append("</table></div>")
+        if len(entries) > PROBLEMS_SHOWN:
+            parts.append(f'<p class="note">... and {len(entries) - PROBLEMS_SHOWN} more (all in results.json '
+                         f"'{key}').</p>")
     return parts
 
 
-def report_page(document: dict[str, Any], stats: dict[str, Any], jobs: list, curves_png: Path | None = None) -> str:
-    """The self-contained ``report.html`` (the curves only when ``curves_png`` exists)."""
+def report_page(document: dict[str, Any], stats: dict[str, Any], jobs: list, curves_png: Path | None = None,
+                digits: int | None = None, aliases: Any = None) -> str:
+    """The self-contained ``report.html`` (the curves only when ``curves_png`` exists; ``digits`` and ``aliases`` as
+    the run's tables take them)."""
     curves = []
     if curves_png is not None and curves_png.is_file():
         data = base64.b64encode(curves_png.read_bytes()).decode("ascii")
@@ -305,9 +291,12 @@ def report_page(document: dict[str, Any], stats: dict[str, Any], jobs: list, cur
     header = (f"nobg-metrics {html.escape(str(document.get('version', '')))} · protocol "
               f"{html.escape(str(document.get('protocol')))} · task {html.escape(str(document.get('task')))} · tier "
               f"{html.escape(str(document.get('tier')))}")
-    links = " · ".join(f'<a href="#{anchor}">{anchor}</a>' for anchor in ("results", "curves", "statistics", "worst")
-                       if anchor != "curves" or curves)
+    problems = _not_scored(document)
+    anchors = ("results", "curves", "statistics", "worst", "not-scored")
+    links = " · ".join(f'<a href="#{anchor}">{anchor.replace("-", " ")}</a>' for anchor in anchors
+                       if (anchor != "curves" or curves) and (anchor != "not-scored" or problems))
     body = [f"<h1>nobg-metrics report</h1><p class=\"note\">{header}</p><p>{links}</p>",
-            *_results_tables(document, stats), *curves, *_statistics(document, stats), *_gallery(document, stats, jobs)]
+            *_results_tables(document, stats, digits, aliases), *curves, *_statistics(document, stats), *gallery(document, stats, jobs, _cells(document)),
+            *problems]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>nobg-metrics report</title>"
             f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")

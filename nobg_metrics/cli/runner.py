@@ -289,6 +289,7 @@ def _finish(jobs: list[Job], collections: dict[int, MetricCollection], scores: S
         return scores  # the run fails: nothing to compute (every rank decides the same, from gathered data)
     for job in jobs:
         members = dict(collections[job.index].items(keep_base=True, copy_state=False))
+        members = {**{n: members[n] for n in scores.metric_names if n in members}, **members}  # the run's order
         with warnings.catch_warnings():  # a rank (or a job) without images is harmless: sums of zero
             warnings.filterwarnings("ignore", message=".*was called before the ``update`` method.*")
             scores.values[job.index] = {name: float(members[name].compute()) for name in scores.metric_names

@@ -39,8 +39,10 @@ def batch_rows(n: int) -> int:
 
 def generator(seed: int, *keys: str) -> np.random.Generator:
     """A generator for one ``(seed, dataset, method, ...)``: the same keys give the same draws in any run,
-    whatever the other jobs (keys hashed with CRC-32)."""
-    return np.random.default_rng(np.random.SeedSequence([seed, *(zlib.crc32(key.encode()) for key in keys)]))
+    whatever the other jobs (keys hashed with CRC-32 of their bytes; an OS name's as the OS gives them)."""
+    from nobg_metrics.cli.os_names import os_bytes
+
+    return np.random.default_rng(np.random.SeedSequence([seed, *(zlib.crc32(os_bytes(key)) for key in keys)]))
 
 
 Grouped = dict[tuple[str, str], list[dict[str, Any]]]

@@ -1,6 +1,7 @@
 """The benchmark tables of a run, from ``results.json``'s document (docs/tables.md).
 
-- ``table.md`` / ``table.tex``: one table per dataset (:func:`nobg_metrics.cli.outputs.markdown_table`);
+- ``table.md`` / ``table.tex``: one table per dataset (:func:`nobg_metrics.cli.outputs.markdown_table`), laid out
+  by the one rule of every table (:mod:`~nobg_metrics.cli.table_model`: headers, marks, ``†``);
 - ``combined.md`` / ``.tex`` / ``.xlsx`` / ``.csv`` (``--combined``, or any ``--preset`` / ``--transpose``): one
   table, datasets as column groups and methods as rows (``--transpose``: datasets × metrics as rows), metric
   names as papers print them, the top three of each column marked, rows scored on a subset of a dataset's images
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from nobg_metrics.cli.aliases import Aliases, check_aliases, read_aliases
-from nobg_metrics.cli.names import paper_label
+from nobg_metrics.cli.table_model import paper_header
 
 COMBINED = "combined"
 """Stem of the combined table's files."""
@@ -57,18 +58,22 @@ def _digits(text: str) -> int:
 
 # ---------------------------------------------------------------------------------------------- the model
 def ranks(values: list[float | None], higher: bool | None) -> list[int]:
-    """Top-1/2/3 of a column (0: unmarked): dense ranks of the distinct printed values, best first; ties share a
-    rank; the worst distinct value is never marked (a 2-row column marks only its best); fewer than 2 values or no
-    direction: nothing marked.
+    """Top-1/2/3 of a column (0: unmarked): dense ranks of the distinct printed values, best first, the top three
+    marked whatever they are — the worst too when it is among them (a 2-row column marks its best and its second),
+    as PySODEvalToolkit's ``tools/converter.py`` marks the top three unique values; ties share a rank (a column of
+    equal values is all rank 1). Fewer than 2 values or no direction: nothing marked.
 
     Example:
         >>> ranks([0.9, 0.8, 0.9, 0.7, None, 0.6], True), ranks([0.1, 0.2], False), ranks([0.5, 0.5], True)
-        ([1, 2, 1, 3, 0, 0], [1, 0], [0, 0])
+        ([1, 2, 1, 3, 0, 0], [1, 2], [1, 1])
+        >>> ranks([0.3, None], True), ranks([0.1, 0.2], None)
+        ([0, 0], [0, 0])
     """
-    distinct = sorted({v for v in values if v is not None}, reverse=bool(higher))
-    if higher is None or len(distinct) < 2:
+    present = [v for v in values if v is not None]
+    if higher is None or len(present) < 2:
         return [0] * len(values)
-    rank = {v: i + 1 for i, v in enumerate(distinct[:-1][:3])}
+    distinct = sorted(set(present), reverse=bool(higher))
+    rank = {v: i + 1 for i, v in enumerate(distinct[:3])}
     return [rank.get(v, 0) if v is not None else 0 for v in values]
 
 
@@ -111,11 +116,7 @@ def combined_tables(document: dict[str, Any], digits: int | None, aliases: Alias
     tables = []
     for title, columns in column_sets(document, digits):
         higher = [document["higher_is_better"].get(name) for name, _, _ in columns]
-        labels = []
-        for (name, label, _), up in zip(columns, higher):
-            markdown, latex = paper_label(name)
-            unit = label[len(label.split(" (")[0]):] if label.endswith(")") and " (" in label else ""
-            labels.append((name, markdown + unit, latex + unit.replace("÷", r"$\div$").replace("×", r"$\times$"), up))
+        labels = [(name, *paper_header(name, label), up) for (name, label, _), up in zip(columns, higher)]
         text = {(m, d): [cell_text(fmt, results[m, d]["metrics"].get(n), d) if (m, d) in results else "-"
                          for n, _, fmt in columns] for m in methods for d in datasets}
         cells: dict[str, dict[str, list[tuple[str, int]]]] = {m: {d: [] for d in datasets} for m in methods}
@@ -227,7 +228,9 @@ def write_combined_csv(path: Path, document: dict[str, Any], aliases: Aliases) -
     full = full_counts(document)
     results = {(r["dataset"], r["method"]): r for r in document["results"]}
     methods = aliases.order("methods", list(dict.fromkeys(r["method"] for r in document["results"])))
-    with path.open("w", newline="", encoding="utf-8") as handle:
+    from nobg_metrics.cli.os_names import open_csv
+
+    with open_csv(path, "w") as handle:
         writer = csv.writer(handle)
         writer.writerow(["dataset", "method", "images", "of_images", *document["metrics"]])
         for d in datasets_of(document, aliases):
@@ -295,12 +298,12 @@ def table_writers(document: dict[str, Any], args: argparse.Namespace) -> dict[st
     check_aliases(aliases, list(dict.fromkeys(r["dataset"] for r in document["results"])),
                   list(dict.fromkeys(r["method"] for r in document["results"])))
     writers = {"table.md": text_writer(markdown_table(document, digits, aliases)),
-               "table.tex": text_writer(latex_table(document, digits, aliases))}
+               "table.tex": text_writer(latex_table(document, digits, aliases), tex=True)}
     transpose = getattr(args, "transpose", False)
     if getattr(args, "combined", False) or transpose or getattr(args, "preset", None):
         tables = combined_tables(document, digits, aliases)
         writers[f"{COMBINED}.md"] = text_writer(combined_markdown(tables, aliases, transpose))
-        writers[f"{COMBINED}.tex"] = text_writer(combined_latex(tables, aliases, transpose))
+        writers[f"{COMBINED}.tex"] = text_writer(combined_latex(tables, aliases, transpose), tex=True)
         writers[f"{COMBINED}.csv"] = lambda path: write_combined_csv(path, document, aliases)
         writers[f"{COMBINED}.xlsx"] = lambda path: write_xlsx(path, xlsx_sheets(tables, aliases, transpose))
     return writers

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from nobg_metrics.cli.config import ConfigError
+from nobg_metrics.cli.os_names import open_csv, readable
 from nobg_metrics.cli.signals import checkpoint, deferred
 
 try:
@@ -41,8 +42,9 @@ class OutputBusy(Exception):
 
 
 def write_per_image_csv(path: Path, rows: list[dict[str, Any]], names: list[str]) -> None:
-    """``dataset,method,image,resized,<metric>...``; empty cells for NaN."""
-    with path.open("w", newline="", encoding="utf-8") as handle:
+    """``dataset,method,image,resized,<metric>...``; empty cells for NaN; names as the OS's bytes
+    (:func:`~nobg_metrics.cli.os_names.open_csv`)."""
+    with open_csv(path, "w") as handle:
         writer = csv.writer(handle)
         writer.writerow(["dataset", "method", "image", "resized", *names])
         for row in rows:
@@ -178,11 +180,13 @@ class OutputLock:
         self.created = []
 
 
-def text_writer(text: str) -> Callable[[Path], None]:
-    """A writer of a fixed UTF-8 text."""
-    return lambda path: path.write_text(text, encoding="utf-8")
+def text_writer(text: str, tex: bool = False) -> Callable[[Path], None]:
+    """A writer of a fixed UTF-8 text for people: OS names' undecodable bytes as ``\\xNN``
+    (:func:`~nobg_metrics.cli.os_names.readable`; ``tex``: for a LaTeX document)."""
+    shown = readable(text, tex)
+    return lambda path: path.write_text(shown, encoding="utf-8")
 
 
 def json_writer(document: dict[str, Any]) -> Callable[[Path], None]:
-    """A writer of a JSON document (strict: no NaN)."""
+    """A writer of a JSON document (strict: no NaN; ASCII, OS names' undecodable bytes as ``\\udcNN`` escapes)."""
     return lambda path: path.write_text(json.dumps(document, indent=2, allow_nan=False) + "\n", encoding="utf-8")

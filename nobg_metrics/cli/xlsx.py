@@ -41,6 +41,8 @@ def write_xlsx(path: Path, sheets: list[tuple[str, list[list[XlsxCell]], list[st
     import zipfile
     from xml.sax.saxutils import escape, quoteattr
 
+    from nobg_metrics.cli.os_names import readable
+
     fonts = list(_FONTS)
     styles: list[tuple[int, int]] = [(0, 0)]  # (font index, number format id); 0 = general
     formats: dict[int, int] = {}  # decimals -> custom numFmtId (164 + decimals)
@@ -64,7 +66,7 @@ def write_xlsx(path: Path, sheets: list[tuple[str, list[list[XlsxCell]], list[st
                     cells.append(f'<c r="{ref}" s="{s}"><v>{value!r}</v></c>')
                 else:
                     cells.append(f'<c r="{ref}" s="{s}" t="inlineStr"><is><t xml:space="preserve">'
-                                 f'{escape(str(value))}</t></is></c>')
+                                 f'{escape(readable(str(value)))}</t></is></c>')
             out.append(f'<row r="{r}">{"".join(cells)}</row>')
         out.append("</sheetData>")
         if merged:

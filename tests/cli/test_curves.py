@@ -89,7 +89,7 @@ def test_curve_data_are_the_metrics_own_curves_and_pysodmetrics(run: Path) -> No
     for entry, folder in zip(entries, (data / "u8", data / "B")):
         values = {k: np.asarray(v) for k, v in entry["values"].items()}
         assert sorted(values) == ["dice", "e_measure", "f_measure", "fpr", "iou", "precision", "recall"]
-        assert entry["sources"] == {"precision": "f_measure_max", "recall": "f_measure_max", "f_measure": "f_measure_max",
+        assert entry["sources"] == {"precision": "f_measure_max", "recall": "roc_auc", "f_measure": "f_measure_max",
                                     "e_measure": "f_measure_max", "iou": "iou_max", "dice": "dice_mean",
                                     "fpr": "roc_auc"}
         assert np.array_equal(entry["thresholds"], np.arange(255, -1, -1) / 255)
@@ -278,3 +278,16 @@ def test_curves_of_the_earlier_flat_form_are_still_saved() -> None:
     (entry,) = curve_data.curve_entries([Job(0, "D", "M"), Job(1, "D", "N")], scores)  # N scored no image
     assert entry["values"] == {k: flat[k] for k in ("precision", "recall", "f_measure")}
     assert entry["thresholds"] == [1.0, 0.0] and entry["method"] == "M"
+
+
+def test_the_manifest_names_the_metric_each_curve_comes_from(tmp_path: Path) -> None:
+    """``--preset sod``: F, P and R come from f_measure_max, E from e_measure_max — the first metric of the run
+    (in its order, not the collection's alphabetical one) whose mode reads the curve, else that holds it (issue 35)."""
+    make_dataset(tmp_path / "data", count=3, formats=("u8",))
+    out = tmp_path / "out"
+    assert main(["eval", "--gt", str(tmp_path / "data" / "gt"), "--pred", str(tmp_path / "data" / "u8"), "--preset",
+                 "sod", "--out", str(out), "--workers", "0", "--quiet", "--no-plots", "--no-report"]) == 0
+    with np.load(out / "curves.npz") as data:
+        manifest = json.loads(str(data["manifest"]))
+    assert manifest["entries"][0]["sources"] == {"e_measure": "e_measure_max", "f_measure": "f_measure_max",
+                                                 "precision": "f_measure_max", "recall": "f_measure_max"}

@@ -225,6 +225,26 @@ def test_every_entry_is_scored_or_listed(dataset: Path, tmp_path: Path, capsys) 
             assert entry in listed or prefix + entry in listed, entry
 
 
+def test_a_broken_gt_without_prediction_is_named(dataset: Path, tmp_path: Path, capsys) -> None:
+    """A gt that is a broken symlink is unreadable whether or not a prediction asks for it (issue 35 item 7): named on
+    stderr, in results.json and in the report, never called a missing prediction (nor silently left out)."""
+    gt = tmp_path / "gt"
+    gt.mkdir()
+    for path in (dataset / "gt").glob("*.png"):
+        (gt / path.name).write_bytes(path.read_bytes())
+    (gt / "lost.png").symlink_to(tmp_path / "nowhere.png")  # no prediction of that name
+    out = tmp_path / "out"
+    err = _clean_failure(capsys, main(_eval(dataset, out, gt=gt)), EXIT_INPUTS, "gt/lost.png", "broken symlink")
+    assert "missing files" not in err and not out.exists()
+    assert main(_eval(dataset, out, "--skip-unreadable", gt=gt)) == 0
+    assert "gt/lost.png  [broken symlink" in capsys.readouterr().err
+    document = read_results(out)
+    assert document["missing"] == [] and [e["file"] for e in document["unreadable"]] == ["gt/lost.png"]
+    assert document["unreadable"][0]["method"] == "*" and document["results"][0]["images"] == 4
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert '<h2 id="not-scored">' in page and "gt/lost.png" in page and "broken symlink" in page
+
+
 def test_prefix_mismatch_is_listed(dataset: Path, tmp_path: Path) -> None:
     pred = tmp_path / "pred"
     pred.mkdir()

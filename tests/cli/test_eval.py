@@ -86,7 +86,7 @@ def test_outputs_parse(all_formats: Path) -> None:
     table = (all_formats / "table.md").read_text()
     assert "mae ↓" in table and "| u8 | 6 |" in table and "**" in table
     tex = (all_formats / "table.tex").read_text()
-    assert r"\begin{tabular}" in tex and r"mae $\downarrow$" in tex and r"\textbf{" in tex
+    assert r"\begin{tabular}" in tex and r"mae $\downarrow$" in tex and r"\first{" in tex
     if "f_measure_max" in document["metrics"]:
         assert (all_formats / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert (all_formats / "curves.pdf").read_bytes()[:4] == b"%PDF"

@@ -6,6 +6,7 @@ task/protocol combinations that do not go together are usage errors (exit 2)."""
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
 import cv2
@@ -60,12 +61,12 @@ def p3m_reference(root: Path, method: str, with_trimap: bool) -> dict[str, list[
 
 
 def _table(out: Path) -> dict[str, dict[str, str]]:
-    """``method -> {header: cell}`` of table.md (bold marks removed)."""
+    """``method -> {header: cell}`` of table.md (the top-3 and subset marks removed)."""
     lines = [line for line in (out / "table.md").read_text().splitlines() if line.startswith("|")]
     header = [cell.strip() for cell in lines[0].strip("|").split("|")]
     rows = {}
     for line in lines[2:]:
-        cells = [cell.strip().replace("**", "") for cell in line.strip("|").split("|")]
+        cells = [re.sub(r"\*\*|</?ins>|\*|†", "", cell.strip()) for cell in line.strip("|").split("|")]
         rows[cells[0]] = dict(zip(header, cells))
     return rows
 

@@ -77,3 +77,27 @@ def test_a_folder_without_results_and_out_among_the_runs_are_refused(runs, tmp_p
     assert "no results.json" in capsys.readouterr().err
     assert main(["merge", str(runs / "a"), str(runs / "b"), "--out", str(runs / "b")]) == 2
     assert "is one of the runs" in capsys.readouterr().err
+
+
+def test_two_preset_runs_merge_into_a_preset_run_with_its_combined_tables(runs, tmp_path, capsys):
+    """``--preset sod`` runs keep the preset through merge: results.json records it, combined.* are written with the
+    paper names, equal to one preset run of all the pairs (issue 35 item 13); a run without it does not merge."""
+    preset = ["--preset", "sod", "--metrics", "mae", "s_measure", "--no-report", "--bootstrap", "0"]
+    for name, pairs in (("pa", {"u8": ["D1"]}), ("pb", {"rgba": ["D1"]}), ("pw", {"u8": ["D1"], "rgba": ["D1"]})):
+        config = _config(runs, name, pairs)
+        assert main(["eval", "--config", str(config), "--out", str(tmp_path / name), *preset, *FAST]) == 0
+    out = tmp_path / "merged"
+    assert main(["merge", str(tmp_path / "pa"), str(tmp_path / "pb"), "--out", str(out), "--quiet", "--no-plots",
+                 "--no-report"]) == 0
+    assert json.loads((out / "results.json").read_text())["preset"] == "sod"
+    for name in ("combined.md", "combined.tex", "combined.csv", "table.md"):
+        assert (out / name).read_text() == (tmp_path / "pw" / name).read_text(), name
+    assert "S_α" in (out / "combined.md").read_text()
+    plain = tmp_path / "pc"  # the same run without the preset
+    plain.mkdir()
+    document = json.loads((tmp_path / "pb" / "results.json").read_text())
+    del document["preset"]
+    (plain / "results.json").write_text(json.dumps(document))
+    capsys.readouterr()
+    assert main(["merge", str(tmp_path / "pa"), str(tmp_path / "pc"), "--out", str(tmp_path / "m2")]) == 2
+    assert "the runs differ in preset" in capsys.readouterr().err

@@ -4,7 +4,9 @@ results.json, flags, thumbnails, and the page rendered by a real headless Chromi
 from __future__ import annotations
 
 import argparse
+import base64
 import csv
+import io
 import json
 import os
 import re
@@ -149,6 +151,7 @@ _PROBE = """<script>window.addEventListener("load", () => {
 });</script>"""
 
 
+@pytest.mark.slow
 def test_the_page_renders_in_headless_chromium(run: Path, tmp_path):
     browser = _chromium()
     if browser is None:
@@ -182,4 +185,94 @@ def test_matting_metrics_print_in_their_benchmark_units():
     assert "## D — SAD (÷1000) ↓" in text and "| 1 | A | 2.50 | 4 | [" in text and "| -1.00 |" in text
     assert "i3 (4.00)" in text  # A's worst image
     page = report_page(document, stats, [])
-    assert "<th>SAD (÷1000) ↓</th>" in page and '<td class="best">2.50<span class="ci">[' in page
+    assert "<th>SAD (÷1000) ↓</th>" in page and '<td class="first">2.50<span class="ci">[' in page
+
+
+def _wide_document(preset: str | None = None) -> tuple[dict, list[dict]]:
+    """The default tier's 22 columns (SOD and matting measures) for 3 methods, one scored on a subset."""
+    from nobg_metrics.collection import TIERS
+
+    names = list(TIERS["expensive"])
+    higher = {n: n not in ("mae", "sad", "mse_metric", "gradient_error", "connectivity_error", "ber", "hce")
+              for n in names}
+    results = [{"dataset": "DUTS-TE", "method": m, "images": 4 - (m == "C"), "resized": 0,
+                "metrics": {n: (1000.0 if n in ("sad", "gradient_error", "connectivity_error") else 0.5) + k / 10
+                            for n in names}} for k, m in enumerate("ABC")]
+    document = {"version": "x", "protocol": "pysodmetrics", "task": "sod", "tier": "expensive", "metrics": names,
+                "higher_is_better": higher, "results": results,
+                "missing": [{"dataset": "DUTS-TE", "method": "C", "file": "i3.*", "reason": "missing"}],
+                "unreadable": [], "extra": [], "not_scored": [], **({"preset": preset} if preset else {})}
+    rows = [{"dataset": "DUTS-TE", "method": r["method"], "image": f"i{i}", "resized": False,
+             **{n: v + i / 100 for n, v in r["metrics"].items()}} for r in results for i in range(r["images"])]
+    return document, rows
+
+
+def test_the_results_tables_follow_table_md():
+    """report.html lays its results out as table.md (issue 35 item 12): the matting measures in a table of their
+    own, each table in a box that scrolls sideways, the top three marked, † for the row scored on a subset, and
+    the paper names under a preset."""
+    document, rows = _wide_document()
+    page = report_page(document, run_statistics(document, rows, resamples=10, worst_k=1), [])
+    assert page.count('<div class="scroll"><table class="results">') == 2
+    sod, matting = page.split("<h3>DUTS-TE (matting measures)</h3>")
+    assert "<th>SAD (÷1000) ↓</th>" in matting and "SAD" not in sod.split('id="results"')[1]
+    assert '<td class="first">0.700' in sod and '<td class="third">0.500' in sod and "0.700†" in sod
+    assert "† C: scored on 3 of 4 images" in page and ".scroll{max-width:100%;overflow-x:auto" in page
+    document, rows = _wide_document(preset="sod")
+    page = report_page(document, run_statistics(document, rows, resamples=10, worst_k=1), [])
+    assert "<th>S_α ↑</th>" in page and "<th>s_measure ↑</th>" not in page
+
+
+def test_the_gallery_enlarges_tiny_images_with_nearest_neighbour(tmp_path):
+    from nobg_metrics.cli.report_gallery import THUMBNAIL, _thumbnail
+
+    tiny = np.array([[0, 255, 0, 255, 0], [255, 0, 255, 0, 255], [0, 0, 0, 0, 0]], dtype=np.uint8)
+    Image.fromarray(tiny).save(tmp_path / "p.png")
+    Image.fromarray(np.full((3, 5), 255, np.uint8)).save(tmp_path / "white.png")
+    shown = Image.open(io.BytesIO(base64.b64decode(_thumbnail(tmp_path / "p.png", "prediction"))))
+    assert shown.size == (125, 75) and max(shown.size) <= THUMBNAIL  # 25x, every pixel a square of its value
+    assert np.array_equal(np.asarray(shown)[::25, ::25], tiny)
+    assert _thumbnail(tmp_path / "white.png", "gt") is not None
+    css = report_page({"metrics": [], "higher_is_better": {}, "results": []}, {
+        "bootstrap": {"confidence": 0.95, "resamples": 0}, "alpha": 0.05, "seed": 0, "not_resampled": {},
+        "datasets": [], "worst_k": 0, "worst": []}, [])
+    assert "border:1px solid #888" in css  # an all-white gt keeps its outline on the white page
+
+
+_LAYOUT_PROBE = """<script>window.addEventListener("load", () => {
+  const boxes = Array.from(document.querySelectorAll("div.scroll"));
+  const scrolling = boxes.filter(b => b.scrollWidth > b.clientWidth + 1).length;
+  const overflow = boxes.filter(b => b.getBoundingClientRect().right > window.innerWidth).length;
+  const font = Math.min(...Array.from(document.querySelectorAll("td")).map(
+      td => parseFloat(getComputedStyle(td).fontSize)));
+  const probe = document.createElement("div");
+  probe.id = "probe";
+  probe.textContent = `width=${window.innerWidth} page=${document.documentElement.scrollWidth} ` +
+      `boxes=${boxes.length} scrolling=${scrolling} overflow=${overflow} font=${font}`;
+  document.body.appendChild(probe);
+});</script>"""
+
+
+@pytest.mark.slow
+def test_the_page_is_readable_at_1400_px_in_headless_chromium(tmp_path):
+    """The default tier's wide table at a 1400 px window: the page itself never scrolls sideways, the results table
+    scrolls inside its box, no box sticks out of the window, cells print at >= 12 px."""
+    browser = _chromium()
+    if browser is None:
+        pytest.skip(f"no Chromium binary on PATH ({', '.join(CHROMIUM_NAMES)}); apt-get install chromium")
+    document, rows = _wide_document()
+    page = tmp_path / "report.html"
+    html = report_page(document, run_statistics(document, rows, resamples=10, worst_k=1), [])
+    page.write_text(html.replace("</body>", _LAYOUT_PROBE + "</body>"), encoding="utf-8")
+    command = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+               "--window-size=1400,1000", "--hide-scrollbars", f"--user-data-dir={tmp_path / 'profile'}",
+               "--virtual-time-budget=5000", "--dump-dom", page.as_uri()]
+    result = subprocess.run(command, check=False, capture_output=True, text=True, timeout=120,
+                            env=dict(os.environ, HOME=str(tmp_path)))
+    probe = re.search(r'<div id="probe">width=(\d+) page=(\d+) boxes=(\d+) scrolling=(\d+) overflow=(\d+) '
+                      r'font=([\d.]+)</div>', result.stdout)
+    assert probe, f"no probe in the DOM (status {result.returncode}): {result.stderr[-2000:]}"
+    width, page_width, boxes, scrolling, overflow = map(int, probe.groups()[:5])
+    assert width == 1400 and page_width <= width, probe.group(0)
+    assert boxes >= 3 and scrolling >= 1 and overflow == 0, probe.group(0)  # the SOD table scrolls in its box
+    assert float(probe.group(6)) >= 12, probe.group(0)

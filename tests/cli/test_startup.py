@@ -48,3 +48,56 @@ def test_a_misspelt_metric_is_named_with_the_closest_valid_ones(capsys, tmp_path
 
 def test_the_parser_names_are_the_libraries():
     assert names.TIER_NAMES == tuple(TIERS)
+
+
+def test_a_deferred_module_is_a_stand_in_until_used(tmp_path, monkeypatch):
+    """``deferred_imports`` (issue 35 item 14): inside the block an import of a deferred module gives a stand-in that
+    answers the listed attribute without loading it; any other attribute loads the real module; after the block an
+    import loads the real module. A package on disk counts its own loads."""
+    import importlib
+    import sys
+
+    from nobg_metrics.cli.startup import deferred_imports
+
+    package = tmp_path / "heavypkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "signal.py").write_text("import builtins\nbuiltins.HEAVY_LOADS = getattr(builtins, 'HEAVY_LOADS', 0) + 1\n"
+                                       "def windowed(n):\n    return [1.0] * n\nvalue = 42\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import builtins
+
+    monkeypatch.setattr(builtins, "HEAVY_LOADS", 0, raising=False)
+    with deferred_imports({"heavypkg.signal": {"hamming": "windowed"}}):
+        import heavypkg.signal
+
+        assert hasattr(heavypkg.signal, "hamming") and builtins.HEAVY_LOADS == 0  # torchmetrics' check: no load
+        assert heavypkg.signal.hamming(2) == [1.0, 1.0] and builtins.HEAVY_LOADS == 1  # used: the real one
+    assert type(sys.modules["heavypkg.signal"]).__name__ == "module"
+    with deferred_imports({"heavypkg.other": {}}):
+        pass
+    for name in ("heavypkg.signal", "heavypkg"):
+        sys.modules.pop(name, None)
+    with deferred_imports({"heavypkg.signal": {"hamming": "windowed"}}):
+        import heavypkg.signal
+    assert "heavypkg.signal" not in sys.modules and "signal" not in vars(sys.modules["heavypkg"])
+    assert importlib.import_module("heavypkg.signal").value == 42 and builtins.HEAVY_LOADS == 2
+    for name in ("heavypkg.signal", "heavypkg"):
+        sys.modules.pop(name, None)
+
+
+@pytest.mark.slow
+def test_the_command_does_not_load_scipy_signal(tmp_path):
+    """``nobg-metrics eval`` scores without importing scipy.signal (torchmetrics would, for audio metrics)."""
+    from tests.cli.folders import make_dataset
+
+    make_dataset(tmp_path / "d", count=2, formats=("u8",))
+    code = ("import sys\nfrom nobg_metrics.cli.entry import main\n"
+            f"status = main(['eval', '--gt', {str(tmp_path / 'd' / 'gt')!r}, '--pred', {str(tmp_path / 'd' / 'u8')!r}, "
+            f"'--out', {str(tmp_path / 'out')!r}, '--metrics', 'mae', 's_measure', 'f_measure_max', '--quiet', "
+            "'--workers', '0', '--no-plots'])\n"
+            "print('scipy.signal loaded' if 'scipy.signal' in sys.modules else 'scipy.signal not loaded')\n"
+            "sys.exit(status)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "scipy.signal not loaded" in result.stdout

@@ -17,7 +17,7 @@ import pytest
 from nobg_metrics.cli.aliases import Aliases, check_aliases, read_aliases
 from nobg_metrics.cli.config import ConfigError
 from nobg_metrics.cli.main import EXIT_USAGE, main
-from nobg_metrics.cli.outputs import markdown_table
+from nobg_metrics.cli.outputs import latex_table, markdown_table
 from nobg_metrics.cli.tables import (
     combined_latex,
     combined_markdown,
@@ -51,10 +51,13 @@ FOUR = _document({("DUTS-TE", m): {"mae": mae, "s_measure": s}
                  images={("ECSSD", "A"): 11, ("ECSSD", "B"): 12})
 
 
-def test_ranks_are_dense_over_printed_values_and_never_mark_the_worst():
+def test_ranks_are_dense_over_printed_values_and_mark_the_top_three():
+    """The top three distinct values are marked, the worst too when it is one of them (issue 35 item 13: the
+    docstring promised the top three, the code left the worst unmarked); ties share a rank."""
     assert ranks([0.9, 0.8, 0.9, 0.7, None, 0.6], True) == [1, 2, 1, 3, 0, 0]
     assert ranks([0.04, 0.05, 0.03, 0.06], False) == [2, 3, 1, 0]
-    assert ranks([0.1, 0.2], False) == [1, 0] and ranks([0.5, 0.5], True) == [0, 0]
+    assert ranks([0.9, 0.8, 0.7], True) == [1, 2, 3] and ranks([0.1, 0.2], False) == [1, 2]
+    assert ranks([0.5, 0.5], True) == [1, 1]
     assert ranks([0.1, 0.2, 0.3], None) == [0, 0, 0] and ranks([0.1, None], True) == [0, 0]
 
 
@@ -65,8 +68,8 @@ def test_combined_markdown_groups_datasets_marks_the_top_three_and_the_subset_ro
     assert lines[2] == "| **method** | MAE ↓ | S_α ↑ | MAE ↓ | S_α ↑ |"
     rows = {line.split(" | ")[0][2:]: line for line in lines[3:7]}
     # MAE: lower is better (C 0.03 first, A second, B third, D last unmarked); S: A, B, C
-    assert rows["A"] == "| A | <ins>0.040</ins> | **0.900** | 0.030† | 0.900 |"
-    assert rows["B"] == "| B | *0.050* | <ins>0.880</ins> | 0.030 | 0.900 |"
+    assert rows["A"] == "| A | <ins>0.040</ins> | **0.900** | **0.030**† | **0.900** |"  # ECSSD: a tie, both best
+    assert rows["B"] == "| B | *0.050* | <ins>0.880</ins> | **0.030** | **0.900** |"
     assert rows["C"] == "| C | **0.030** | *0.850* | - | - |"
     assert rows["D"] == "| D | 0.060 | 0.800 | - | - |"
     assert "† A on ECSSD: scored on 11 of 12 images" in text
@@ -87,7 +90,7 @@ def test_combined_latex_paper_names_marks_and_transpose():
     assert r"\cmidrule(lr){2-3} \cmidrule(lr){4-5}" in tex
     assert r"Method & MAE $\downarrow$ & $S_\alpha$ $\uparrow$ & MAE $\downarrow$ & $S_\alpha$ $\uparrow$ \\" in tex
     assert r"C & \first{0.030} & \third{0.850} & - & - \\" in tex
-    assert r"A & \second{0.040} & \first{0.900} & 0.030$^\dagger$ & 0.900 \\" in tex
+    assert r"A & \second{0.040} & \first{0.900} & \first{0.030}$^\dagger$ & \first{0.900} \\" in tex
     assert r"$^\dagger$ A on ECSSD: scored on 11 of 12 images" in tex and r"\_" not in tex
     transposed = combined_latex(combined_tables(FOUR, None, Aliases()), Aliases(), transpose=True)
     assert r"Dataset & Metric & A & B & C & D \\" in transposed
@@ -99,7 +102,7 @@ def test_combined_latex_paper_names_marks_and_transpose():
         rows = [line for line in body.splitlines() if line.endswith(r"\\") and "multicolumn" not in line]
         assert rows and all(line.count("&") == columns - 1 for line in rows)
     md = combined_markdown(combined_tables(FOUR, None, Aliases()), Aliases(), transpose=True)
-    assert "| dataset | metric | A | B | C | D |" in md and "| ECSSD | MAE ↓ | 0.030† | 0.030 | - | - |" in md
+    assert "| dataset | metric | A | B | C | D |" in md and "| ECSSD | MAE ↓ | **0.030**† | **0.030** | - | - |" in md
 
 
 def test_digits_and_aliases_order_and_rename(tmp_path):
@@ -254,3 +257,18 @@ def test_transpose_and_a_misspelt_alias_in_the_command(run, tmp_path, capsys):
     status = main(["eval", "--config", str(config), "--out", str(tmp_path / "b"), "--metrics", "mae",
                    "--allow-missing", "--aliases", str(bad), *FAST])
     assert status == EXIT_USAGE and "did you mean 'perfect'?" in capsys.readouterr().err
+
+
+def test_every_per_dataset_table_follows_the_one_layout_rule():
+    """table.md / table.tex (and the console, which prints table.md) as the combined tables lay out a column: the
+    top three marked, ``†`` and a footnote for a row scored on a subset, paper names under a preset (issue 35)."""
+    md = markdown_table(FOUR)
+    assert "| A | 12 | <ins>0.040</ins> | **0.900** |" in md and "| D | 12 | 0.060 | 0.800 |" in md
+    assert "| A | 11 | **0.030**† | **0.900** |" in md and "† A: scored on 11 of 12 images" in md
+    assert "| method | images | mae ↓ | s_measure ↑ |" in md and md.rstrip().endswith("(at the printed precision).")
+    tex = latex_table(FOUR)
+    assert r"\providecommand{\first}[1]{\textbf{#1}}" in tex and r"A & \first{0.030}$^\dagger$ & \first{0.900} \\" in tex
+    assert r"$^\dagger$ A: scored on 11 of 12 images" in tex and tex.count("{") == tex.count("}")
+    preset = dict(FOUR, preset="sod")
+    assert "| method | images | MAE ↓ | S_α ↑ |" in markdown_table(preset)
+    assert r"Method & MAE $\downarrow$ & $S_\alpha$ $\uparrow$ \\" in latex_table(preset)

@@ -74,6 +74,8 @@ def test_index_file_scores_the_listed_images_and_names_the_absent_ones(root, tmp
 @pytest.mark.parametrize("entry, words", [
     ({"mask": {"path": "DS1/gt", "suffx": ".png"}}, ["'suffx'", "did you mean 'suffix'"]),
     ({"msk": {"path": "DS1/gt"}, "mask": {"path": "DS1/gt"}}, ["'msk'", "did you mean 'mask'"]),
+    ({"image": {"path": "DS1/img"}, "masks": {"path": "DS1/gt"}}, ["'masks'", "did you mean 'mask'"]),
+    ({"image": {"path": "DS1/img"}}, ["'mask' is missing"]),
 ])
 def test_misspelt_keys_inside_entries_are_named(root, tmp_path, monkeypatch, capsys, entry, words):
     monkeypatch.chdir(root)
@@ -81,6 +83,28 @@ def test_misspelt_keys_inside_entries_are_named(root, tmp_path, monkeypatch, cap
     assert _run(root, tmp_path / "out", datasets="typo.json") == EXIT_USAGE
     err = capsys.readouterr().err
     assert all(word in err for word in words), err
+
+
+@pytest.mark.parametrize("key", ["masks", "Mask", "msk"])
+def test_a_misspelt_mask_names_the_key_under_config_too(root, tmp_path, monkeypatch, capsys, key):
+    """Given to ``--config`` (no role), a dataset JSON whose ``mask`` is misspelt is still a dataset JSON: the key is
+    named, instead of the file being read as a method JSON (issue 35 item 11)."""
+    monkeypatch.chdir(root)
+    (root / "typo.json").write_text(json.dumps({n: {"image": {"path": f"{n}/img"}, key: {"path": f"{n}/gt"}}
+                                                for n in ("DS1", "DS2")}))
+    status = main(["eval", "--config", str(root / "typo.json"), str(root / "m1.json"), "--out", str(tmp_path / "o"),
+                   *FAST])
+    err = capsys.readouterr().err
+    assert status == EXIT_USAGE and f"unknown key '{key}'; did you mean 'mask'?" in err, err
+    assert "names dataset 'image'" not in err and "no dataset given" not in err
+
+
+def test_a_misspelt_path_in_a_method_json_is_named(root, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(root)
+    (root / "mtypo.json").write_text(json.dumps({"A": {"DS1": {"pth": "DS1/u8"}}}))
+    status = main(["eval", "--config", str(root / "datasets.json"), str(root / "mtypo.json"), "--out",
+                   str(tmp_path / "o"), *FAST])
+    assert status == EXIT_USAGE and "unknown key 'pth'; did you mean 'path'?" in capsys.readouterr().err
 
 
 # the command line: folders of one name, prefixes and suffixes, and the hint when nothing matches --------------
