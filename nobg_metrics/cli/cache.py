@@ -114,7 +114,7 @@ class JobCache:
         """Everything but the files that changes a job's numbers."""
         import torch
 
-        import nobg_metrics
+        from nobg_metrics._version import __version__
 
         options = {k: v for k, v in dataclasses.asdict(self.options).items() if k not in _NOT_NUMBERS}
         if options.get("per_image", True):
@@ -124,7 +124,7 @@ class JobCache:
             device = "cuda" if torch.cuda.is_available() else "cpu"
         from nobg_metrics.cli import curve_data
 
-        return {"format": FORMAT, "version": nobg_metrics.__version__, "torch": torch.__version__,
+        return {"format": FORMAT, "version": __version__, "torch": torch.__version__,
                 "curves": [getattr(curve_data, "VERSION", None), getattr(curve_data, "SOURCES_RULE", None)],
                 "device": device, "options": options,
                 "skipped": skipped}

@@ -22,7 +22,6 @@ import sys
 import traceback
 from pathlib import Path
 
-import nobg_metrics
 from nobg_metrics.allocator import tune_cpu_allocator
 from nobg_metrics.cli.aliases import check_plan_aliases, read_aliases
 from nobg_metrics.cli.cache import JobCache
@@ -89,7 +88,7 @@ EXIT_BUSY = 4
 
 _PROTOCOL_ONLY = list(PROTOCOL_ONLY_METRICS)
 
-SAMPLE_DIR = Path(nobg_metrics.__file__).resolve().parent / "data" / "sample"
+SAMPLE_DIR = Path(__file__).resolve().parents[1] / "data" / "sample"
 
 
 def _plan(args: argparse.Namespace) -> Plan:
@@ -362,10 +361,8 @@ def _write(args: argparse.Namespace, jobs, scores) -> None:
         write_atomically(args.out, writers)
     except OSError as error:
         raise InputError(f"could not write the outputs into {args.out}: {error}") from None
-    if "birefnet_hce" in scores.skipped_metrics:
-        print("note: this build has no HCE metric: BiRefNet's HCE column is left out", file=sys.stderr)
-    if set(scores.skipped_metrics) - {"birefnet_hce"}:
-        print(f"note: metrics not available in this build were skipped: {scores.skipped_metrics}", file=sys.stderr)
+    if scores.skipped_metrics:
+        print(f"note: metrics not scored: {scores.skipped_metrics}", file=sys.stderr)
     if args.protocol == "birefnet" and "birefnet_hce" in scores.metric_names and \
             not any("DIS-" in job.dataset for job in jobs):
         print("note: HCE is scored on DIS- datasets only (none here): its column shows -", file=sys.stderr)

@@ -28,7 +28,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import nobg_metrics
+from nobg_metrics._version import __version__
 from nobg_metrics.cli.aliases import Aliases
 from nobg_metrics.cli.jobs import Job, problems
 from nobg_metrics.cli.names import MATTING_NAMES
@@ -46,7 +46,7 @@ def results_document(jobs: list[Job], scores: Scores, protocol: str, tier: str, 
     """The ``results.json`` object (raw values; ``printed`` says how the tables scale each matting metric; ``preset``:
     the run's ``--preset``, absent without one)."""
     return {**({"preset": preset} if preset is not None else {}),
-        "version": nobg_metrics.__version__,
+        "version": __version__,
         "protocol": protocol,
         "task": task,
         "tier": tier,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import nobg_metrics
+from nobg_metrics._version import __version__
 from nobg_metrics.cli import (
     cache,
     curve_data,
@@ -30,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``nobg-metrics`` parser (every flag is documented in docs/cli.md)."""
     parser = argparse.ArgumentParser(prog="nobg-metrics", description="Score folders of saliency/segmentation "
                                      "maps and alpha mattes the way benchmark tables are made.")
-    parser.add_argument("--version", action="version", version=f"nobg-metrics {nobg_metrics.__version__}")
+    parser.add_argument("--version", action="version", version=f"nobg-metrics {__version__}")
     commands = parser.add_subparsers(dest="command")
     run = commands.add_parser("eval", help="score prediction folders against gt folders",
                               description="Score prediction folders. With no arguments: the bundled sample.")

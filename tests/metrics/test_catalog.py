@@ -1,0 +1,68 @@
+"""The catalog is the one declaration of every metric: each entry builds, its functional equals its class after one
+update, its groups hold identical states, and what the torch-free command layer keeps (names, labels, printed units)
+agrees with it."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+import torch
+
+from nobg_metrics.catalog import CATALOG, METRIC_NAMES, TIERS, descriptor, names_with
+from nobg_metrics.cli import names
+from nobg_metrics.cli.protocols import PRINTED
+from nobg_metrics.collection import make_collection
+
+SHAPE = (2, 1, 20, 26)
+
+
+def _inputs(name: str) -> tuple[tuple[torch.Tensor, ...], dict[str, torch.Tensor]]:
+    generator = torch.Generator().manual_seed(7)
+    pred = torch.randint(0, 256, SHAPE, dtype=torch.uint8, generator=generator)
+    gt = (torch.rand(SHAPE, generator=generator) > 0.55).to(torch.uint8) * 255
+    gt[..., 4:12, 5:15] = 255  # one solid object besides the noise
+    extra: dict[str, torch.Tensor] = {}
+    entry = descriptor(name)
+    if "trimap" in entry.inputs:
+        extra["trimap"] = torch.where(gt > 128, 255, 0).to(torch.uint8)
+        extra["trimap"][..., 3:9, :] = 128
+    if "image" in entry.inputs:
+        extra["image"] = torch.randint(0, 256, (SHAPE[0], 3, *SHAPE[-2:]), dtype=torch.uint8, generator=generator)
+    return (pred, gt), extra
+
+
+@pytest.mark.parametrize("name", METRIC_NAMES)
+def test_every_entry_builds_and_its_functional_is_its_class_after_one_update(name):
+    entry = descriptor(name)
+    (pred, gt), extra = _inputs(name)
+    metric = entry.build()
+    metric.update(pred, gt, **extra)
+    value = metric.compute()
+    functional_inputs = [extra[key] for key in ("trimap", "image") if key in extra]
+    parameters = inspect.signature(entry.functional).parameters
+    named = {key: extra[key] for key in ("trimap", "image") if key in extra and key in parameters
+             and parameters[key].kind is inspect.Parameter.KEYWORD_ONLY}
+    positional = [tensor for tensor in functional_inputs if not any(tensor is t for t in named.values())]
+    expected = entry.functional(pred, gt, *positional, **named)
+    assert torch.equal(value, expected) or (value.isnan().all() and expected.isnan().all()), name
+    assert entry.options >= {"validate_args"}, name
+
+
+def test_the_tiers_are_cumulative_and_every_statistic_group_holds_one_state_layout():
+    assert set(TIERS["cheap"]) < set(TIERS["medium"]) < set(TIERS["expensive"])
+    for statistic in {d.statistic for d in CATALOG.values() if d.statistic}:
+        group = names_with(statistic=statistic)
+        built = make_collection(metrics=group)
+        layouts = {tuple(sorted(built[name].metric_state)) for name in group}
+        assert len(layouts) == 1, statistic
+
+
+def test_the_command_layer_agrees_with_the_catalog():
+    assert names.TIER_NAMES == tuple(TIERS)
+    assert set(names.MATTING_NAMES) == set(names_with(task="matting"))
+    assert set(names.PROTOCOL_ONLY_METRICS) <= set(CATALOG)
+    assert set(PRINTED) <= set(names_with(task="matting"))
+    for name in METRIC_NAMES:
+        markdown, latex = names.paper_label(name)
+        assert markdown and latex, name
