@@ -1,4 +1,4 @@
-"""Every use of torchmetrics' private names, in one module (``torchmetrics>=1.4,<2``).
+"""Every use of torchmetrics' private names, in one module (``torchmetrics>=1.6,<2``: 1.6 added ``merge_state``).
 
 The library builds on torchmetrics' public API — ``add_state``, ``update``, ``compute``, ``forward``,
 ``metric_state``, ``update_count``, ``merge_state``, ``reset``, ``sync`` — and on ``nn.Module``. Four pieces of
