@@ -197,7 +197,7 @@ def instance_update(images: list[ImageInstances], options: InstanceOptions, firs
         return torch.where(det_active[:, None, None], found, torch.full_like(found, ABSENT))
 
     image_key = torch.stack([image.image_id for image in images]) if count and images[0].image_id is not None \
-        else first_index + torch.arange(count, device=device)
+        else first_index.to(device) + torch.arange(count, device=device)
     stats = {
         "det_scores": scores, "det_labels": labels,
         "det_keys": torch.stack([image_key[det_image], torch.full_like(det_image, world_rank), image_rank, group_rank],
