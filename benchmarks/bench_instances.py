@@ -40,7 +40,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-from benchmarks.instance_data import make_images, to_coco, to_torch  # noqa: E402
+from benchmarks.instance_data import make_images, to_coco, to_torch
 
 
 def cases(size: int, device: str, batch: int = 1, seed: int = 0) -> list:

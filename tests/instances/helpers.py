@@ -69,7 +69,9 @@ def assert_lvis_equal(ours: dict[str, torch.Tensor], ev: Any) -> None:
     classes = ours["classes"].reshape(-1)
     assert torch.equal(ours["precision"][..., -1], _aligned(ev.eval["precision"], classes, 2))
     assert torch.equal(ours["recall"][..., -1], _aligned(ev.eval["recall"], classes, 1))
+    cap = ev.params.max_dets
     for key, name in LVIS_KEYS.items():
+        key, name = key.replace("@300", f"@{cap}"), name.replace("mar_300", f"mar_{cap}")
         assert float(ours[name]) == float(ev.results[key]), f"{name}: ours {float(ours[name])}, reference {ev.results[key]}"
 
 
