@@ -32,7 +32,7 @@ def _row_bands(stack: Tensor) -> tuple[list[int], list[int]]:
     if count == 0:
         return [], []
     # a row is occupied when any of its bytes is 1: 8 bytes at a time where the row splits into int64 words
-    words = stack.view(torch.int64) if width % 8 == 0 else stack.view(torch.uint8)
+    words = stack.view(torch.int64) if width % 8 == 0 and stack.storage_offset() % 8 == 0 else stack.view(torch.uint8)
     occupied = (words.amax(dim=2) > 0).to(torch.uint8)
     tops = occupied.argmax(dim=1).tolist()
     bottoms = (height - occupied.flip(1).argmax(dim=1)).tolist()
