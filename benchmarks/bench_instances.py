@@ -226,10 +226,15 @@ def main(argv: list[str] | None = None) -> int:
                 gpu_preds, gpu_target = to_torch(images, "cuda", image_ids=True)
                 contenders["ours (cuda)"] = _ours(gpu_preds, gpu_target, iou_type, args.batch, "cuda")
             calls = args.repeat + 1
-            contenders["faster-coco-eval (RLE given)"] = _faster(dataset, results, iou_type, calls)
-            contenders["faster-coco-eval (from masks)"] = _faster_from_masks(preds, target, iou_type)
-            if iou_type == "segm":
-                contenders["torchmetrics (faster_coco_eval)"] = _torchmetrics(preds, target, args.batch)
+            try:
+                import faster_coco_eval  # noqa: F401
+            except ImportError:
+                print("    faster-coco-eval and torchmetrics' faster_coco_eval backend: skipped (not installed)")
+            else:
+                contenders["faster-coco-eval (RLE given)"] = _faster(dataset, results, iou_type, calls)
+                contenders["faster-coco-eval (from masks)"] = _faster_from_masks(preds, target, iou_type)
+                if iou_type == "segm":
+                    contenders["torchmetrics (faster_coco_eval)"] = _torchmetrics(preds, target, args.batch)
             bia = _boundary_iou_api(dataset, results, iou_type, calls)
             if bia is not None:
                 contenders["boundary-iou-api"] = bia
