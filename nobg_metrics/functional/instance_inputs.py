@@ -9,7 +9,8 @@ count — pycocotools' ``loadRes`` takes it from the ``bbox`` when the results c
 :math:`(M,)` (bool or 0/1), ``area`` :math:`(M,)` (default: the mask's pixel count), ``ignore`` :math:`(M,)`
 (bool or 0/1: boundary-iou-api's ``ignore`` flag, OR-ed with ``iscrowd``), ``image_id`` (an int or a 0-d int
 tensor: orders score ties across images, see docs/instance_segmentation.md) and, for ``protocol="lvis"``,
-``neg_category_ids`` / ``not_exhaustive_category_ids`` (1-D int tensors: LVIS' per-image federated lists).
+``neg_category_ids`` / ``not_exhaustive_category_ids`` (1-D int tensors or lists of ints: LVIS' per-image federated
+lists).
 
 Every error names the element (``preds[3]["masks"]``), what was expected and what came. The checks that read
 values (NaN scores, 0/1 flags, label range) force a device sync and run only with ``validate_args``.
@@ -99,9 +100,14 @@ def _vector(value: object, name: str, count: int, kind: str) -> Tensor:
     return vector.to(torch.bool if kind == "flag" else torch.int64)
 
 
-def _id_list(value: object, name: str) -> Tensor:
+def _id_list(value: object, name: str, device: torch.device) -> Tensor:
+    """A per-image list of category ids: a 1-D integer tensor or a list of ints (empty: any dtype)."""
+    if isinstance(value, (list, tuple)):
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            raise TypeError(f"`{name}` must be a list of int category ids or a 1-D integer tensor, got {value!r}")
+        return torch.tensor(value, dtype=torch.int64).to(device)
     ids = _tensor(value, name)
-    if ids.ndim != 1 or ids.dtype.is_floating_point or ids.dtype == torch.bool or ids.is_complex():
+    if ids.ndim != 1 or (ids.numel() and (ids.dtype.is_floating_point or ids.dtype == torch.bool or ids.is_complex())):
         raise TypeError(f"`{name}` must be a 1-D integer tensor of category ids, got {ids.dtype} of shape "
                         f"{tuple(ids.shape)}")
     return ids.to(torch.int64)
@@ -141,7 +147,7 @@ def _one_image(pred: Mapping, gt: Mapping, index: int) -> ImageInstances:
     tgt = {key: _vector(gt[key], _where("target", index, key), num_gts, kind)
            for key, kind in (("labels", "int"), ("iscrowd", "flag"), ("ignore", "flag"), ("area", "float"))
            if key in gt}
-    lists = {key: _id_list(gt[key], _where("target", index, key))
+    lists = {key: _id_list(gt[key], _where("target", index, key), gt_masks.device)
              for key in ("neg_category_ids", "not_exhaustive_category_ids") if key in gt}
     tensors = [det_masks, *det.values(), *tgt.values(), *lists.values()]
     for tensor, name in zip(tensors, ["masks", *det, *tgt, *lists]):

@@ -147,6 +147,18 @@ def test_input_errors_name_the_argument(changes, error, message):
         mean_average_precision(preds, target)
 
 
+def test_lvis_lists_may_be_python_lists():
+    preds, target = _one()
+    as_lists = mean_average_precision(preds, [{**target[0], "neg_category_ids": [2], "not_exhaustive_category_ids": []}],
+                                      protocol="lvis")
+    as_tensors = mean_average_precision(preds, [{**target[0], "neg_category_ids": torch.tensor([2]),
+                                                 "not_exhaustive_category_ids": torch.zeros(0, dtype=torch.int64)}],
+                                        protocol="lvis")
+    _equal(as_lists, as_tensors)
+    with pytest.raises(TypeError, match="neg_category_ids"):
+        mean_average_precision(preds, [{**target[0], "neg_category_ids": [1.5]}], protocol="lvis")
+
+
 def test_structure_errors():
     preds, target = _one()
     with pytest.raises(ValueError, match="same length"):
@@ -179,7 +191,7 @@ def test_option_errors(options, message):
 
 @pytest.mark.parametrize("iou_type", ["segm", "boundary"])
 def test_device_paths_equal_and_make_no_host_sync(iou_type, monkeypatch):
-    preds, target = to_torch(DATA)
+    preds, target = to_torch(DATA[:5])
     expected = mean_average_precision(preds, target, iou_type=iou_type, average="micro", class_metrics=True)
     monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
     monkeypatch.setattr(instance_iou, "_int_mm_available", lambda tensor: False)

@@ -4,10 +4,12 @@ real boundary-iou-api, run by hand (the tests never need boundary-iou-api)::
     mkdir -p /tmp/bia && git -C <boundary-iou-api mirror> archive 37d2558 | tar -x -C /tmp/bia
     BOUNDARY_IOU_API=/tmp/bia python -m tests.reference.check_ports [--images 40]
 
-Generates COCO-like data (real-shape objects, crowd gts, tied scores, duplicates, sizes 45x60, 105x140, 465x620
-and others), writes the gt and result JSON files, and evaluates them with boundary-iou-api's
-``coco_instance_api.COCOeval`` and ``lvis_instance_api.LVISEval`` (``iouType`` segm and boundary) and with the
-ports; prints the largest difference of the precision and recall arrays and of the summary values (0 expected).
+Generates COCO-like data (real-shape objects, crowd gts, ``ignore`` flags, tied scores, duplicates, sizes 45x60,
+105x140, 465x620 and others), writes the gt and result JSON files, and evaluates them with boundary-iou-api's
+``coco_instance_api.COCOeval`` and ``lvis_instance_api.LVISEval`` (``iouType`` segm and boundary; results with and
+without ``bbox``), with the ports, and with ``nobg_metrics.functional.mean_average_precision``; prints the largest
+difference of the precision / recall / score arrays and of the summary values of each against the real one
+(0 expected).
 """
 
 from __future__ import annotations
@@ -55,7 +57,10 @@ def main(argv: list[str] | None = None) -> int:
     from boundary_iou.lvis_instance_api.eval import LVISEval as BiaLVISEval
     from boundary_iou.lvis_instance_api.lvis import LVIS as BiaLVIS
 
-    from benchmarks.instance_data import make_images, to_coco
+    import torch
+
+    from benchmarks.instance_data import box_areas, make_images, to_coco, to_torch
+    from nobg_metrics.functional import mean_average_precision
     from tests.reference.coco_boundary_ap import run_coco
     from tests.reference.lvis_boundary_ap import run_lvis
 
@@ -64,7 +69,27 @@ def main(argv: list[str] | None = None) -> int:
     images = make_images(args.images, sizes, seed=args.seed, instances=6, detections=16, categories=categories,
                          crowd_rate=0.08)
     frequencies = _lvis_extras(images, categories, args.seed)
+    for image in images:
+        image.extra["dt_area"] = box_areas(image.dt_masks)
     worst = 0.0
+
+    def ours(iou_type: str, with_bbox: bool, protocol: str) -> dict:
+        keys = ("ignore", "neg_category_ids", "not_exhaustive_category_ids") + (("dt_area",) if with_bbox else ())
+        preds, target = to_torch(images, keys=keys)
+        if protocol == "coco":
+            target = [{k: v for k, v in t.items() if "category_ids" not in k} for t in target]
+        return mean_average_precision(preds, target, iou_type=iou_type, protocol=protocol, extended_summary=True,
+                                      category_frequencies=frequencies if protocol == "lvis" else None)
+
+    def against(result: dict, reference: dict, arrays: tuple[str, ...]) -> float:
+        classes = result["classes"].long()
+        axes = {"precision": 2, "recall": 1, "scores": 2}
+        diffs = []
+        for key in arrays:
+            expected = torch.from_numpy(reference[key]).index_select(axes[key], classes)
+            mine = result[key] if expected.ndim == result[key].ndim else result[key][..., -1]
+            diffs.append(float((mine - expected).abs().max()))
+        return max(diffs)
     with tempfile.TemporaryDirectory() as tmp:
         for with_bbox in (False, True):
             dataset, results = to_coco(images, categories, with_bbox=with_bbox)
@@ -86,8 +111,13 @@ def main(argv: list[str] | None = None) -> int:
                     port.summarize()
                 diffs = [np.abs(real.eval[k] - port.eval[k]).max() for k in ("precision", "recall", "scores")]
                 diffs.append(np.abs(np.array(real.stats) - np.array(port.stats)).max())
-                print(f"COCO {iou_type:8s} bbox={with_bbox}: max |diff| precision, recall, scores, stats = {diffs}; "
-                      f"AP {port.stats[0]:.4f}")
+                mine = ours(iou_type, with_bbox, "coco")
+                diffs.append(against(mine, real.eval, ("precision", "recall", "scores")))
+                diffs.append(max(abs(float(mine[k]) - real.stats[i]) for i, k in enumerate(
+                    ("map", "map_50", "map_75", "map_small", "map_medium", "map_large", "mar_1", "mar_10", "mar_100",
+                     "mar_small", "mar_medium", "mar_large"))))
+                print(f"COCO {iou_type:8s} bbox={with_bbox}: max |diff| port (precision, recall, scores, stats), "
+                      f"ours (arrays, stats) = {diffs}; AP {port.stats[0]:.4f}")
                 worst = max(worst, *diffs)
                 with contextlib.redirect_stdout(io.StringIO()):
                     lvis_gt = BiaLVIS(gt_file)
@@ -96,8 +126,14 @@ def main(argv: list[str] | None = None) -> int:
                     port_lvis = run_lvis(dataset, results, iou_type)
                 diffs = [np.abs(real_lvis.eval[k] - port_lvis.eval[k]).max() for k in ("precision", "recall")]
                 diffs.append(max(abs(real_lvis.results[k] - port_lvis.results[k]) for k in real_lvis.results))
-                print(f"LVIS {iou_type:8s} bbox={with_bbox}: max |diff| precision, recall, results = {diffs}; "
-                      f"AP {port_lvis.results['AP']:.4f}")
+                mine = ours(iou_type, with_bbox, "lvis")
+                diffs.append(against(mine, real_lvis.eval, ("precision", "recall")))
+                names = {"AP": "map", "AP50": "map_50", "AP75": "map_75", "APs": "map_small", "APm": "map_medium",
+                         "APl": "map_large", "APr": "map_rare", "APc": "map_common", "APf": "map_frequent",
+                         "AR@300": "mar_300", "ARs@300": "mar_small", "ARm@300": "mar_medium", "ARl@300": "mar_large"}
+                diffs.append(max(abs(float(mine[names[k]]) - v) for k, v in real_lvis.results.items()))
+                print(f"LVIS {iou_type:8s} bbox={with_bbox}: max |diff| port (precision, recall, results), "
+                      f"ours (arrays, results) = {diffs}; AP {port_lvis.results['AP']:.4f}")
                 worst = max(worst, *diffs)
     print(f"worst difference: {worst}")
     return 0 if worst == 0 else 1
