@@ -52,12 +52,11 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, root)
     if "float" not in np.__dict__:
         np.float = float  # type: ignore[attr-defined]  # boundary-iou-api's accumulate writes np.float
+    import torch
     from boundary_iou.coco_instance_api.coco import COCO as BiaCOCO
     from boundary_iou.coco_instance_api.cocoeval import COCOeval as BiaCOCOeval
     from boundary_iou.lvis_instance_api.eval import LVISEval as BiaLVISEval
     from boundary_iou.lvis_instance_api.lvis import LVIS as BiaLVIS
-
-    import torch
 
     from benchmarks.instance_data import box_areas, make_images, to_coco, to_torch
     from nobg_metrics.functional import mean_average_precision
