@@ -31,7 +31,7 @@ import pytest
 
 # lvis 0.5.3 requires opencv-python, which clobbers the headless cv2: install it with --no-deps (skipped without)
 pytest.importorskip("lvis")
-from lvis import LVIS, LVISEval, LVISResults  # noqa: E402
+from lvis import LVIS, LVISEval, LVISResults
 
 from tests.reference.boundary_iou_ref import mask_to_boundary
 
