@@ -1,7 +1,8 @@
 """One update of instance AP: images in, per-detection and per-gt sufficient statistics out (no pixels kept).
 
 For each image, on the images' device: the IoU matrix of its detections against its gts
-(:mod:`~nobg_metrics.functional.instance_iou`), then COCO's matching for every threshold and area range
+(:mod:`~nobg_metrics.functional.instance_iou` on a device; on CPU, where reading sizes back is free, from the
+masks' row bands, :mod:`~nobg_metrics.functional.instance_crops`), then COCO's matching for every threshold and area range
 (:mod:`~nobg_metrics.functional.instance_matching`). What is kept:
 
 - per detection: ``det_scores`` (float64), ``det_labels``, ``det_keys`` :math:`(N, 4)` int64 = (image key, DDP
@@ -76,7 +77,7 @@ def _pixels_and_ious(images: list[ImageInstances], options: InstanceOptions) -> 
     det_pixels: list[Tensor] = [torch.empty(0)] * len(images)
     gt_pixels, ious = list(det_pixels), list(det_pixels)
     for members in by_size.values():  # one group per image size: the erosion runs on all its masks at once
-        if free_on(images[members[0]].gt_masks) and hasattr(torch, "_int_mm"):  # CPU: from the boxes
+        if free_on(images[members[0]].gt_masks):  # CPU: from the row bands (docs: the CPU path)
             counts = crop_counts([images[i].det_masks for i in members], [images[i].gt_masks for i in members],
                                  [images[i].det_labels for i in members], [images[i].gt_labels for i in members],
                                  options.average == "micro",
