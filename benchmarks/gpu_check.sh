@@ -10,9 +10,12 @@ fi
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
   python3 -c "import torch, torchmetrics; print('torch', torch.__version__, 'torchmetrics', torchmetrics.__version__)"
 } 2>&1 | tee "$out/gpu.txt"
-timeout ${TEST_TIMEOUT:-200} python3 -m pytest -q -p no:cacheprovider -o addopts="" tests/test_cuda.py 2>&1 \
-  | tee "$out/test_cuda.log"
+timeout ${TEST_TIMEOUT:-200} python3 -m pytest -q -p no:cacheprovider -o addopts="" tests/test_cuda.py \
+  tests/instances/test_cuda_instances.py 2>&1 | tee "$out/test_cuda.log"
 # one generated batch per case (--images 1): the device paths do not size their work by the object, and
 # the reference side (PySODMetrics on the host CPU, 16 images per call) must fit the device time
 timeout ${BENCH_TIMEOUT:-240} python3 benchmarks/run.py --device cuda --sizes 1024 --batch 16 --repeat 5 \
   --images 1 ${BENCH_ARGS:-} --json "$out/bench.json" 2>&1 | tee "$out/bench.log"
+# instance AP (mask and Boundary AP) on the GPU beside the CPU tools, COCO-like 480x640 set
+timeout ${INSTANCES_TIMEOUT:-150} python3 benchmarks/bench_instances.py --device cuda --sizes 480x640 --images 40 \
+  --repeat 2 2>&1 | tee "$out/bench_instances.log"
