@@ -131,3 +131,32 @@ def test_segm_values_equal_pycocotools_on_the_same_files(tmp_path, with_bbox):
 @pytest.mark.parametrize("seed", [10, 11, 12, 13])
 def test_segm_values_equal_pycocotools_on_larger_files(tmp_path, seed):
     _check_against_pycocotools(tmp_path, seed, with_bbox=seed % 2 == 0, sizes=BIG_SIZES)
+
+
+def _check_boundary_against_the_port(tmp_path, seed: int, sizes=None, ratio: float = 0.02) -> None:
+    from tests.reference.coco_boundary_ap import run_coco
+
+    gt, results = make_dataset(seed, **({"sizes": sizes} if sizes else {}))
+    gt_path, dt_path = write_dataset(tmp_path, gt, results)
+    evaluation = run_coco(gt, results, "boundary", dilation_ratio=ratio)
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        evaluation.summarize()
+    status, out, err = _run("--gt-json-file", str(gt_path), "--dt-json-file", str(dt_path), "--iou-type", "boundary",
+                            "--dilation-ratio", str(ratio), "--out", str(tmp_path / "out"), "--device", "cpu")
+    assert status == 0, err
+    assert out.splitlines() == [line for line in printed.getvalue().splitlines() if line.startswith(" Average")]
+    values = json.loads((tmp_path / "out" / "results.json").read_text())["results"]
+    for key, value in zip(COCO_KEYS, evaluation.stats.tolist()):
+        assert abs(values[key] - value) <= 1e-12, key
+
+
+@needs_metric
+def test_boundary_values_equal_boundary_iou_api_on_the_same_files(tmp_path):
+    _check_boundary_against_the_port(tmp_path, 4)
+
+
+@needs_metric
+@pytest.mark.slow
+@pytest.mark.parametrize(("seed", "ratio"), [(10, 0.02), (11, 0.02), (12, 0.005)])
+def test_boundary_values_equal_boundary_iou_api_on_larger_files(tmp_path, seed, ratio):
+    _check_boundary_against_the_port(tmp_path, seed, BIG_SIZES, ratio)
