@@ -18,7 +18,8 @@ from nobg_metrics.cli.instances_summary import coco_lines, lvis_lines
 from tests.cli.instances_data import make_dataset, write_dataset
 
 pytest.importorskip("pycocotools")
-pytestmark = pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")  # pycocotools, numpy 2
+pytestmark = [pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning"),  # pycocotools, numpy 2
+              pytest.mark.filterwarnings("ignore:The .warn. method is deprecated:DeprecationWarning")]  # lvis 0.5.3
 
 try:
     from nobg_metrics import MeanAveragePrecision  # noqa: F401
@@ -160,3 +161,45 @@ def test_boundary_values_equal_boundary_iou_api_on_the_same_files(tmp_path):
 @pytest.mark.parametrize(("seed", "ratio"), [(10, 0.02), (11, 0.02), (12, 0.005)])
 def test_boundary_values_equal_boundary_iou_api_on_larger_files(tmp_path, seed, ratio):
     _check_boundary_against_the_port(tmp_path, seed, BIG_SIZES, ratio)
+
+
+LVIS_NAMES = {"AP": "map", "AP50": "map_50", "AP75": "map_75", "APs": "map_small", "APm": "map_medium",
+              "APl": "map_large", "APr": "map_rare", "APc": "map_common", "APf": "map_frequent"}
+
+
+def _check_lvis_against_the_port(tmp_path, seed: int, iou_type: str, sizes=None, max_dets: int = 300,
+                                 federated: bool = True, with_bbox: bool = True) -> None:
+    from tests.reference.lvis_boundary_ap import run_lvis
+
+    gt, results = make_dataset(seed, lvis=federated, with_bbox=with_bbox, **({"sizes": sizes} if sizes else {}))
+    gt_path, dt_path = write_dataset(tmp_path, gt, results)
+    evaluation = run_lvis(gt, results, iou_type, max_dets=max_dets)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        evaluation.print_results()
+    status, out, err = _run("--gt-json-file", str(gt_path), "--dt-json-file", str(dt_path), "--iou-type", iou_type,
+                            "--lvis", "--max-dets", str(max_dets), "--out", str(tmp_path / "out"), "--device", "cpu")
+    assert status == 0, err
+    assert out.splitlines() == printed.getvalue().splitlines()
+    values = json.loads((tmp_path / "out" / "results.json").read_text())["results"]
+    for key, value in evaluation.results.items():
+        sizes_of = {"s": "small", "m": "medium", "l": "large"}
+        ours = LVIS_NAMES.get(key) or (f"mar_{max_dets}" if key.startswith("AR@") else f"mar_{sizes_of[key[2]]}")
+        assert abs(values[ours] - float(value)) <= 1e-12, key
+
+
+@needs_metric
+@pytest.mark.parametrize("iou_type", ["segm", "boundary"])
+def test_lvis_values_equal_boundary_iou_api_on_the_same_files(tmp_path, iou_type):
+    _check_lvis_against_the_port(tmp_path, 5, iou_type, max_dets=4)  # a cap that bites
+
+
+@needs_metric
+@pytest.mark.slow
+@pytest.mark.parametrize(("seed", "iou_type", "max_dets", "federated", "with_bbox"), [
+    (20, "segm", 300, True, True), (21, "boundary", 300, True, False), (22, "boundary", 3, True, True),
+    (23, "segm", 100, False, True),  # lvis_instance_evaluation.py --max-dets 100 on a COCO file
+])
+def test_lvis_values_equal_boundary_iou_api_on_larger_files(tmp_path, seed, iou_type, max_dets, federated,
+                                                               with_bbox):
+    _check_lvis_against_the_port(tmp_path, seed, iou_type, BIG_SIZES, max_dets, federated, with_bbox)
