@@ -100,6 +100,18 @@ BIG_SIZES = ((480, 640), (105, 140), (465, 620), (45, 60), (333, 517), (1, 40))
 """The slow runs' images: COCO-like sizes, the .5-rounding sizes of 0.02 * diagonal, a 1-pixel-high strip."""
 
 
+@needs_metric
+def test_an_empty_results_file_scores_zero_where_there_are_ground_truths(tmp_path):
+    gt, _ = make_dataset(6)
+    gt_path, dt_path = write_dataset(tmp_path, gt, [])  # pycocotools' loadRes fails on it (anns[0])
+    status, out, err = _run("--gt-json-file", str(gt_path), "--dt-json-file", str(dt_path), "--quiet", "--out",
+                            str(tmp_path / "out"), "--device", "cpu")
+    assert status == 0 and err == "", err
+    document = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert document["results"]["map"] == 0.0 and document["detections"] == {"in_file": 0, "evaluated": 0}
+    assert len(out.splitlines()) == 12
+
+
 def _check_against_pycocotools(tmp_path, seed: int, with_bbox: bool, sizes=None) -> None:
     dataset = make_dataset(seed, with_bbox=with_bbox, **({"sizes": sizes} if sizes else {}))
     gt_path, dt_path = write_dataset(tmp_path, *dataset)
@@ -108,6 +120,7 @@ def _check_against_pycocotools(tmp_path, seed: int, with_bbox: bool, sizes=None)
                             "--out", str(tmp_path / "out"), "--device", "cpu")
     assert status == 0, err
     assert out.splitlines() == lines
+    assert "instances segm  [" in err and "wrote results.json" in err  # the progress bar, on stderr
     document = json.loads((tmp_path / "out" / "results.json").read_text())
     assert document["detection_area"] == ("bbox w*h" if with_bbox else "mask pixels")
     for key, value in zip(COCO_KEYS, stats.tolist()):
