@@ -66,7 +66,8 @@ def _polygon_list(index: int, segmentation: list) -> list:
     return list(segmentation)
 
 
-def segmentation_masks(segmentations: Sequence[object], height: int, width: int) -> Tensor:
+def segmentation_masks(segmentations: Sequence[object], height: int, width: int, *,
+                       transposed: bool = False, device: torch.device | str | None = None) -> Tensor:
     """The masks of ``N`` segmentations of one ``height x width`` image, read as pycocotools reads them.
 
     Compressed strings are decoded together, polygons walked together; every mask's foreground, as column-major
@@ -75,9 +76,12 @@ def segmentation_masks(segmentations: Sequence[object], height: int, width: int)
     Args:
         segmentations: ``N`` JSON values: polygon lists, or RLE dicts with list or string ``counts``.
         height, width: the image's size (``images[i]["height"]``, ``["width"]``).
+        transposed: return ``(N, width, height)`` masks, each image transposed (the layout RLEs are in: no
+            transposing copy).
+        device: where the masks are built (strings and polygons are read on the CPU; only their runs travel).
 
     Returns:
-        ``(N, height, width)`` bool.
+        ``(N, height, width)`` bool (``(N, width, height)`` if ``transposed``).
 
     Raises:
         SegmentationError: a form pycocotools cannot read, a malformed RLE or polygon, an RLE of another size.
@@ -135,7 +139,7 @@ def segmentation_masks(segmentations: Sequence[object], height: int, width: int)
         rows.append(torch.tensor(owners)[rle])
         starts.append(start)
         stops.append(stop)
-    overlap = 1
+    overlap = False
     if polygons:
         try:
             polygon, start, stop = polygon_intervals(polygons, height, width)
@@ -145,8 +149,9 @@ def segmentation_masks(segmentations: Sequence[object], height: int, width: int)
         rows.append(owner[polygon])
         starts.append(start)
         stops.append(stop)
-        overlap = int(torch.bincount(owner).max())  # merge: the parts of one object may overlap
+        overlap = bool(torch.bincount(owner).max() > 1)  # merge: the parts of one object may overlap
     if not rows:
-        return torch.zeros(len(segmentations), height, width, dtype=torch.bool)
+        shape = (width, height) if transposed else (height, width)
+        return torch.zeros(len(segmentations), *shape, dtype=torch.bool, device=device)
     return intervals_to_masks(torch.cat(rows), torch.cat(starts), torch.cat(stops), len(segmentations), height,
-                              width, overlap)
+                              width, overlap, transposed, device)

@@ -216,3 +216,31 @@ def test_lvis_values_equal_boundary_iou_api_on_the_same_files(tmp_path, iou_type
 def test_lvis_values_equal_boundary_iou_api_on_larger_files(tmp_path, seed, iou_type, max_dets, federated,
                                                                with_bbox):
     _check_lvis_against_the_port(tmp_path, seed, iou_type, BIG_SIZES, max_dets, federated, with_bbox)
+
+
+@needs_metric
+@pytest.mark.parametrize("iou_type", ["segm", "boundary"])
+def test_transposed_masks_give_the_same_values_bit_for_bit(tmp_path, iou_type):
+    """The command hands the metric each image transposed (no copy); every value must be the same."""
+    import torch
+
+    from nobg_metrics import MeanAveragePrecision
+    from nobg_metrics.cli.coco_files import load_ground_truth
+    from nobg_metrics.cli.coco_results import load_results
+    from nobg_metrics.cli.instances import image_inputs
+
+    gt_path, dt_path = write_dataset(tmp_path, *make_dataset(7, sizes=((45, 60), (37, 53), (105, 140), (19, 64))))
+    gt = load_ground_truth(gt_path)
+    results = load_results(dt_path, gt)
+    values = []
+    for transposed in (False, True):
+        metric = MeanAveragePrecision(iou_type=iou_type, class_metrics=True)
+        for image in gt.images:
+            pred, target = image_inputs(gt, image, results.per_image.get(image.id, []), results,
+                                        torch.device("cpu"), transposed=transposed)
+            if transposed:
+                assert pred["masks"].shape[1:] == (image.width, image.height)
+            metric.update([pred], [target])
+        values.append(metric.compute())
+    assert values[0].keys() == values[1].keys()
+    assert all(torch.equal(values[0][key], values[1][key]) for key in values[0])

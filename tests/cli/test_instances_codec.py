@@ -190,6 +190,8 @@ def test_segmentations_of_every_form_match_ann_to_mask():
             segmentations.append([rng.uniform(0, [w, h], (5, 2)).ravel().tolist(), [1, 2, 3, 4], [],
                                   rng.uniform(0, [w, h], (3, 2)).ravel().tolist()])
     ours = segmentation_masks(segmentations, h, w)
+    assert torch.equal(segmentation_masks(segmentations, h, w, transposed=True), ours.transpose(1, 2))
+    assert torch.equal(segmentation_masks(segmentations[1:3], h, w, transposed=True), ours[1:3].transpose(1, 2))
     for i, segmentation in enumerate(segmentations):
         reference = coco.annToMask({"image_id": 1, "segmentation": segmentation}).astype(bool)
         assert torch.equal(ours[i], torch.from_numpy(reference)), i
