@@ -216,3 +216,16 @@ def test_unreadable_segmentations_name_their_position_and_problem(bad, reason):
     with pytest.raises(SegmentationError) as caught:
         segmentation_masks([[[0, 0, 1, 0, 1, 1]], bad], 3, 4)
     assert caught.value.index == 1 and reason in caught.value.reason
+
+
+@pytest.mark.cuda
+def test_masks_built_on_the_gpu_equal_the_cpu_ones():
+    rng = np.random.default_rng(9)
+    h, w = 37, 53
+    segmentations = [_polygon_cases(rng, h, w, 3), {"size": [h, w], "counts": _random_counts(rng, h, w)}]
+    rle = _reference_rle(rng.random((h, w)) < 0.4)
+    segmentations.append({"size": rle["size"], "counts": rle["counts"].decode()})
+    for transposed in (False, True):
+        cpu = segmentation_masks(segmentations, h, w, transposed=transposed)
+        gpu = segmentation_masks(segmentations, h, w, transposed=transposed, device="cuda")
+        assert gpu.device.type == "cuda" and torch.equal(gpu.cpu(), cpu)
