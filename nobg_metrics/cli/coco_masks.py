@@ -20,12 +20,12 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
+from nobg_metrics.cli.coco_intervals import intervals_to_masks
 from nobg_metrics.cli.coco_polygons import BadPolygon, polygon_intervals
 from nobg_metrics.cli.coco_rle import (
     MalformedRle,
     check_counts,
     decode_strings,
-    intervals_to_masks,
     rle_intervals,
 )
 

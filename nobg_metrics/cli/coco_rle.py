@@ -8,8 +8,8 @@ LEB128-like code of 5 bits per character, ASCII 48-111, bit 0x20 "more character
 character the sign.
 
 Everything here works on many RLEs at once with tensor operations (no Python loop over characters or runs):
-:func:`decode_strings` turns the strings into counts, :func:`counts_to_masks` the counts into ``(N, H, W)`` bool
-masks, :func:`rle_area` and :func:`rle_bbox` are pycocotools' ``area`` and ``toBbox``. :func:`encode` (a mask to
+:func:`decode_strings` turns the strings into counts, :func:`rle_intervals` the counts into foreground runs and
+:func:`counts_to_masks` into ``(N, H, W)`` bool masks (drawn by :mod:`.coco_intervals`), :func:`rle_area` and :func:`rle_bbox` are pycocotools' ``area`` and ``toBbox``. :func:`encode` (a mask to
 a compressed RLE) is for writing result files and for tests.
 
 Malformed input (characters outside 48-111, a value cut off, negative counts, counts that do not add up to
@@ -24,6 +24,8 @@ from collections.abc import Sequence
 
 import torch
 from torch import Tensor
+
+from nobg_metrics.cli.coco_intervals import intervals_to_masks
 
 MAX_CHARS_PER_VALUE = 6
 """The longest value code read: 6 characters hold 30 bits (maskApi.c's ``int`` shift is exact up to there)."""
@@ -135,69 +137,6 @@ def check_counts(counts: Tensor, lengths: Tensor, height: int, width: int) -> No
         index = int(wrong.to(torch.uint8).argmax())
         raise MalformedRle(index, f"its counts add up to {int(totals[index])} pixels, not {height}x{width} = "
                                   f"{height * width}")
-
-
-def union_intervals(rows: Tensor, starts: Tensor, stops: Tensor, pixels: int) -> tuple[Tensor, Tensor, Tensor]:
-    """Overlapping intervals of a row merged: the union as intervals that overlap nowhere (they may touch).
-
-    Sorted by ``(row, start)``, an interval opens a new group unless it starts before the furthest stop so far in
-    its row (a running maximum of ``row * (pixels + 1) + stop``: rows never mix); a group is its first start and
-    its furthest stop.
-
-    Example:
-        >>> [t.tolist() for t in union_intervals(torch.tensor([0, 0, 0, 1]), torch.tensor([5, 1, 2, 1]),
-        ...                                      torch.tensor([6, 4, 3, 2]), 9)]
-        [[0, 0, 1], [1, 5, 1], [4, 6, 2]]
-    """
-    if rows.numel() == 0:
-        return rows, starts, stops
-    stride = pixels + 1
-    order = torch.argsort(rows * stride + starts)
-    rows, starts, stops = rows[order], starts[order], stops[order]
-    furthest = torch.cummax(rows * stride + stops, 0).values
-    opens = torch.ones_like(rows, dtype=torch.bool)
-    opens[1:] = rows[1:] * stride + starts[1:] >= furthest[:-1]  # touching or past: a new group
-    last = torch.cat([torch.nonzero(opens).flatten()[1:] - 1, rows.new_full((1,), rows.numel() - 1)])
-    return rows[opens], starts[opens], furthest[last] - rows[opens] * stride
-
-
-def intervals_to_masks(rows: Tensor, starts: Tensor, stops: Tensor, n: int, height: int, width: int,
-                       overlap: bool = False, transposed: bool = False,
-                       device: torch.device | str | None = None) -> Tensor:
-    """``(n, height, width)`` bool masks that are the union of column-major pixel intervals.
-
-    Args:
-        rows: ``(K,)`` int64, the mask each interval belongs to (``0 <= rows < n``).
-        starts, stops: ``(K,)`` int64, intervals ``[start, stop)`` of column-major positions ``col * h + row``,
-            ``0 <= start <= stop <= height * width``.
-        n, height, width: the output's shape.
-        overlap: intervals of one mask may overlap (they are merged first, :func:`union_intervals`).
-        transposed: return the masks transposed, ``(n, width, height)``: the column-major layout as it is built,
-            without the transposing copy (which costs more than building).
-        device: where the masks are built (default: the CPU); only the intervals travel there.
-
-    Returns:
-        ``(n, height, width)`` bool (``(n, width, height)`` if ``transposed``), contiguous: one difference array
-        (+1 at a start, -1 at a stop) and one cumulative sum for all masks.
-
-    Example:
-        >>> intervals_to_masks(torch.tensor([0, 0]), torch.tensor([1, 2]), torch.tensor([3, 4]), 1, 2, 3,
-        ...                    overlap=True).int().tolist()
-        [[[0, 1, 0], [1, 1, 0]]]
-    """
-    pixels = height * width
-    if overlap:
-        rows, starts, stops = union_intervals(rows, starts, stops, pixels)
-    device = torch.device("cpu") if device is None else torch.device(device)
-    edges = torch.zeros(n * pixels + 1, dtype=torch.int8, device=device)
-    offset = rows.to(device) * pixels
-    ones = torch.ones(rows.numel(), dtype=torch.int8, device=device)
-    edges.index_add_(0, offset + starts.to(device), ones)
-    edges.index_add_(0, offset + stops.to(device), -ones)  # a stop of h*w: the next mask's first pixel
-    inside = torch.cumsum(edges[:-1], 0, dtype=torch.int8).view(n, width, height)  # disjoint intervals: 0 or 1
-    if transposed:
-        return inside.view(torch.bool)  # the bytes are bools already
-    return torch.empty(n, height, width, dtype=torch.bool, device=device).copy_(inside.transpose(1, 2))
 
 
 def rle_intervals(counts: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor, Tensor]:
