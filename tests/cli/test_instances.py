@@ -147,15 +147,16 @@ def test_segm_values_equal_pycocotools_on_larger_files(tmp_path, seed):
     _check_against_pycocotools(tmp_path, seed, with_bbox=seed % 2 == 0, sizes=BIG_SIZES)
 
 
-def _check_boundary_against_the_port(tmp_path, seed: int, sizes=None, ratio: float = 0.02) -> None:
+def _check_boundary_against_the_port(tmp_path, seed: int, sizes=None, ratio: float = 0.02, iou_type="boundary",
+                                     ignore: bool = False) -> None:
     from tests.reference.coco_boundary_ap import run_coco
 
-    gt, results = make_dataset(seed, **({"sizes": sizes} if sizes else {}))
+    gt, results = make_dataset(seed, ignore=ignore, **({"sizes": sizes} if sizes else {}))
     gt_path, dt_path = write_dataset(tmp_path, gt, results)
-    evaluation = run_coco(gt, results, "boundary", dilation_ratio=ratio)
+    evaluation = run_coco(gt, results, iou_type, dilation_ratio=ratio)
     with contextlib.redirect_stdout(io.StringIO()) as printed:
         evaluation.summarize()
-    status, out, err = _run("--gt-json-file", str(gt_path), "--dt-json-file", str(dt_path), "--iou-type", "boundary",
+    status, out, err = _run("--gt-json-file", str(gt_path), "--dt-json-file", str(dt_path), "--iou-type", iou_type,
                             "--dilation-ratio", str(ratio), "--out", str(tmp_path / "out"), "--device", "cpu")
     assert status == 0, err
     assert out.splitlines() == [line for line in printed.getvalue().splitlines() if line.startswith(" Average")]
@@ -167,6 +168,12 @@ def _check_boundary_against_the_port(tmp_path, seed: int, sizes=None, ratio: flo
 @needs_metric
 def test_boundary_values_equal_boundary_iou_api_on_the_same_files(tmp_path):
     _check_boundary_against_the_port(tmp_path, 4)
+
+
+@needs_metric
+@pytest.mark.parametrize("iou_type", ["segm", "boundary"])
+def test_gt_ignore_flags_are_or_ed_with_iscrowd_as_boundary_iou_api_does(tmp_path, iou_type):
+    _check_boundary_against_the_port(tmp_path, 8, iou_type=iou_type, ignore=True)
 
 
 @needs_metric

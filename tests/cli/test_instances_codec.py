@@ -1,5 +1,5 @@
-"""The COCO mask codec of ``nobg-metrics instances`` (cli/coco_rle.py, coco_intervals.py, coco_polygons.py, coco_masks.py) against the
-installed pycocotools: every mask bit, every count, every box equal on generated cases."""
+"""The COCO mask codec of ``nobg-metrics instances`` (cli/coco_rle.py, coco_intervals.py, coco_polygons.py,
+coco_masks.py) against the installed pycocotools: every mask bit, every count, every box equal on generated cases."""
 
 from __future__ import annotations
 
