@@ -39,7 +39,8 @@ class SegmentationError(ValueError):
 
 
 def _is_count(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    """An RLE count as pycocotools stores it (``uint``)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**32
 
 
 def _check_size(index: int, rle: dict, height: int, width: int) -> None:
@@ -112,7 +113,7 @@ def segmentation_masks(segmentations: Sequence[object], height: int, width: int,
                 string_owner.append(index)
             elif isinstance(counts, list):
                 if not all(_is_count(c) for c in counts):
-                    raise SegmentationError(index, "uncompressed RLE counts must be integers >= 0")
+                    raise SegmentationError(index, "uncompressed RLE counts must be integers in [0, 2^32)")
                 lists.extend(counts)
                 list_owner.append(index)
                 list_lengths.append(len(counts))
