@@ -10,7 +10,9 @@ is given (its input format made beforehand, not timed) to the summary values:
 
 - ours: ``MeanAveragePrecision(iou_type=...)``: ``update`` in batches of ``--batch`` images, then ``compute``;
 - faster-coco-eval 1.8.0: ``COCO(gt)``, ``loadRes``, ``COCOeval_faster(gt, dt, iouType)`` evaluate / accumulate /
-  summarize (its boundary step runs on ``boundary_cpu_count`` processes, default ``min(cores, 4)``);
+  summarize (its boundary step runs on ``boundary_cpu_count`` processes, default ``min(cores, 4)``), twice: from
+  the RLE JSON made beforehand ("RLE given", the offline case) and from the same dense masks as ours, its RLE
+  encoding timed ("from masks", the training-loop case, what torchmetrics' ``update`` does);
 - torchmetrics ``MeanAveragePrecision(iou_type="segm", backend="faster_coco_eval")``: ``update`` (it RLE-encodes
   every mask) and ``compute`` (no boundary option);
 - boundary-iou-api (commit 37d2558) when ``BOUNDARY_IOU_API`` points at an unpacked copy: its ``COCO`` index with
@@ -83,6 +85,40 @@ def _faster(dataset: dict, results: list, iou_type: str, calls: int) -> Callable
         gt_data, dt_data = next(inputs)
         gt = COCO(gt_data)
         evaluator = COCOeval_faster(gt, gt.loadRes(dt_data), iou_type, print_function=lambda *a: None)
+        evaluator.evaluate()
+        evaluator.accumulate()
+        evaluator.summarize()
+        return float(evaluator.stats[0])
+    return _quiet(run)
+
+
+def _faster_from_masks(preds: list, target: list, iou_type: str) -> Callable[[], Any]:
+    """faster-coco-eval from the same dense masks as ours: its RLE encoding is timed too (what torchmetrics'
+    ``update`` does with every mask, and what a training loop would have to do)."""
+    from faster_coco_eval import COCO, COCOeval_faster
+    from faster_coco_eval.core import mask as mask_utils
+
+    def encode(masks: torch.Tensor) -> list[dict]:
+        rles = mask_utils.encode(np.asfortranarray(masks.permute(1, 2, 0).numpy().astype(np.uint8)))
+        return list(rles) if isinstance(rles, (list, tuple)) else [rles]
+
+    def run() -> Any:
+        images, gt_anns, results = [], [], []
+        for index, (pred, gt) in enumerate(zip(preds, target)):
+            height, width = gt["masks"].shape[-2:]
+            images.append({"id": index + 1, "height": int(height), "width": int(width)})
+            if len(gt["masks"]):
+                for k, rle in enumerate(encode(gt["masks"])):
+                    gt_anns.append({"id": len(gt_anns) + 1, "image_id": index + 1, "segmentation": rle,
+                                    "category_id": int(gt["labels"][k]), "iscrowd": int(gt["iscrowd"][k]),
+                                    "area": float(mask_utils.area(rle))})
+            if len(pred["masks"]):
+                for k, rle in enumerate(encode(pred["masks"])):
+                    results.append({"image_id": index + 1, "segmentation": rle, "score": float(pred["scores"][k]),
+                                    "category_id": int(pred["labels"][k])})
+        labels = sorted({a["category_id"] for a in gt_anns} | {r["category_id"] for r in results})
+        gt_coco = COCO({"images": images, "annotations": gt_anns, "categories": [{"id": c} for c in labels]})
+        evaluator = COCOeval_faster(gt_coco, gt_coco.loadRes(results), iou_type, print_function=lambda *a: None)
         evaluator.evaluate()
         evaluator.accumulate()
         evaluator.summarize()
@@ -164,7 +200,7 @@ def _median_times(contenders: dict[str, Callable[[], Any]],
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", nargs="+", default=["480x640", "1024x2048"], help="HxW of the images")
-    parser.add_argument("--images", type=int, default=50)
+    parser.add_argument("--images", type=int, default=100)
     parser.add_argument("--batch", type=int, default=8, help="images per update (ours, torchmetrics)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1, help="torch.set_num_threads for our side")
@@ -190,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
                 gpu_preds, gpu_target = to_torch(images, "cuda", image_ids=True)
                 contenders["ours (cuda)"] = _ours(gpu_preds, gpu_target, iou_type, args.batch, "cuda")
             calls = args.repeat + 1
-            contenders["faster-coco-eval"] = _faster(dataset, results, iou_type, calls)
+            contenders["faster-coco-eval (RLE given)"] = _faster(dataset, results, iou_type, calls)
+            contenders["faster-coco-eval (from masks)"] = _faster_from_masks(preds, target, iou_type)
             if iou_type == "segm":
                 contenders["torchmetrics (faster_coco_eval)"] = _torchmetrics(preds, target, args.batch)
             bia = _boundary_iou_api(dataset, results, iou_type, calls)

@@ -71,7 +71,9 @@ def crop_counts(dets: list[Tensor], gts: list[Tensor], det_labels: list[Tensor],
     det_counts, gt_counts = [d.shape[0] for d in dets], [g.shape[0] for g in gts]
     det_bands, gt_bands = [_row_bands(d) for d in dets], [_row_bands(g) for g in gts]
     gap = torch.zeros((1, width), dtype=torch.bool)
-    pieces, det_first, gt_first, row = [gap], [], [], 1
+    pieces, row = [gap], 1
+    det_first: list[int] = []
+    gt_first: list[int] = []
     for stacks, bands, firsts in ((dets, det_bands, det_first), (gts, gt_bands, gt_first)):
         for stack, (tops, bottoms) in zip(stacks, bands):  # the row bands, a zero row after each
             for k, (top, bottom) in enumerate(zip(tops, bottoms)):  # (masks of different band sizes)

@@ -208,8 +208,9 @@ def instance_update(images: list[ImageInstances], options: InstanceOptions, firs
                                  cap, exact)
         return torch.where(det_active[:, None, None], found, torch.full_like(found, ABSENT))
 
-    image_key = torch.stack([image.image_id for image in images]) if count and images[0].image_id is not None \
-        else first_index.to(device) + torch.arange(count, device=device)
+    ids = [image.image_id for image in images if image.image_id is not None]
+    image_key = torch.stack(ids) if count and len(ids) == count else first_index.to(device) + torch.arange(
+        count, device=device)
     stats = {
         "det_scores": scores, "det_labels": labels,
         "det_keys": torch.stack([image_key[det_image], torch.full_like(det_image, world_rank), image_rank, group_rank],
