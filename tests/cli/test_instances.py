@@ -251,3 +251,10 @@ def test_transposed_masks_give_the_same_values_bit_for_bit(tmp_path, iou_type):
         values.append(metric.compute())
     assert values[0].keys() == values[1].keys()
     assert all(torch.equal(values[0][key], values[1][key]) for key in values[0])
+
+
+def test_the_command_module_main_dispatches_to_instances(capsys):
+    from nobg_metrics.cli.main import main as command_main
+
+    assert command_main(["instances", "--gt-json-file", "a", "--dt-json-file", "b", "--max-dets", "5"]) == 2
+    assert "--max-dets applies to --lvis" in capsys.readouterr().err
