@@ -14,6 +14,7 @@ from nobg_metrics._version import __version__
 from nobg_metrics.cli import (
     cache,
     curve_data,
+    instances_command,
     merge,
     plot_command,
     presets,
@@ -97,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     toolkit.add_arguments(run.add_argument_group("PySODEvalToolkit's flags (docs/cli.md)"))
     plot_command.add_parser(commands)
     merge.add_parser(commands)
+    instances_command.add_parser(commands)
     return parser
 
 
