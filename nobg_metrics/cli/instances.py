@@ -26,7 +26,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-import nobg_metrics
+from nobg_metrics._version import __version__
 from nobg_metrics.cli.coco_files import (
     GroundTruth,
     GtImage,
@@ -42,31 +42,22 @@ from nobg_metrics.cli.coco_results import (
 )
 from nobg_metrics.cli.config import ConfigError
 from nobg_metrics.cli.dist import pick_device
-from nobg_metrics.cli.instances_command import (
-    EXIT_BUSY,
-    EXIT_INPUTS,
-    EXIT_INTERNAL,
-    EXIT_OK,
-    EXIT_USAGE,
-)
 from nobg_metrics.cli.instances_summary import coco_lines, lvis_lines
 from nobg_metrics.cli.progress import Progress
 from nobg_metrics.cli.signals import checkpoint, exit_status, interruptible, signal_name
+from nobg_metrics.cli.statuses import EXIT_BUSY, EXIT_INPUTS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 from nobg_metrics.cli.writing import (
     OutputBusy,
     OutputLock,
     json_writer,
     write_atomically,
 )
+from nobg_metrics.metrics.mean_average_precision import MeanAveragePrecision
 
 BATCH_IMAGES = 16
 """At most this many images per ``update`` (the metric's fixed cost per call is shared)."""
 BATCH_PIXELS = 1 << 27
 """An ``update`` is made once the batch's masks hold this many pixels (128 MB of bool masks)."""
-
-
-class MetricUnavailable(Exception):
-    """This build has no :class:`nobg_metrics.MeanAveragePrecision` (exit status 3)."""
 
 
 def _ids(values: frozenset[int], device: torch.device) -> Tensor:
@@ -123,10 +114,6 @@ def image_inputs(gt: GroundTruth, image: GtImage, detections: list[Detection], r
 
 def build_metric(args: argparse.Namespace, gt: GroundTruth, device: torch.device) -> Any:
     """The :class:`nobg_metrics.MeanAveragePrecision` of the flags (per-class values on)."""
-    try:
-        from nobg_metrics import MeanAveragePrecision
-    except ImportError:
-        raise MetricUnavailable("this build of nobg_metrics has no MeanAveragePrecision") from None
     options: dict[str, Any] = {"iou_type": args.iou_type, "dilation_ratio": args.dilation_ratio,
                                "protocol": "lvis" if args.lvis else "coco", "class_metrics": True}
     if args.lvis:
@@ -158,7 +145,7 @@ def results_document(args: argparse.Namespace, gt: GroundTruth, results: Results
             row[key[: -len("_per_class")]] = column[index] if index < len(column) else None
         per_class.append(row)
     return {
-        "command": "instances", "version": nobg_metrics.__version__,
+        "command": "instances", "version": __version__,
         "gt_json_file": str(args.gt_json_file), "dt_json_file": str(args.dt_json_file),
         "iou_type": args.iou_type, "dilation_ratio": args.dilation_ratio, "protocol": "lvis" if args.lvis else "coco",
         "max_dets": [args.max_dets or LVIS_MAX_DETS] if args.lvis else [1, 10, 100],
@@ -234,9 +221,6 @@ def run_guarded(args: argparse.Namespace) -> int:
         except OutputBusy as error:
             print(f"nobg-metrics: error: {error}", file=sys.stderr)
             return EXIT_BUSY
-        except MetricUnavailable as error:
-            print(f"nobg-metrics: failed: {error}", file=sys.stderr)
-            return EXIT_INTERNAL
         except KeyboardInterrupt as interrupt:
             signum = getattr(interrupt, "signum", signal.SIGINT)
             print(f"nobg-metrics: interrupted ({signal_name(signum)}); nothing was written", file=sys.stderr)

@@ -21,8 +21,7 @@ import math
 import sys
 from pathlib import Path
 
-EXIT_OK, EXIT_INPUTS, EXIT_USAGE, EXIT_INTERNAL, EXIT_BUSY = 0, 1, 2, 3, 4
-"""The statuses of :mod:`nobg_metrics.cli.main` (not imported from there: it loads torch)."""
+from nobg_metrics.cli.statuses import EXIT_USAGE
 
 
 def _ratio(text: str) -> float:

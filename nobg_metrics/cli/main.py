@@ -63,6 +63,7 @@ from nobg_metrics.cli.protocols import protocol_metrics, resolve_task
 from nobg_metrics.cli.report import report_writers
 from nobg_metrics.cli.runner import RunOptions, score
 from nobg_metrics.cli.signals import checkpoint, exit_status, interruptible, signal_name
+from nobg_metrics.cli.statuses import EXIT_BUSY, EXIT_INPUTS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 from nobg_metrics.cli.table_model import column_header
 from nobg_metrics.cli.tables import table_writers
 from nobg_metrics.cli.toolkit import apply_toolkit_flags, toolkit_names
@@ -75,16 +76,6 @@ from nobg_metrics.cli.writing import (
     write_per_image_csv,
 )
 from nobg_metrics.collection import METRIC_NAMES
-
-EXIT_OK = 0
-EXIT_INPUTS = 1
-"""Missing or unreadable inputs, a gt folder without images, nothing scored, outputs not writable."""
-EXIT_USAGE = 2
-"""A bad command line or config, or an --out that cannot be used (checked before scoring)."""
-EXIT_INTERNAL = 3
-"""An internal error (printed with its traceback), or a process of the run that died unexpectedly."""
-EXIT_BUSY = 4
-"""--out is in use by another run (its lock is held)."""
 
 _PROTOCOL_ONLY = list(PROTOCOL_ONLY_METRICS)
 
