@@ -26,6 +26,7 @@ from nobg_metrics.functional.msiou import msiou, msiou_curve
 from nobg_metrics.functional.overlap import accuracy, ber, dice, iou_metric
 from nobg_metrics.functional.p3m_connectivity import p3m_connectivity_error
 from nobg_metrics.functional.p3m_gradient import p3m_gradient_error
+from nobg_metrics.functional.panoptic import panoptic_quality
 from nobg_metrics.functional.size_invariance import (
     si_mae,
     size_invariant,
@@ -86,6 +87,7 @@ __all__ = [
     "p3m_mad",
     "p3m_mse",
     "p3m_sad",
+    "panoptic_quality",
     "pr_auc",
     "precision",
     "recall",

@@ -30,6 +30,7 @@ from nobg_metrics.metrics.mba import MBA
 from nobg_metrics.metrics.context_measure import CamouflageContextMeasure, ContextMeasure
 from nobg_metrics.metrics.msiou import MSIoU
 from nobg_metrics.metrics.overlap import BER, Accuracy, Dice, IoU
+from nobg_metrics.metrics.panoptic import PanopticQuality
 from nobg_metrics.metrics.size_invariance import (
     SizeInvariant,
     SizeInvariantConfusion,
@@ -68,6 +69,7 @@ __all__ = [
     "MSIoU",
     "P3MConnectivityError",
     "P3MGradientError",
+    "PanopticQuality",
     "Precision",
     "Recall",
     "SMeasure",
