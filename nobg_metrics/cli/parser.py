@@ -15,6 +15,7 @@ from nobg_metrics.cli import (
     cache,
     curve_data,
     merge,
+    panoptic_command,
     plot_command,
     presets,
     report,
@@ -95,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     cache.add_arguments(run.add_argument_group("incremental runs"))
     plot_command.add_parser(commands)
     merge.add_parser(commands)
+    panoptic_command.add_parser(commands)
     return parser
 
 
