@@ -208,6 +208,23 @@ def make_scene(height: int = 480, width: int = 640, seed: int | np.random.Genera
     return Scene(gt, _segments(gt, gt_cat, gt_crowd, gt_order), pred, _segments(pred, pred_cat, {}, pred_order))
 
 
+def tensor_form(scene: Scene, thing_ids=THING_IDS):
+    """``(preds, target, iscrowd)`` in torchmetrics' convention: (H, W, 2) int64 ``(category_id, instance_id)``
+    (instance = the segment id for things, 0 for stuff; category 0, no thing nor stuff, where the id map is
+    void) and the (H, W) bool crowd marks."""
+    import torch
+
+    out = []
+    things = set(int(t) for t in thing_ids)
+    for ids, segments in ((scene.pred, scene.pred_segments), (scene.gt, scene.gt_segments)):
+        lookup = {s["id"]: (s["category_id"], s["id"] if s["category_id"] in things else 0) for s in segments}
+        present, inverse = np.unique(ids, return_inverse=True)
+        table = np.array([lookup.get(int(v), (0, 0)) for v in present], np.int64).reshape(-1, 2)
+        out.append(torch.from_numpy(table[inverse.reshape(ids.shape)]))
+    crowd_ids = [s["id"] for s in scene.gt_segments if s["iscrowd"]]
+    return out[0], out[1], torch.from_numpy(np.isin(scene.gt, crowd_ids))
+
+
 def id2rgb(ids: np.ndarray) -> np.ndarray:
     """(H, W, 3) uint8 of an id map: ``id = R + 256 G + 256² B`` (COCO panoptic PNG)."""
     ids = ids.astype(np.uint32)

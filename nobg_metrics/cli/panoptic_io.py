@@ -146,28 +146,86 @@ def slot_map(ids: torch.Tensor, annotation: dict, side: str, category_index: dic
     if len(set(seg_ids)) != len(seg_ids):
         twice = sorted({s for s in seg_ids if seg_ids.count(s) > 1})
         raise InputError(f"{where}: segment ids {twice} are listed twice in segments_info")
-    table = torch.tensor(seg_ids, dtype=torch.int32)
-    ordered, order = torch.sort(table)
-    flat = ids.reshape(-1)
-    position = torch.searchsorted(ordered, flat).clamp_(max=len(seg_ids) - 1)
-    known = ordered[position] == flat
-    if not bool(known.all()):
-        missing = sorted(set(flat[~known].unique().tolist()))
+    slots = _lookup_slots(ids, seg_ids)
+    if slots is None:
+        flat = ids.reshape(-1)
+        missing = sorted(set(flat[~torch.isin(flat, torch.tensor(seg_ids, dtype=torch.int32))].unique().tolist()))
         raise InputError(f"{where}: segment with ID {missing[0]} is presented in PNG and not presented in JSON"
                          + (f" (and {len(missing) - 1} more: {missing[1:6]})" if len(missing) > 1 else ""))
-    slots = order[position].to(torch.int16 if len(seg_ids) < 2**15 else torch.int32).view(ids.shape)
-    areas = torch.bincount(slots.reshape(-1).to(torch.int64), minlength=len(seg_ids)).tolist()
-    absent = [seg_ids[k] for k in range(1, len(seg_ids)) if areas[k] == 0]
+    return slots, torch.tensor(categories, dtype=torch.int64), torch.tensor(crowd), marker
+
+
+_HASH_MULTIPLIERS = (0x9E3779B1, 0x85EBCA77, 0xC2B2AE3D, 0x27D4EB2F, 0x165667B1, 0xD3A2646C + 1, 0xFD7046C5,
+                     0xB55A4F09)
+"""Odd 32-bit multipliers tried for the perfect hash of an image's segment ids (Knuth's and xxHash's primes)."""
+
+
+def _perfect_hash(seg_ids: list[int]) -> tuple[int, int] | None:
+    """``(multiplier, bits)`` with ``((id * multiplier) mod 2^32) >> (32 - bits)`` distinct over ``seg_ids``."""
+    smallest = max(1, (len(seg_ids) - 1).bit_length())
+    for bits in range(smallest + 1, 17):
+        for multiplier in _HASH_MULTIPLIERS:
+            buckets = {((i * multiplier) & 0xFFFFFFFF) >> (32 - bits) for i in seg_ids}
+            if len(buckets) == len(seg_ids):
+                return multiplier, bits
+    return None
+
+
+def _slot_dtype(count: int) -> torch.dtype:
+    """The smallest integer dtype of ``count`` slots: uint8, int16 or int32 (narrow maps compare faster)."""
+    return torch.uint8 if count <= 256 else torch.int16 if count <= 2**15 else torch.int32
+
+
+def _lookup_slots(ids: torch.Tensor, seg_ids: list[int]) -> torch.Tensor | None:
+    """Each pixel's slot (the index of its id in ``seg_ids``, :func:`_slot_dtype`), or ``None`` if an id is not listed.
+
+    A perfect hash of the listed ids (a multiply and a shift, found on the host) indexes a table of slots and
+    one of ids; the ids read back must equal the pixels' (one ``torch.equal``), else some pixel's id is not
+    listed. Ids that no hash of 16 bits separates fall back to ``searchsorted``.
+    """
+    found = _perfect_hash(seg_ids)
+    flat = ids.reshape(-1)
+    if found is None:
+        table = torch.tensor(seg_ids, dtype=torch.int32)
+        ordered, order = torch.sort(table)
+        position = torch.searchsorted(ordered, flat).clamp_(max=len(seg_ids) - 1)
+        if not torch.equal(ordered.index_select(0, position), flat):
+            return None
+        return order.index_select(0, position).to(_slot_dtype(len(seg_ids))).view(ids.shape)
+    multiplier, bits = found
+    slot_table = torch.zeros(1 << bits, dtype=_slot_dtype(len(seg_ids)))
+    id_table = torch.full((1 << bits,), -1, dtype=torch.int32)  # no pixel id is negative
+    for slot, seg_id in enumerate(seg_ids):
+        bucket = ((seg_id * multiplier) & 0xFFFFFFFF) >> (32 - bits)
+        slot_table[bucket], id_table[bucket] = slot, seg_id
+    signed = multiplier - (1 << 32) if multiplier >= 1 << 31 else multiplier  # int32 products wrap mod 2^32
+    bucket = flat.mul(signed).bitwise_right_shift_(32 - bits).bitwise_and_((1 << bits) - 1)
+    if not torch.equal(id_table.index_select(0, bucket), flat):
+        return None
+    return slot_table.index_select(0, bucket).view(ids.shape)
+
+
+def check_areas(areas: list[int], annotation: dict, side: str, is_gt: bool) -> None:
+    """A JSON segment missing from the PNG (area 0), and a gt ``area`` that is not the pixel count: errors.
+
+    Args:
+        areas: pixels of each slot (slot ``k + 1`` is ``segments_info[k]``).
+        annotation: the image's annotation.
+        side: ``"gt"`` or ``"pred"``.
+        is_gt: whether to check the ``area`` fields.
+    """
+    segments = annotation["segments_info"]
+    absent = [segment["id"] for k, segment in enumerate(segments) if areas[k + 1] == 0]
+    where = _label(side, annotation)
     if absent:
         raise InputError(f"{where}: the following segment IDs {absent} are presented in JSON and not presented "
                          f"in PNG")
     if is_gt:
-        for index, segment in enumerate(segments):
+        for k, segment in enumerate(segments):
             area = segment.get("area")
-            if area is not None and area != areas[index + 1]:
+            if area is not None and area != areas[k + 1]:
                 raise InputError(f"{where}: segment with ID {segment['id']} has area {area} in the JSON but "
-                                 f"{areas[index + 1]} pixels in the PNG")
-    return slots, torch.tensor(categories, dtype=torch.int64), torch.tensor(crowd), marker
+                                 f"{areas[k + 1]} pixels in the PNG")
 
 
 def image_batch(gt_ann: dict, pred_ann: dict, task: PanopticTask) -> tuple[SegmentBatch, bool]:

@@ -22,6 +22,7 @@ from nobg_metrics.cli.config import ConfigError, InputError
 from nobg_metrics.cli.panoptic_io import (
     PanopticTask,
     categories_of,
+    check_areas,
     check_folder,
     image_batch,
     load_json,
@@ -52,7 +53,9 @@ def _score(items: list[tuple[dict, dict]], task: PanopticTask) -> tuple[dict[str
     collided = []
     for gt_ann, pred_ann in items:
         batch, collision = image_batch(gt_ann, pred_ann, task)
-        stats = batch_statistics(batch, len(task.category_ids), task.iou_type, task.dilation_ratio)
+        stats = batch_statistics(batch, len(task.category_ids), task.iou_type, task.dilation_ratio, with_areas=True)
+        check_areas(stats["gt_area"][0].tolist(), gt_ann, "gt", True)
+        check_areas(stats["pred_area"][0].tolist(), pred_ann, "pred", False)
         for name in STAT_NAMES:
             totals[name] = [a + b for a, b in zip(totals[name], stats[name].tolist())]
         if collision:

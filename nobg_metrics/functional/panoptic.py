@@ -58,11 +58,12 @@ def _check_panoptic_args(iou_type: str, dilation_ratio: float, output: str, retu
 
 
 def batch_statistics(batch: SegmentBatch, num_categories: int, iou_type: PanopticIouType,
-                     dilation_ratio: float) -> dict[str, Tensor]:
-    """:data:`~nobg_metrics.functional.panoptic_segments.STAT_NAMES` -> :math:`(C,)` int64 of one equal-size batch."""
+                     dilation_ratio: float, *, with_areas: bool = False) -> dict[str, Tensor]:
+    """:data:`~nobg_metrics.functional.panoptic_segments.STAT_NAMES` -> :math:`(C,)` int64 of one equal-size batch
+    (and the slot areas, see :func:`~nobg_metrics.functional.panoptic_segments.segment_statistics`)."""
     height, width = batch.gt.shape[-2:]
     radius = dilation_radius(height, width, dilation_ratio) if iou_type == "boundary" else None
-    return segment_statistics(batch, num_categories, radius)
+    return segment_statistics(batch, num_categories, radius, with_areas=with_areas)
 
 
 def _panoptic_update(preds: PanopticMaps, target: PanopticMaps, iscrowd: PanopticMaps | None,

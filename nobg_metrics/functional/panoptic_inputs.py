@@ -81,12 +81,31 @@ class Categories:
         """boundary-iou-api's ``BOUNDARY_ID``: the largest category id + 1."""
         return max(self.ids) + 1
 
-    def index_of(self, values: Tensor) -> Tensor:
-        """Each value's category index (``-1`` for an unknown id), same shape, int64."""
-        ids = torch.tensor(self.ids, dtype=torch.int64, device=values.device)
+    def lookup(self, values: Tensor) -> tuple[Tensor, Tensor]:
+        """Each category id's ``(base, instance mask)``, int64 of the same shape: ``base = (k + 1) * 2^31`` for the
+        category of index ``k`` (0: unknown), ``instance mask = 2^31 - 1`` for a thing (0: stuff, unknown).
+
+        Small ids (all in ``[0, 2^20)``) are looked up in a table, others searched (``searchsorted``).
+
+        Example:
+            >>> base, mask = Categories.from_sets({4, 1}, {3, 2}).lookup(torch.tensor([1, 2, 4, 5, -1]))
+            >>> (base >> 31).tolist(), (mask > 0).tolist()
+            ([1, 3, 2, 0, 0], [True, False, True, False, False])
+        """
+        device = values.device
+        bases = torch.arange(1, len(self.ids) + 1, dtype=torch.int64, device=device) << INSTANCE_BITS
+        masks = torch.tensor([2**INSTANCE_BITS - 1 if thing else 0 for thing in self.isthing], dtype=torch.int64,
+                             device=device)
+        ids = torch.tensor(self.ids, dtype=torch.int64, device=device)
+        if min(self.ids) >= 0 and max(self.ids) < 2**20:
+            table = torch.zeros((2, max(self.ids) + 3), dtype=torch.int64, device=device)
+            table[0, ids + 1], table[1, ids + 1] = bases, masks
+            index = values.clamp(-1, max(self.ids) + 1).add_(1).reshape(-1)  # below 0 or above the ids: unknown
+            return tuple(row.index_select(0, index).view(values.shape) for row in table)  # type: ignore[return-value]
         ordered, order = torch.sort(ids)
-        position = torch.searchsorted(ordered, values).clamp_(max=len(self.ids) - 1)
-        return torch.where(ordered[position] == values, order[position], -1)
+        position = torch.searchsorted(ordered, values.contiguous()).clamp_(max=len(self.ids) - 1)
+        found = ordered[position] == values
+        return (torch.where(found, bases[order][position], 0), torch.where(found, masks[order][position], 0))
 
     def thing_mask(self, device: torch.device) -> Tensor:
         """:math:`(C,)` bool: which category indices are things."""
@@ -178,25 +197,25 @@ def prepare_panoptic(preds: PanopticMaps, target: PanopticMaps, iscrowd: Panopti
 def _segment_keys(maps: Tensor, categories: Categories, name: str, unknown_is_void: bool, validate_args: bool,
                   names: list[str] | None) -> Tensor:
     """:math:`(B, H, W, 2)` -> :math:`(B, H, W)` int64 segment keys (0: void; module notes)."""
-    category = categories.index_of(maps[..., 0].to(torch.int64).contiguous())
-    instance = maps[..., 1].to(torch.int64)
-    thing = categories.thing_mask(maps.device)[category.clamp(min=0)] & (category >= 0)
+    values = maps[..., 0].to(torch.int64)
+    base, instance_mask = categories.lookup(values)
+    instance = maps[..., 1].to(torch.int64)  # a view of the input when it is int64: never written to
     if validate_args:
-        if not unknown_is_void and bool((category < 0).any()):
-            where = torch.nonzero(category < 0)[0].tolist()
-            unknown = sorted(set(maps[..., 0][category < 0].unique().tolist()))[:10]
+        if not unknown_is_void and bool((base == 0).any()):
+            where = torch.nonzero(base == 0)[0].tolist()
+            unknown = sorted(set(values[base == 0].unique().tolist()))[:10]
             at = names[where[0]] if names is not None else f"[{where[0]}]"
             raise ValueError(f"`{name}{at}` holds category ids that are neither things nor stuffs: {unknown} "
                              f"(first at pixel {tuple(where[1:])}); pass allow_unknown_preds_category=True to "
                              f"read them as no segment")
-        bad = thing & ((instance < 0) | (instance >= 2**INSTANCE_BITS))
+        bad = ((instance >> INSTANCE_BITS) != 0) & (instance_mask != 0)
         if bool(bad.any()):
             where = torch.nonzero(bad)[0].tolist()
             at = names[where[0]] if names is not None else f"[{where[0]}]"
             raise ValueError(f"`{name}{at}` thing instance ids must lie in [0, 2^31), got {int(instance[tuple(where)])} "
                              f"at pixel {tuple(where[1:])}")
-    instance = torch.where(thing, instance & (2**INSTANCE_BITS - 1), 0)
-    return torch.where(category >= 0, ((category + 1) << INSTANCE_BITS) + instance, 0)
+    # (category index + 1) * 2^31 + the instance of a thing (stuff: 0); unknown: 0
+    return torch.bitwise_and(instance, instance_mask).bitwise_or_(base)
 
 
 def _segment_batch(preds: Tensor, target: Tensor, iscrowd: Tensor | None, categories: Categories,
@@ -204,59 +223,86 @@ def _segment_batch(preds: Tensor, target: Tensor, iscrowd: Tensor | None, catego
     """One equal-size group as slot maps and tables."""
     gt_keys = _segment_keys(target, categories, "target", True, validate_args, names)
     pred_keys = _segment_keys(preds, categories, "preds", allow_unknown, validate_args, names)
-    gt_slots, gt_key_table = _slots(gt_keys, len(categories.ids))
-    pred_slots, pred_key_table = _slots(pred_keys, len(categories.ids))
+    gt_slots, gt_key_table, marks = _slots(gt_keys, len(categories.ids), iscrowd)
+    pred_slots, pred_key_table, _ = _slots(pred_keys, len(categories.ids), None)
     gt_category = (gt_key_table >> INSTANCE_BITS) - 1
     pred_category = (pred_key_table >> INSTANCE_BITS) - 1
-    size, width = gt_category.shape
-    if iscrowd is None:
-        gt_crowd = torch.zeros_like(gt_category, dtype=torch.bool)
-    else:
-        index = (torch.arange(size, device=gt_slots.device).view(-1, 1, 1) * width + gt_slots).reshape(-1)
-        marks = iscrowd.reshape(-1).to(torch.int64)
-        crowd_max = torch.zeros(size * width, dtype=torch.int64, device=index.device).scatter_reduce_(
-            0, index, marks, "amax")
+    gt_crowd = torch.zeros_like(gt_category, dtype=torch.bool)
+    if marks is not None:
+        marked, unmarked = marks
         if validate_args:
-            crowd_min = torch.ones(size * width, dtype=torch.int64, device=index.device).scatter_reduce_(
-                0, index, marks, "amin")
-            partial = (crowd_min != crowd_max) & (gt_category.reshape(-1) >= 0)
+            partial = (marked > 0) & (unmarked > 0) & (gt_category >= 0)
             if bool(partial.any()):
-                slot = int(torch.nonzero(partial)[0])
-                image, key = slot // width, int(gt_key_table.reshape(-1)[slot])
+                image, slot = (int(v) for v in torch.nonzero(partial)[0])
+                key = int(gt_key_table[image, slot])
                 at = names[image] if names is not None else f"[{image}]"
                 cat_id = categories.ids[(key >> INSTANCE_BITS) - 1]
                 raise ValueError(f"`iscrowd{at}` marks only part of the gt segment (category {cat_id}, instance "
                                  f"{key & (2**INSTANCE_BITS - 1)}): a segment is crowd or not, all its pixels alike")
-        gt_crowd = (crowd_max > 0).view(size, width) & (gt_category >= 0)
+        gt_crowd = (marked > 0) & (gt_category >= 0)
     return SegmentBatch(gt_slots, pred_slots, gt_category, gt_crowd, pred_category)
 
 
-def _slots(keys: Tensor, num_categories: int) -> tuple[Tensor, Tensor]:
-    """Dense per-image slots of segment keys: ``(slots (B, H, W), key of each slot (B, S))``, slot 0 = void.
+def _slots(keys: Tensor, num_categories: int, marks: Tensor | None
+           ) -> tuple[Tensor, Tensor, tuple[Tensor, Tensor] | None]:
+    """Dense per-image slots of segment keys, slot 0 = void.
 
-    CPU: ``torch.unique`` and a table as wide as the most segments an image holds (int16 slots when they fit).
-    Elsewhere: a sort, and tables of ``H * W + 1`` slots per image (no host read).
+    Returns:
+        ``(slots (B, H, W), key of each slot (B, S), (marked, unmarked) (B, S) or None)``: with ``marks``
+        (:math:`(B, H, W)` bool), how many marked and unmarked pixels (CPU: runs) each slot holds.
+
+    CPU: the runs of equal (key, mark) in row-major order (a segment is a few runs per row) are deduplicated with
+    ``torch.unique`` and each pixel takes its run's slot; tables as wide as the most segments an image holds.
+    Elsewhere: a sort of all the keys, and tables of ``H * W + 1`` slots per image (no host read).
     """
     size, height, width = keys.shape
+    pixels, per_image = keys.numel(), height * width
     span = (num_categories + 1) << INSTANCE_BITS  # keys of one image lie in [0, span)
-    if size * (num_categories + 1) >= 2**31:
+    if size * (num_categories + 1) >= 2**30:
         raise ValueError(f"a batch of {size} images of {num_categories} categories is too large to pack; "
                          f"update with fewer images at a time")
     image = torch.arange(size, device=keys.device, dtype=torch.int64) * span
-    flat = torch.cat([(keys + image.view(-1, 1, 1)).reshape(-1), image])  # + one void key per image
     if host_reads.free_on(keys):
-        _, run = torch.unique(flat, return_inverse=True)
-    else:
-        ordered, order = torch.sort(flat)
-        starts = torch.ones_like(ordered, dtype=torch.bool)
-        torch.ne(ordered[1:], ordered[:-1], out=starts[1:])
-        run = torch.empty_like(order).scatter_(0, order, torch.cumsum(starts, 0) - 1)
-    pixels = size * height * width
+        flat = keys.reshape(-1) if marks is None else (keys << 1).bitwise_or_(marks).reshape(-1)
+        starts = torch.ones(pixels, dtype=torch.bool)
+        torch.ne(flat[1:], flat[:-1], out=starts[1:])
+        starts[::per_image] = True  # every image starts a run
+        run = torch.cumsum(starts, 0).sub_(1)
+        where = torch.nonzero(starts).view(-1)
+        run_keys = flat.index_select(0, where)
+        run_marks = None
+        if marks is not None:
+            run_marks, run_keys = run_keys & 1, run_keys >> 1
+        run_keys += image[where // per_image]
+        unique = torch.unique(torch.cat([run_keys, image]))  # + one void key per image: each image's first
+        first = torch.searchsorted(unique, image)
+        run_image = run_keys // span
+        run_slot = torch.searchsorted(unique, run_keys) - first[run_image]
+        slot_count = int((torch.cat([first[1:], first.new_tensor([unique.numel()])]) - first).max())
+        dtype = torch.int16 if slot_count <= 2**15 else torch.int32
+        local = run_slot.to(dtype).index_select(0, run).view(size, height, width)
+        uniq_image = unique // span
+        table = torch.zeros(size * slot_count, dtype=torch.int64)
+        positions = uniq_image * slot_count + torch.arange(unique.numel()) - first[uniq_image]
+        table[positions] = unique - uniq_image * span
+        counts = None
+        if run_marks is not None:
+            index = run_image * slot_count + run_slot
+            counts = tuple(torch.bincount(index[run_marks == m], minlength=size * slot_count).view(size, slot_count)
+                           for m in (1, 0))
+        return local, table.view(size, slot_count), counts  # type: ignore[return-value]
+    flat = (keys + image.view(-1, 1, 1)).reshape(-1)
+    ordered, order = torch.sort(torch.cat([flat, image]))
+    starts = torch.ones_like(ordered, dtype=torch.bool)
+    torch.ne(ordered[1:], ordered[:-1], out=starts[1:])
+    run = torch.empty_like(order).scatter_(0, order, torch.cumsum(starts, 0) - 1)
     local = run[:pixels].view(size, height, width) - run[pixels:].view(-1, 1, 1)  # the void key is each image's first
-    slot_count = int(local.max()) + 1 if host_reads.free_on(keys) else height * width + 1
-    table = torch.zeros(size * slot_count, dtype=torch.int64, device=keys.device)
+    slot_count = per_image + 1
     index = (torch.arange(size, device=keys.device).view(-1, 1, 1) * slot_count + local).reshape(-1)
-    table.scatter_(0, index, keys.reshape(-1))
-    if host_reads.free_on(keys) and slot_count <= 2**15:
-        local = local.to(torch.int16)
-    return local, table.view(size, slot_count)
+    table = torch.zeros(size * slot_count, dtype=torch.int64, device=keys.device).scatter_(0, index, keys.reshape(-1))
+    counts = None
+    if marks is not None:
+        flags = marks.reshape(-1).to(torch.int64)
+        counts = tuple(torch.zeros(size * slot_count, dtype=torch.int64, device=keys.device).index_add_(0, index, m)
+                       .view(size, slot_count) for m in (flags, 1 - flags))
+    return local, table.view(size, slot_count), counts  # type: ignore[return-value]

@@ -49,22 +49,38 @@ def pair_keys(gt: Tensor, pred: Tensor, gt_width: int, pred_width: int) -> Tenso
     return ((gt.to(torch.int64) + image) * pred_width + pred).reshape(-1)
 
 
-def count_pairs(keys: Tensor, flags: Tensor | None, num_flags: int, num_keys: int) -> PairCounts:
-    """Count each key's pixels per flag value, densely on CPU when ``num_keys * num_flags`` is small.
+def count_pairs(gt: Tensor, pred: Tensor, gt_flag: Tensor | None, pred_flag: Tensor | None, gt_width: int,
+                pred_width: int) -> PairCounts:
+    """Count the pixels of each (image, gt slot, pred slot) pair, per flag value ``2 * gt_flag + pred_flag``.
 
     Args:
-        keys: :math:`(N,)` int64 in ``[0, num_keys)``.
-        flags: :math:`(N,)` integer in ``[0, num_flags)``, or ``None`` (one flag).
-        num_flags: ``F``.
-        num_keys: the key space (``B * gt_width * pred_width``).
+        gt: :math:`(B, H, W)` integer gt slots in ``[0, gt_width)``.
+        pred: :math:`(B, H, W)` integer predicted slots in ``[0, pred_width)``.
+        gt_flag: :math:`(B, H, W)` bool, or ``None`` (then ``pred_flag`` is ``None`` too: one flag value).
+        pred_flag: :math:`(B, H, W)` bool, or ``None``.
+        gt_width: slots per image on the gt side.
+        pred_width: slots per image on the prediction side.
 
     Returns:
-        :class:`PairCounts`.
+        :class:`PairCounts` with ``F = 4`` flag values (``F = 1`` without flags).
     """
-    if host_reads.free_on(keys) and num_keys * num_flags <= max(DENSE_TABLE_LIMIT, keys.numel()):
-        bins = keys if flags is None else keys * num_flags + flags
-        counts = torch.bincount(bins, minlength=num_keys * num_flags).view(num_keys, num_flags)
-        return PairCounts(torch.arange(num_keys, device=keys.device), counts, None)
+    size = gt.shape[0]
+    num_flags = 1 if gt_flag is None else 4
+    num_keys = size * gt_width * pred_width
+    if host_reads.free_on(gt) and num_keys * num_flags <= max(DENSE_TABLE_LIMIT, gt.numel()) \
+            and num_keys * num_flags < 2**31:
+        # one int32 bin per pixel: ((b * gt_width + g) * pred_width + p) * F + 2 gt_flag + pred_flag
+        bins = gt.to(torch.int32, copy=True).mul_(pred_width * num_flags)
+        if size > 1:
+            image = torch.arange(size, dtype=torch.int32).view(size, 1, 1) * (gt_width * pred_width * num_flags)
+            bins += image
+        if gt_flag is not None:
+            bins.add_(gt_flag, alpha=2).add_(pred_flag)
+        bins.add_(pred.to(torch.int32), alpha=num_flags)
+        counts = torch.bincount(bins.view(-1), minlength=num_keys * num_flags).view(num_keys, num_flags)
+        return PairCounts(torch.arange(num_keys, device=gt.device), counts, None)
+    keys = pair_keys(gt, pred, gt_width, pred_width)
+    flags = None if gt_flag is None else (gt_flag.to(torch.int64) * 2 + pred_flag).reshape(-1)
     return _sorted_counts(keys, flags, num_flags)
 
 

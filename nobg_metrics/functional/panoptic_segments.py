@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from nobg_metrics.functional.panoptic_pairs import PairCounts, count_pairs, lookup_counts, pair_keys
+from nobg_metrics.functional.panoptic_pairs import PairCounts, count_pairs, lookup_counts
 from nobg_metrics.ops.label_boundary import label_boundary
 
 IOU_SCALE_BITS = 53
@@ -66,23 +66,25 @@ class SegmentBatch:
     pred_marker: Tensor | None = None
 
 
-def segment_statistics(batch: SegmentBatch, num_categories: int, radius: int | None) -> dict[str, Tensor]:
+def segment_statistics(batch: SegmentBatch, num_categories: int, radius: int | None, *,
+                       with_areas: bool = False) -> dict[str, Tensor]:
     """Per-category sums of one batch: :data:`STAT_NAMES` -> :math:`(C,)` int64.
 
     Args:
         batch: the slot maps and tables.
         num_categories: ``C``; category indices are in ``[0, C)``.
         radius: band width ``d`` for Boundary PQ, ``None`` for PQ (mask IoU only).
+        with_areas: also return ``gt_area`` :math:`(B, S_g)` and ``pred_area`` :math:`(B, S_p)`, the pixels of
+            every slot (the command's sanity checks read them).
     """
     size = batch.gt.shape[0]
-    gt_width, pred_width = batch.gt_category.shape[1] + 1, batch.pred_category.shape[1] + 1  # + an interior slot
-    keys = pair_keys(batch.gt, batch.pred, gt_width, pred_width)
-    num_keys = size * gt_width * pred_width
-    flags, num_flags = None, 1
+    painted = radius is not None and (batch.gt_marker is not None or batch.pred_marker is not None)
+    extra = 1 if painted else 0  # the painted maps' interior slot (module notes)
+    gt_width, pred_width = batch.gt_category.shape[1] + extra, batch.pred_category.shape[1] + extra
+    gt_band = pred_band = None
     if radius is not None:
-        gt_band, pred_band = (label_boundary(slots, radius) for slots in (batch.gt, batch.pred))
-        flags, num_flags = (gt_band.to(torch.int64) * 2 + pred_band).reshape(-1), 4
-    pairs = count_pairs(keys, flags, num_flags, num_keys)
+        gt_band, pred_band = label_boundary(batch.gt, radius), label_boundary(batch.pred, radius)
+    pairs = count_pairs(batch.gt, batch.pred, gt_band, pred_band, gt_width, pred_width)
     image = pairs.keys // (gt_width * pred_width)
     g = pairs.keys // pred_width % gt_width
     p = pairs.keys % pred_width
@@ -101,7 +103,8 @@ def segment_statistics(batch: SegmentBatch, num_categories: int, radius: int | N
     union = pred_area[pred_slot] + gt_area[gt_slot] - inter - pred_void[pred_slot]
     iou = inter.double() / union.double()
     if radius is not None:
-        band = _band_counts(batch, pairs, counts, gt_slot, pred_slot, g, size, gt_width, pred_width, radius)
+        band = _band_counts(batch, pairs, counts, gt_slot, pred_slot, g, size, gt_width, pred_width, radius,
+                            gt_band, pred_band)
         b_inter, b_gt, b_pred, b_void = band
         # boundary-iou-api: b_union = BA_p + BA_g - BI - |pred band ∩ gt void|; iou = min(iou, BI / b_union),
         # Python's min: the mask IoU unless the boundary IoU is smaller (a NaN boundary IoU never is)
@@ -126,7 +129,12 @@ def segment_statistics(batch: SegmentBatch, num_categories: int, radius: int | N
     # FP unless (|p ∩ void| + |p ∩ crowd|) / A_p > 0.5, i.e. 2 (void + crowd) > A_p in integers
     false_positive = (pred_category >= 0) & ~pred_matched & ~(2 * (pred_void + pred_crowd) > pred_area)
     false_negative = (gt_category >= 0) & ~gt_crowd & ~gt_matched
+    areas = {}
+    if with_areas:
+        areas = {"gt_area": gt_area.view(size, gt_width)[:, :gt_width - extra],
+                 "pred_area": pred_area.view(size, pred_width)[:, :pred_width - extra]}
     return {
+        **areas,
         "iou_sum_high": _by_category(num_categories, category, scaled >> IOU_LOW_BITS),
         "iou_sum_low": _by_category(num_categories, category, scaled & ((1 << IOU_LOW_BITS) - 1)),
         "true_positives": _by_category(num_categories, category, matched.to(torch.int64)),
@@ -154,7 +162,8 @@ def _by_category(num_categories: int, category: Tensor, values: Tensor) -> Tenso
 
 
 def _band_counts(batch: SegmentBatch, pairs: PairCounts, counts: Tensor, gt_slot: Tensor, pred_slot: Tensor, g: Tensor,
-                 size: int, gt_width: int, pred_width: int, radius: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+                 size: int, gt_width: int, pred_width: int, radius: int, gt_band: Tensor, pred_band: Tensor
+                 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """``(BI per pair, BA_g per gt slot, BA_p per pred slot, bvoid per pred slot)`` (module notes).
 
     The flags of ``counts`` are ``2 * on gt band + on pred band``. Without marker slots the band pixels of a
@@ -168,12 +177,9 @@ def _band_counts(batch: SegmentBatch, pairs: PairCounts, counts: Tensor, gt_slot
         return b_inter, b_gt, b_pred, b_void
     gt_marker = _marker(batch.gt_marker, size, gt_width, batch.gt.device)
     pred_marker = _marker(batch.pred_marker, size, pred_width, batch.gt.device)
-    gt_band = label_boundary(batch.gt, radius)
-    pred_band = label_boundary(batch.pred, radius)
     gt_painted = _painted(batch.gt, gt_band, gt_marker)
     pred_painted = _painted(batch.pred, pred_band, pred_marker)
-    band_pairs = count_pairs(pair_keys(gt_painted, pred_painted, gt_width, pred_width), None, 1,
-                             size * gt_width * pred_width)
+    band_pairs = count_pairs(gt_painted, pred_painted, None, None, gt_width, pred_width)
     b_inter = lookup_counts(band_pairs, pairs.keys)
     if pairs.valid is not None:
         b_inter = b_inter * pairs.valid

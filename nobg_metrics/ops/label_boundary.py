@@ -42,30 +42,35 @@ def label_boundary_packed(labels: Tensor, radius: int) -> Tensor:
     """
     size, height, width = labels.shape
     d = radius
+    device = labels.device
     if height <= 2 * d or width <= 2 * d:  # every window reaches outside: every pixel is on a band
-        return torch.full((size, height, -(-width // _WORD_BITS)), -1, dtype=torch.int64, device=labels.device)
+        return torch.full((size, height, -(-width // _WORD_BITS)), -1, dtype=torch.int64, device=device)
     # Column separations, laid out so that output column x reads separations x .. x + 2d - 1: the first d
-    # entries stand for the image's left edge (and beyond), then L[x] != L[x + 1], then the right edge.
-    columns = torch.ones((size, height, width + d), dtype=torch.bool, device=labels.device)
+    # entries stand for the image's left edge (and beyond), then L[x] != L[x + 1], then the right edge (and
+    # beyond: ones to a whole number of words, so packing needs no copy; past the right edge they change
+    # nothing, every window reaching there holds the edge already).
+    columns = torch.ones((size, height, _whole_words(width + d)), dtype=torch.bool, device=device)
     torch.ne(labels[..., 1:], labels[..., :-1], out=columns[..., d:d + width - 1])
     horizontal = window_cols(pack_bits([columns]), 2 * d, False)
     # ... and over the window's rows y - d .. y + d (rows outside the image add nothing: the row separations
     # below see the top and bottom edges).
     zero_rows = horizontal.new_zeros((size, d, horizontal.shape[-1]))
     horizontal = window_rows(torch.cat([zero_rows, horizontal, zero_rows], dim=1), 2 * d + 1, False)
-    # Row separations: output row y reads separation rows y .. y + 2d - 1 (top edge first, bottom edge last).
-    rows = torch.zeros((size, height + 2 * d - 1, width), dtype=torch.bool, device=labels.device)
-    rows[:, :d] = True
-    torch.ne(labels[:, 1:], labels[:, :-1], out=rows[:, d:d + height - 1])
-    rows[:, d + height - 1] = True
+    # Row separations: output row y reads separation rows y .. y + 2d - 1 (top edge first, bottom edge last);
+    # columns past the image are 0 (whole words again).
+    rows = torch.zeros((size, height + 2 * d - 1, _whole_words(width + d)), dtype=torch.bool, device=device)
+    rows[:, :d, :width] = True
+    torch.ne(labels[:, 1:], labels[:, :-1], out=rows[:, d:d + height - 1, :width])
+    rows[:, d + height - 1, :width] = True
     vertical = window_rows(pack_bits([rows]), 2 * d, False)
-    # ... over the window's columns x - d .. x + d (shifted d bits away from x = 0 first, in words wide enough).
-    extra = -(-(width + d) // _WORD_BITS) - vertical.shape[-1]
-    if extra:
-        vertical = torch.nn.functional.pad(vertical, (0, extra))
+    # ... over the window's columns x - d .. x + d (shifted d bits away from x = 0 first).
     vertical = window_cols(shift_bits(vertical, -d), 2 * d + 1, False)
-    words = min(horizontal.shape[-1], vertical.shape[-1])
-    return horizontal[..., :words] | vertical[..., :words]
+    return horizontal | vertical
+
+
+def _whole_words(width: int) -> int:
+    """``width`` rounded up to whole 64-pixel words."""
+    return -(-width // _WORD_BITS) * _WORD_BITS
 
 
 def label_boundary(labels: Tensor, radius: int) -> Tensor:

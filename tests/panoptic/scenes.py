@@ -6,26 +6,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from benchmarks.panoptic_scenes import STUFF_IDS, THING_IDS, Scene, make_scene
+from benchmarks.panoptic_scenes import STUFF_IDS, THING_IDS, Scene, make_scene, tensor_form
 
 
 def to_tensor_form(scene: Scene) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``(preds, target, iscrowd)``: (H, W, 2) int64 ``(category, instance)`` with instance = segment id (0 for
-    stuff, void category 0 is no thing nor stuff) and the (H, W) crowd marks."""
-    out = []
-    for ids, segments in ((scene.pred, scene.pred_segments), (scene.gt, scene.gt_segments)):
-        cats = np.zeros(ids.shape, np.int64)
-        inst = np.zeros(ids.shape, np.int64)
-        for s in segments:
-            mask = ids == s["id"]
-            cats[mask] = s["category_id"]
-            inst[mask] = s["id"] if s["category_id"] in THING_IDS else 0
-        out.append(torch.from_numpy(np.stack([cats, inst], axis=-1)))
-    crowd = np.zeros(scene.gt.shape, bool)
-    for s in scene.gt_segments:
-        if s["iscrowd"]:
-            crowd |= scene.gt == s["id"]
-    return out[0], out[1], torch.from_numpy(crowd)
+    """``(preds, target, iscrowd)`` of a scene in our tensor convention (benchmarks.panoptic_scenes.tensor_form)."""
+    return tensor_form(scene, THING_IDS)
 
 
 def port_form(preds: torch.Tensor, target: torch.Tensor, iscrowd: torch.Tensor | None, things, stuffs
