@@ -25,7 +25,10 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from shapes import make_gt
+try:  # run from benchmarks/ (on sys.path) or imported as benchmarks.panoptic_scenes (the tests)
+    from shapes import make_gt
+except ModuleNotFoundError:
+    from benchmarks.shapes import make_gt
 
 THING_IDS = (1, 2, 3, 5, 7, 11)
 STUFF_IDS = (12, 15, 17, 20)
