@@ -229,11 +229,18 @@ def check_areas(areas: list[int], annotation: dict, side: str, is_gt: bool) -> N
 
 
 def image_batch(gt_ann: dict, pred_ann: dict, task: PanopticTask) -> tuple[SegmentBatch, bool]:
-    """One (gt, prediction) image as a batch of one, and whether it holds a segment with the marker id."""
-    category_index = {c: k for k, c in enumerate(task.category_ids)}
-    marker_id = task.marker_id if task.iou_type == "boundary" else None
+    """One (gt, prediction) image read from its PNGs as a batch of one (see :func:`ids_batch`)."""
     gt_ids = read_ids(task.gt_folder / str(gt_ann.get("file_name")), "gt", gt_ann.get("image_id"))
     pred_ids = read_ids(task.pred_folder / str(pred_ann.get("file_name")), "pred", gt_ann.get("image_id"))
+    return ids_batch(gt_ids, pred_ids, gt_ann, pred_ann, task)
+
+
+def ids_batch(gt_ids: torch.Tensor, pred_ids: torch.Tensor, gt_ann: dict, pred_ann: dict, task: PanopticTask
+              ) -> tuple[SegmentBatch, bool]:
+    """One image of :math:`(H, W)` id maps and annotations as a batch of one, and whether it holds a segment
+    whose id is the reference's marker (the slots carry the marker only under ``collision="reference"``)."""
+    category_index = {c: k for k, c in enumerate(task.category_ids)}
+    marker_id = task.marker_id if task.iou_type == "boundary" else None
     if gt_ids.shape != pred_ids.shape:
         raise InputError(f"image_id {gt_ann.get('image_id')!r}: the gt PNG {gt_ann.get('file_name')!r} is "
                          f"{gt_ids.shape[1]}x{gt_ids.shape[0]} but the prediction PNG {pred_ann.get('file_name')!r} "

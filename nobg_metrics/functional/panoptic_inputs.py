@@ -22,6 +22,7 @@ keys; tables one entry per pixel); on CPU ``torch.unique`` sizes the tables by t
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+import functools
 from dataclasses import dataclass
 from typing import Union
 
@@ -92,16 +93,11 @@ class Categories:
             >>> (base >> 31).tolist(), (mask > 0).tolist()
             ([1, 3, 2, 0, 0], [True, False, True, False, False])
         """
-        device = values.device
-        bases = torch.arange(1, len(self.ids) + 1, dtype=torch.int64, device=device) << INSTANCE_BITS
-        masks = torch.tensor([2**INSTANCE_BITS - 1 if thing else 0 for thing in self.isthing], dtype=torch.int64,
-                             device=device)
-        ids = torch.tensor(self.ids, dtype=torch.int64, device=device)
-        if min(self.ids) >= 0 and max(self.ids) < 2**20:
-            table = torch.zeros((2, max(self.ids) + 3), dtype=torch.int64, device=device)
-            table[0, ids + 1], table[1, ids + 1] = bases, masks
+        small = min(self.ids) >= 0 and max(self.ids) < 2**20
+        bases, masks, ids, table = _lookup_tables(self.ids, self.isthing, values.device, small)
+        if table is not None:
             index = values.clamp(-1, max(self.ids) + 1).add_(1).reshape(-1)  # below 0 or above the ids: unknown
-            return tuple(row.index_select(0, index).view(values.shape) for row in table)  # type: ignore[return-value]
+            return table[0].index_select(0, index).view(values.shape), table[1].index_select(0, index).view(values.shape)
         ordered, order = torch.sort(ids)
         position = torch.searchsorted(ordered, values.contiguous()).clamp_(max=len(self.ids) - 1)
         found = ordered[position] == values
@@ -110,6 +106,22 @@ class Categories:
     def thing_mask(self, device: torch.device) -> Tensor:
         """:math:`(C,)` bool: which category indices are things."""
         return torch.tensor(self.isthing, dtype=torch.bool, device=device)
+
+
+@functools.lru_cache(maxsize=64)
+def _lookup_tables(ids: tuple[int, ...], isthing: tuple[bool, ...], device: torch.device, small: bool
+                   ) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
+    """:meth:`Categories.lookup`'s constants, made once per device (a host-to-device copy in every update would
+    make the host wait): ``(bases, masks, ids)`` per category, and for small ids the ``(2, max id + 3)`` table."""
+    bases = torch.arange(1, len(ids) + 1, dtype=torch.int64) << INSTANCE_BITS
+    masks = torch.tensor([2**INSTANCE_BITS - 1 if thing else 0 for thing in isthing], dtype=torch.int64)
+    id_tensor = torch.tensor(ids, dtype=torch.int64)
+    table = None
+    if small:
+        table = torch.zeros((2, max(ids) + 3), dtype=torch.int64)
+        table[0, id_tensor + 1], table[1, id_tensor + 1] = bases, masks
+        table = table.to(device)
+    return bases.to(device), masks.to(device), id_tensor.to(device), table
 
 
 def _as_items(name: str, value: PanopticMaps | None, pixel_dims: int) -> list[Tensor] | None:

@@ -59,9 +59,9 @@ def label_boundary_packed(labels: Tensor, radius: int) -> Tensor:
     # Row separations: output row y reads separation rows y .. y + 2d - 1 (top edge first, bottom edge last);
     # columns past the image are 0 (whole words again).
     rows = torch.zeros((size, height + 2 * d - 1, _whole_words(width + d)), dtype=torch.bool, device=device)
-    rows[:, :d, :width] = True
+    rows[:, :d, :width].fill_(True)  # (fill_: an assigned Python scalar would be copied to the device)
     torch.ne(labels[:, 1:], labels[:, :-1], out=rows[:, d:d + height - 1, :width])
-    rows[:, d + height - 1, :width] = True
+    rows[:, d + height - 1, :width].fill_(True)
     vertical = window_rows(pack_bits([rows]), 2 * d, False)
     # ... over the window's columns x - d .. x + d (shifted d bits away from x = 0 first).
     vertical = window_cols(shift_bits(vertical, -d), 2 * d + 1, False)

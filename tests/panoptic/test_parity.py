@@ -134,3 +134,28 @@ def test_the_class_after_one_update_equals_the_functional(iou_type):
     expected = _ours(forms, iou_type)
     for name, value in metric.compute().items():
         assert torch.equal(value, expected[name]), name
+
+
+def test_large_and_negative_category_ids_are_searched():
+    """Category ids beyond the lookup table's range (here shifted by 2^40, one negative) give the same values."""
+    forms = [item[1:] for item in scenes()[:3]]
+    shift = {c: c + 2**40 for c in THINGS | STUFFS}
+    shift[min(STUFFS)] = -5
+    moved = []
+    for preds, target, crowd in forms:
+        maps = []
+        for value in (preds, target):
+            value = value.clone()
+            for old, new in shift.items():
+                value[..., 0][value[..., 0] == old] = new
+            maps.append(value)
+        moved.append((*maps, crowd))
+    things, stuffs = {shift[c] for c in THINGS}, {shift[c] for c in STUFFS}
+    ours = panoptic_quality([m[0] for m in moved], [m[1] for m in moved], things, stuffs,
+                            iscrowd=[m[2] for m in moved], iou_type="boundary", allow_unknown_preds_category=True)
+    expected = _ours(forms, "boundary")
+    order = torch.tensor([shift[c] for c in expected["classes"].tolist()])
+    for name in ("pq", "sq", "rq", "n", "pq_things", "pq_stuff"):
+        assert torch.equal(ours[name], expected[name]), name
+    by_id = dict(zip(ours["classes"].tolist(), ours["pq_per_class"].tolist()))
+    assert [by_id[c] for c in order.tolist()] == expected["pq_per_class"].tolist()

@@ -119,10 +119,11 @@ def accumulate(per_image: list[dict[int, list]]) -> dict[int, list]:
     return dict(total)
 
 
-def pq_average(stats: dict[int, list], categories: list[dict], isthing: bool | None) -> tuple[dict, dict]:
+def pq_average(stats: dict[int, list], categories: list[dict], isthing: bool | None,
+               empty: float | None = None) -> tuple[dict, dict]:
     """panopticapi's ``PQStat.pq_average``: ``({pq, sq, rq, n}, {category id: {pq, sq, rq}})``.
 
-    An average over no class raises ``ZeroDivisionError`` as the reference does.
+    An average over no class raises ``ZeroDivisionError`` as the reference does, unless ``empty`` gives its value.
     """
     pq = sq = rq = 0.0
     n = 0
@@ -140,14 +141,16 @@ def pq_average(stats: dict[int, list], categories: list[dict], isthing: bool | N
         rq_class = tp / (tp + 0.5 * fp + 0.5 * fn)
         per_class[category["id"]] = {"pq": pq_class, "sq": sq_class, "rq": rq_class}
         pq, sq, rq = pq + pq_class, sq + sq_class, rq + rq_class
+    if n == 0 and empty is not None:
+        return {"pq": empty, "sq": empty, "rq": empty, "n": 0}, per_class
     return {"pq": pq / n, "sq": sq / n, "rq": rq / n, "n": n}, per_class
 
 
-def results(stats: dict[int, list], categories: list[dict]) -> dict:
+def results(stats: dict[int, list], categories: list[dict], empty: float | None = None) -> dict:
     """``pq_compute``'s result dict: ``All`` / ``Things`` / ``Stuff`` and ``per_class`` (of All)."""
     out = {}
     for name, isthing in (("All", None), ("Things", True), ("Stuff", False)):
-        out[name], per_class = pq_average(stats, categories, isthing)
+        out[name], per_class = pq_average(stats, categories, isthing, empty)
         if name == "All":
             out["per_class"] = per_class
     return out
@@ -159,8 +162,9 @@ def boundary_marker(categories: list[dict]) -> int:
 
 
 def pq_compute(scenes, categories: list[dict], iou_type: str = "segm", ratio: float = 0.02,
-               exact: bool = False) -> dict:
-    """The result dict over ``scenes`` (objects with ``gt``, ``pred``, ``gt_segments``, ``pred_segments``)."""
+               exact: bool = False, empty: float | None = None) -> dict:
+    """The result dict over ``scenes`` (objects with ``gt``, ``pred``, ``gt_segments``, ``pred_segments``);
+    ``exact``: the bands of the exact rule; ``empty``: the value of an average over no class (else it raises)."""
     marker = None if exact or iou_type == "segm" else boundary_marker(categories)
     per_image = [score_image(s.gt, s.pred, s.gt_segments, s.pred_segments, iou_type, ratio, marker) for s in scenes]
-    return results(accumulate(per_image), categories)
+    return results(accumulate(per_image), categories, empty)
