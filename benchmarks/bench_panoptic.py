@@ -37,9 +37,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-import nobg_metrics as nm  # noqa: E402
-from harness import Case  # noqa: E402
-from panoptic_scenes import categories, make_scene, tensor_form, write_dataset  # noqa: E402
+from harness import Case
+from panoptic_scenes import categories, make_scene, tensor_form, write_dataset
+
+import nobg_metrics as nm
 
 CITYSCAPES_THINGS = (24, 25, 26, 27, 28, 31, 32, 33)
 CITYSCAPES_STUFF = (7, 8, 11, 12, 13, 17, 19, 20, 21, 22, 23)
@@ -95,7 +96,12 @@ def _median_alternating(sides: dict, repeat: int) -> dict[str, float]:
 
 def files_comparison(kind: str, images: int, procs: int, repeat: int, iou_types: list[str], reference) -> list[dict]:
     """Rows of ours (the command's scoring) vs pq_compute on the same files."""
-    from nobg_metrics.cli.panoptic_io import PanopticTask, categories_of, load_json, matched_annotations
+    from nobg_metrics.cli.panoptic_io import (
+        PanopticTask,
+        categories_of,
+        load_json,
+        matched_annotations,
+    )
     from nobg_metrics.cli.panoptic_run import results_dict, score_all
     from nobg_metrics.cli.progress import Progress
 
@@ -113,13 +119,13 @@ def files_comparison(kind: str, images: int, procs: int, repeat: int, iou_types:
                                 ratio, "reference")
             values = {}
 
-            def ours() -> None:
+            def ours(task=task, values=values) -> None:
                 totals, _ = score_all(pairs, task, procs, Progress("", 0, enabled=False))
                 values["ours"] = results_dict(totals, task)
 
             sides = {"ours": ours}
             if reference is not None:
-                def ref() -> None:
+                def ref(values=values, iou_type=iou_type) -> None:
                     with contextlib.redirect_stdout(io.StringIO()):
                         values["ref"] = reference.pq_compute(paths["gt_json"], paths["pred_json"], paths["gt_folder"],
                                                              paths["pred_folder"], iou_type=iou_type,
@@ -152,7 +158,7 @@ def class_rows(kind: str, images: int, repeat: int, iou_types: list[str], device
             metric = nm.PanopticQuality(set(thing_ids), set(stuff_ids), iou_type, spec["ratio"],
                                         allow_unknown_preds_category=True, validate_args=False).to(device)
 
-            def run() -> None:
+            def run(metric=metric, preds=preds, target=target, crowd=crowd, device=device) -> None:
                 metric.reset()
                 for start in range(0, images, 4):
                     metric.update(preds[start:start + 4], target[start:start + 4], crowd[start:start + 4])

@@ -94,7 +94,7 @@ def _perturb(mask: np.ndarray, rng: np.random.Generator, strength: float) -> np.
     """The mask shifted by a few pixels and eroded or dilated by a few (``strength`` scales both)."""
     height, width = mask.shape
     unit = max(1.0, min(height, width) / 160 * strength)
-    dy, dx = (int(round(v)) for v in rng.normal(0, unit, 2))
+    dy, dx = (round(float(v)) for v in rng.normal(0, unit, 2))
     shifted = np.zeros_like(mask)
     src_rows = slice(max(0, -dy), min(height, height - dy))
     src_cols = slice(max(0, -dx), min(width, width - dx))
@@ -218,7 +218,7 @@ def tensor_form(scene: Scene, thing_ids=THING_IDS):
     import torch
 
     out = []
-    things = set(int(t) for t in thing_ids)
+    things = {int(t) for t in thing_ids}
     for ids, segments in ((scene.pred, scene.pred_segments), (scene.gt, scene.gt_segments)):
         lookup = {s["id"]: (s["category_id"], s["id"] if s["category_id"] in things else 0) for s in segments}
         present, inverse = np.unique(ids, return_inverse=True)

@@ -196,8 +196,8 @@ def _lookup_slots(ids: torch.Tensor, seg_ids: list[int]) -> torch.Tensor | None:
     slot_table = torch.zeros(1 << bits, dtype=_slot_dtype(len(seg_ids)))
     id_table = torch.full((1 << bits,), -1, dtype=torch.int32)  # no pixel id is negative
     for slot, seg_id in enumerate(seg_ids):
-        bucket = ((seg_id * multiplier) & 0xFFFFFFFF) >> (32 - bits)
-        slot_table[bucket], id_table[bucket] = slot, seg_id
+        entry = ((seg_id * multiplier) & 0xFFFFFFFF) >> (32 - bits)
+        slot_table[entry], id_table[entry] = slot, seg_id
     signed = multiplier - (1 << 32) if multiplier >= 1 << 31 else multiplier  # int32 products wrap mod 2^32
     bucket = flat.mul(signed).bitwise_right_shift_(32 - bits).bitwise_and_((1 << bits) - 1)
     if not torch.equal(id_table.index_select(0, bucket), flat):

@@ -105,8 +105,10 @@ def score_all(pairs: list[tuple[dict, dict]], task: PanopticTask, procs: int, pr
 
 def results_dict(totals: dict[str, list[int]], task: PanopticTask) -> dict[str, Any]:
     """panopticapi's result dict (``All`` / ``Things`` / ``Stuff`` / ``per_class``) from summed statistics."""
-    stats = [torch.tensor(totals[name], dtype=torch.int64) for name in STAT_NAMES]
-    values = _panoptic_compute(*stats, torch.tensor(task.isthing), torch.tensor(task.category_ids))
+    stats = {name: torch.tensor(totals[name], dtype=torch.int64) for name in STAT_NAMES}
+    values = _panoptic_compute(stats["iou_sum_high"], stats["iou_sum_low"], stats["true_positives"],
+                               stats["false_positives"], stats["false_negatives"], torch.tensor(task.isthing),
+                               torch.tensor(task.category_ids))
     out: dict[str, Any] = {}
     for name, suffix in (("All", ""), ("Things", "_things"), ("Stuff", "_stuff")):
         out[name] = {"pq": float(values["pq" + suffix]), "sq": float(values["sq" + suffix]),

@@ -29,7 +29,11 @@ from torch import Tensor
 
 from nobg_metrics._inputs import check_flag, check_number, check_option
 from nobg_metrics.functional.boundary import dilation_radius
-from nobg_metrics.functional.panoptic_inputs import Categories, PanopticMaps, prepare_panoptic
+from nobg_metrics.functional.panoptic_inputs import (
+    Categories,
+    PanopticMaps,
+    prepare_panoptic,
+)
 from nobg_metrics.functional.panoptic_segments import (
     IOU_LOW_BITS,
     IOU_SCALE_BITS,
@@ -171,6 +175,7 @@ def panoptic_quality(
     stats = _panoptic_update(preds, target, iscrowd, categories, iou_type, dilation_ratio,
                              allow_unknown_preds_category, validate_args)
     device = stats["true_positives"].device
-    values = _panoptic_compute(*(stats[name] for name in STAT_NAMES), categories.thing_mask(device),
+    values = _panoptic_compute(stats["iou_sum_high"], stats["iou_sum_low"], stats["true_positives"],
+                               stats["false_positives"], stats["false_negatives"], categories.thing_mask(device),
                                torch.tensor(categories.ids, dtype=torch.int64, device=device))
     return values if output == "dict" else tensor_layout(values, return_sq_and_rq, return_per_class)

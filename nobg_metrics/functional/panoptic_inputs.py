@@ -21,10 +21,9 @@ keys; tables one entry per pixel); on CPU ``torch.unique`` sizes the tables by t
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
 import functools
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Union
 
 import torch
 from torch import Tensor
@@ -32,7 +31,7 @@ from torch import Tensor
 from nobg_metrics.functional.panoptic_segments import SegmentBatch
 from nobg_metrics.ops import host_reads
 
-PanopticMaps = Union[Tensor, Sequence[Tensor]]
+PanopticMaps = Tensor | Sequence[Tensor]
 """A :math:`(B, H, W, 2)` tensor or a list/tuple of :math:`(H, W, 2)` tensors."""
 
 INSTANCE_BITS = 31
@@ -97,7 +96,8 @@ class Categories:
         bases, masks, ids, table = _lookup_tables(self.ids, self.isthing, values.device, small)
         if table is not None:
             index = values.clamp(-1, max(self.ids) + 1).add_(1).reshape(-1)  # below 0 or above the ids: unknown
-            return table[0].index_select(0, index).view(values.shape), table[1].index_select(0, index).view(values.shape)
+            return (table[0].index_select(0, index).view(values.shape),
+                    table[1].index_select(0, index).view(values.shape))
         ordered, order = torch.sort(ids)
         position = torch.searchsorted(ordered, values.contiguous()).clamp_(max=len(self.ids) - 1)
         found = ordered[position] == values
@@ -173,6 +173,7 @@ def prepare_panoptic(preds: PanopticMaps, target: PanopticMaps, iscrowd: Panopti
     """
     pred_items, gt_items = _as_items("preds", preds, 2), _as_items("target", target, 2)
     crowd_items = _as_items("iscrowd", iscrowd, 1)
+    assert pred_items is not None and gt_items is not None  # (only None for a None input)
     if isinstance(preds, Tensor) != isinstance(target, Tensor) or (
             crowd_items is not None and isinstance(iscrowd, Tensor) != isinstance(target, Tensor)):
         raise TypeError("`preds`, `target` (and `iscrowd`) must all be tensors or all be lists")
@@ -300,9 +301,10 @@ def _slots(keys: Tensor, num_categories: int, marks: Tensor | None
         counts = None
         if run_marks is not None:
             index = run_image * slot_count + run_slot
-            counts = tuple(torch.bincount(index[run_marks == m], minlength=size * slot_count).view(size, slot_count)
-                           for m in (1, 0))
-        return local, table.view(size, slot_count), counts  # type: ignore[return-value]
+            marked, unmarked = (torch.bincount(index[run_marks == m], minlength=size * slot_count)
+                                .view(size, slot_count) for m in (1, 0))
+            counts = (marked, unmarked)
+        return local, table.view(size, slot_count), counts
     flat = (keys + image.view(-1, 1, 1)).reshape(-1)
     ordered, order = torch.sort(torch.cat([flat, image]))
     starts = torch.ones_like(ordered, dtype=torch.bool)
@@ -315,6 +317,7 @@ def _slots(keys: Tensor, num_categories: int, marks: Tensor | None
     counts = None
     if marks is not None:
         flags = marks.reshape(-1).to(torch.int64)
-        counts = tuple(torch.zeros(size * slot_count, dtype=torch.int64, device=keys.device).index_add_(0, index, m)
-                       .view(size, slot_count) for m in (flags, 1 - flags))
-    return local, table.view(size, slot_count), counts  # type: ignore[return-value]
+        marked, unmarked = (torch.zeros(size * slot_count, dtype=torch.int64, device=keys.device)
+                            .index_add_(0, index, m).view(size, slot_count) for m in (flags, 1 - flags))
+        counts = (marked, unmarked)
+    return local, table.view(size, slot_count), counts

@@ -74,13 +74,13 @@ def count_pairs(gt: Tensor, pred: Tensor, gt_flag: Tensor | None, pred_flag: Ten
         if size > 1:
             image = torch.arange(size, dtype=torch.int32).view(size, 1, 1) * (gt_width * pred_width * num_flags)
             bins += image
-        if gt_flag is not None:
+        if gt_flag is not None and pred_flag is not None:
             bins.add_(gt_flag, alpha=2).add_(pred_flag)
         bins.add_(pred.to(torch.int32), alpha=num_flags)
         counts = torch.bincount(bins.view(-1), minlength=num_keys * num_flags).view(num_keys, num_flags)
         return PairCounts(torch.arange(num_keys, device=gt.device), counts, None)
     keys = pair_keys(gt, pred, gt_width, pred_width)
-    flags = None if gt_flag is None else (gt_flag.to(torch.int64) * 2 + pred_flag).reshape(-1)
+    flags = None if gt_flag is None or pred_flag is None else (gt_flag.to(torch.int64) * 2 + pred_flag).reshape(-1)
     return _sorted_counts(keys, flags, num_flags)
 
 

@@ -29,7 +29,11 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from nobg_metrics.functional.panoptic_pairs import PairCounts, count_pairs, lookup_counts
+from nobg_metrics.functional.panoptic_pairs import (
+    PairCounts,
+    count_pairs,
+    lookup_counts,
+)
 from nobg_metrics.ops.label_boundary import label_boundary
 
 IOU_SCALE_BITS = 53
@@ -102,7 +106,7 @@ def segment_statistics(batch: SegmentBatch, num_categories: int, radius: int | N
     # panopticapi: union = pred area + gt area - intersection - |pred ∩ gt void|
     union = pred_area[pred_slot] + gt_area[gt_slot] - inter - pred_void[pred_slot]
     iou = inter.double() / union.double()
-    if radius is not None:
+    if radius is not None and gt_band is not None and pred_band is not None:
         band = _band_counts(batch, pairs, counts, gt_slot, pred_slot, g, size, gt_width, pred_width, radius,
                             gt_band, pred_band)
         b_inter, b_gt, b_pred, b_void = band
@@ -148,7 +152,7 @@ def _table(length: int, index: Tensor, values: Tensor) -> Tensor:
     return torch.zeros(length, dtype=torch.int64, device=index.device).index_add_(0, index, values.to(torch.int64))
 
 
-def _padded(table: Tensor, width: int, fill: object) -> Tensor:
+def _padded(table: Tensor, width: int, fill: int | bool) -> Tensor:
     """``table`` (B, S) widened to (B, width) with ``fill``."""
     out = table.new_full((table.shape[0], width), fill)
     out[:, :table.shape[1]] = table

@@ -6,7 +6,14 @@ import functools
 
 import torch
 
-from tests.panoptic.scenes import STUFFS, THINGS, categories_of, make_scene, port_form, to_tensor_form
+from tests.panoptic.scenes import (
+    STUFFS,
+    THINGS,
+    categories_of,
+    make_scene,
+    port_form,
+    to_tensor_form,
+)
 from tests.reference import panoptic_port
 
 SIZES = [(97, 131), (60, 41), (1, 57), (57, 1), (5, 7), (33, 200), (64, 48), (97, 131)]

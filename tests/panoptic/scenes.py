@@ -6,7 +6,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from benchmarks.panoptic_scenes import STUFF_IDS, THING_IDS, Scene, make_scene, tensor_form
+from benchmarks.panoptic_scenes import (
+    STUFF_IDS,
+    THING_IDS,
+    Scene,
+    make_scene,
+    tensor_form,
+)
 
 
 def to_tensor_form(scene: Scene) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -47,4 +53,4 @@ def categories_of(things, stuffs) -> list[dict]:
 
 
 THINGS, STUFFS = set(THING_IDS), set(STUFF_IDS)
-__all__ = ["THINGS", "STUFFS", "make_scene", "to_tensor_form", "port_form", "categories_of"]
+__all__ = ["STUFFS", "THINGS", "categories_of", "make_scene", "port_form", "to_tensor_form"]

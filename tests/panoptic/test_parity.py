@@ -52,7 +52,7 @@ def _image(cats, insts=None):
 
 def _both(preds, target, iscrowd=None, things=frozenset({1, 2}), stuffs=frozenset({7}), iou_type="segm"):
     """Ours and the port on one image."""
-    from tests.panoptic.scenes import categories_of, port_form
+    from tests.panoptic.scenes import port_form
     from tests.reference import panoptic_port
 
     ours = panoptic_quality(preds, target, set(things), set(stuffs), iscrowd=iscrowd, iou_type=iou_type,
@@ -107,7 +107,7 @@ def test_the_last_crowd_region_of_a_category_is_its_crowd_region():
 def test_crowd_segments_are_never_matched():
     target = _image([[1, 1, 1, 1, 7, 7]], [[2, 2, 2, 2, 0, 0]])
     crowd = (target[..., 0] == 1)[None]
-    ours, stats = _both(target[None].clone(), target[None], crowd)
+    ours, _ = _both(target[None].clone(), target[None], crowd)
     assert float(ours["pq"]) == 1.0 and int(ours["n"]) == 1  # only the stuff counts
 
 
