@@ -32,10 +32,13 @@ from nobg_metrics.cli.progress import Progress
 from nobg_metrics.cli.signals import worker_signals
 from nobg_metrics.cli.writing import OutputLock, json_writer, write_atomically
 from nobg_metrics.functional.panoptic import _panoptic_compute, batch_statistics
-from nobg_metrics.functional.panoptic_segments import STAT_NAMES
+from nobg_metrics.functional.panoptic_segments import STAT_NAMES, SegmentBatch, stack_batches
 
-CHUNK = 4
+CHUNK = 8
 """Images a worker scores per task (the progress bar moves by chunks)."""
+
+BATCH_PIXELS = 1 << 22
+"""At most this many pixels (4 images of 1024², 8 of 640x480) are scored as one batch."""
 
 _TASK: PanopticTask | None = None
 
@@ -48,18 +51,31 @@ def _init_worker(task: PanopticTask, parent: int) -> None:
 
 
 def _score(items: list[tuple[dict, dict]], task: PanopticTask) -> tuple[dict[str, list[int]], list[Any]]:
-    """Summed statistics of ``items`` and the image ids that hold a segment with the marker id."""
+    """Summed statistics of ``items`` and the image ids that hold a segment with the marker id.
+
+    The images of one size are scored as one batch (up to :data:`BATCH_PIXELS` pixels), as the metric class
+    scores a batch: the per-op costs are paid once per batch.
+    """
     totals = {name: [0] * len(task.category_ids) for name in STAT_NAMES}
     collided = []
+    groups: dict[tuple[int, ...], list[tuple[dict, dict, SegmentBatch]]] = {}
     for gt_ann, pred_ann in items:
         batch, collision = image_batch(gt_ann, pred_ann, task)
-        stats = batch_statistics(batch, len(task.category_ids), task.iou_type, task.dilation_ratio, with_areas=True)
-        check_areas(stats["gt_area"][0].tolist(), gt_ann, "gt", True)
-        check_areas(stats["pred_area"][0].tolist(), pred_ann, "pred", False)
-        for name in STAT_NAMES:
-            totals[name] = [a + b for a, b in zip(totals[name], stats[name].tolist())]
+        groups.setdefault(tuple(batch.gt.shape[1:]), []).append((gt_ann, pred_ann, batch))
         if collision:
             collided.append(gt_ann.get("image_id"))
+    for (height, width), group in groups.items():
+        step = max(1, BATCH_PIXELS // (height * width))
+        for start in range(0, len(group), step):
+            part = group[start:start + step]
+            batch = stack_batches([entry[2] for entry in part])
+            stats = batch_statistics(batch, len(task.category_ids), task.iou_type, task.dilation_ratio,
+                                     with_areas=True)
+            for index, (gt_ann, pred_ann, _) in enumerate(part):
+                check_areas(stats["gt_area"][index].tolist(), gt_ann, "gt", True)
+                check_areas(stats["pred_area"][index].tolist(), pred_ann, "pred", False)
+            for name in STAT_NAMES:
+                totals[name] = [a + b for a, b in zip(totals[name], stats[name].tolist())]
     return totals, collided
 
 

@@ -24,6 +24,7 @@ int64 limbs of 27 and 26 bits, so any split of the data over batches or ranks gi
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import torch
@@ -34,7 +35,7 @@ from nobg_metrics.functional.panoptic_pairs import (
     count_pairs,
     lookup_counts,
 )
-from nobg_metrics.ops.label_boundary import label_boundary
+from nobg_metrics.ops.label_boundary import label_boundary, label_boundary_packed
 
 IOU_SCALE_BITS = 53
 """A matched IoU times :math:`2^{53}` is an integer (the float64 spacing on [0.5, 1) is :math:`2^{-53}`)."""
@@ -70,6 +71,35 @@ class SegmentBatch:
     pred_marker: Tensor | None = None
 
 
+def stack_batches(batches: list[SegmentBatch]) -> SegmentBatch:
+    """One batch of equal-size batches: slot maps concatenated (in a common dtype), tables widened with unused
+    slots; marker slots kept (``-1`` for the images without)."""
+    if len(batches) == 1:
+        return batches[0]
+
+    def cat_maps(maps: list[Tensor]) -> Tensor:
+        dtype = functools.reduce(torch.promote_types, [m.dtype for m in maps])
+        return torch.cat([m.to(dtype) for m in maps])
+
+    def cat_tables(tables: list[Tensor], fill: int | bool) -> Tensor:
+        width = max(t.shape[1] for t in tables)
+        return torch.cat([_padded(t, width, fill) for t in tables])
+
+    def cat_markers(markers: list[Tensor | None], sizes: list[int]) -> Tensor | None:
+        if all(m is None for m in markers):
+            return None
+        device = batches[0].gt.device
+        return torch.cat([torch.full((n,), -1, dtype=torch.int64, device=device) if m is None else m.to(torch.int64)
+                          for m, n in zip(markers, sizes)])
+
+    sizes = [b.gt.shape[0] for b in batches]
+    return SegmentBatch(cat_maps([b.gt for b in batches]), cat_maps([b.pred for b in batches]),
+                        cat_tables([b.gt_category for b in batches], -1), cat_tables([b.gt_crowd for b in batches], False),
+                        cat_tables([b.pred_category for b in batches], -1),
+                        cat_markers([b.gt_marker for b in batches], sizes),
+                        cat_markers([b.pred_marker for b in batches], sizes))
+
+
 def segment_statistics(batch: SegmentBatch, num_categories: int, radius: int | None, *,
                        with_areas: bool = False) -> dict[str, Tensor]:
     """Per-category sums of one batch: :data:`STAT_NAMES` -> :math:`(C,)` int64.
@@ -85,10 +115,8 @@ def segment_statistics(batch: SegmentBatch, num_categories: int, radius: int | N
     painted = radius is not None and (batch.gt_marker is not None or batch.pred_marker is not None)
     extra = 1 if painted else 0  # the painted maps' interior slot (module notes)
     gt_width, pred_width = batch.gt_category.shape[1] + extra, batch.pred_category.shape[1] + extra
-    gt_band = pred_band = None
-    if radius is not None:
-        gt_band, pred_band = label_boundary(batch.gt, radius), label_boundary(batch.pred, radius)
-    pairs = count_pairs(batch.gt, batch.pred, gt_band, pred_band, gt_width, pred_width)
+    band_flags = None if radius is None else band_code(batch.gt, batch.pred, radius)
+    pairs = count_pairs(batch.gt, batch.pred, band_flags, gt_width, pred_width)
     image = pairs.keys // (gt_width * pred_width)
     g = pairs.keys // pred_width % gt_width
     p = pairs.keys % pred_width
@@ -106,9 +134,8 @@ def segment_statistics(batch: SegmentBatch, num_categories: int, radius: int | N
     # panopticapi: union = pred area + gt area - intersection - |pred ∩ gt void|
     union = pred_area[pred_slot] + gt_area[gt_slot] - inter - pred_void[pred_slot]
     iou = inter.double() / union.double()
-    if radius is not None and gt_band is not None and pred_band is not None:
-        band = _band_counts(batch, pairs, counts, gt_slot, pred_slot, g, size, gt_width, pred_width, radius,
-                            gt_band, pred_band)
+    if radius is not None:
+        band = _band_counts(batch, pairs, counts, gt_slot, pred_slot, g, size, gt_width, pred_width, radius)
         b_inter, b_gt, b_pred, b_void = band
         # boundary-iou-api: b_union = BA_p + BA_g - BI - |pred band ∩ gt void|; iou = min(iou, BI / b_union),
         # Python's min: the mask IoU unless the boundary IoU is smaller (a NaN boundary IoU never is)
@@ -147,6 +174,28 @@ def segment_statistics(batch: SegmentBatch, num_categories: int, radius: int | N
     }
 
 
+def band_code(gt: Tensor, pred: Tensor, radius: int) -> Tensor:
+    """:math:`(B, H, W)` uint8 ``2 * (on its gt segment's band) + (on its predicted segment's band)`` per pixel.
+
+    Both maps' bands in one :func:`~nobg_metrics.ops.label_boundary.label_boundary_packed` call, unpacked by a
+    256-entry table (a byte of 8 pixel bits -> 8 bytes) and added in int64 words of 8 pixels.
+    """
+    size, height, width = gt.shape
+    common = torch.promote_types(gt.dtype, pred.dtype)
+    words = label_boundary_packed(torch.cat([gt.to(common), pred.to(common)]), radius)
+    spread = _spread_table(gt.device)
+    octets = words.view(torch.uint8).reshape(2, -1).to(torch.int32)
+    code = spread.index_select(0, octets[0]).mul_(2).add_(spread.index_select(0, octets[1]))
+    return code.view(torch.uint8).view(size, height, -1)[..., :width]
+
+
+@functools.lru_cache(maxsize=8)
+def _spread_table(device: torch.device) -> Tensor:
+    """(256,) int64: byte ``b`` -> 8 bytes, byte ``i`` holding bit ``i`` of ``b`` (little-endian, as packed)."""
+    bits = (torch.arange(256).view(-1, 1) >> torch.arange(8)) & 1
+    return (bits << (8 * torch.arange(8))).sum(dim=1).to(device)
+
+
 def _table(length: int, index: Tensor, values: Tensor) -> Tensor:
     """``zeros(length).index_add(index, values)`` in int64."""
     return torch.zeros(length, dtype=torch.int64, device=index.device).index_add_(0, index, values.to(torch.int64))
@@ -166,8 +215,7 @@ def _by_category(num_categories: int, category: Tensor, values: Tensor) -> Tenso
 
 
 def _band_counts(batch: SegmentBatch, pairs: PairCounts, counts: Tensor, gt_slot: Tensor, pred_slot: Tensor, g: Tensor,
-                 size: int, gt_width: int, pred_width: int, radius: int, gt_band: Tensor, pred_band: Tensor
-                 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+                 size: int, gt_width: int, pred_width: int, radius: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """``(BI per pair, BA_g per gt slot, BA_p per pred slot, bvoid per pred slot)`` (module notes).
 
     The flags of ``counts`` are ``2 * on gt band + on pred band``. Without marker slots the band pixels of a
@@ -181,9 +229,10 @@ def _band_counts(batch: SegmentBatch, pairs: PairCounts, counts: Tensor, gt_slot
         return b_inter, b_gt, b_pred, b_void
     gt_marker = _marker(batch.gt_marker, size, gt_width, batch.gt.device)
     pred_marker = _marker(batch.pred_marker, size, pred_width, batch.gt.device)
+    gt_band, pred_band = label_boundary(batch.gt, radius), label_boundary(batch.pred, radius)
     gt_painted = _painted(batch.gt, gt_band, gt_marker)
     pred_painted = _painted(batch.pred, pred_band, pred_marker)
-    band_pairs = count_pairs(gt_painted, pred_painted, None, None, gt_width, pred_width)
+    band_pairs = count_pairs(gt_painted, pred_painted, None, gt_width, pred_width)
     b_inter = lookup_counts(band_pairs, pairs.keys)
     if pairs.valid is not None:
         b_inter = b_inter * pairs.valid
