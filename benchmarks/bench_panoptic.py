@@ -180,8 +180,9 @@ def class_rows(kind: str, images: int, repeat: int, iou_types: list[str], device
 
 
 def format_table(rows: list[dict]) -> str:
-    lines = ["| case | images | segments/img | ours s | ours img/s | pq_compute s | ratio (ref/ours) | ratio of fastest "
-             "| max diff | setup |", "|---|---|---|---|---|---|---|---|---|---|"]
+    header = ("| case | images | segments/img | ours s | ours img/s | pq_compute s | ratio (ref/ours) | ratio of fastest "
+              "| max diff | setup |")
+    lines = [header, "|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         ref = f"{row['ref_s']:.3f}" if row["ref_s"] is not None else "-"
         ratio = f"{row['ref_s'] / row['ours_s']:.2f}x" if row["ref_s"] is not None else "-"
