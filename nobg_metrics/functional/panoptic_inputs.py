@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
@@ -35,7 +36,19 @@ PanopticMaps = Tensor | Sequence[Tensor]
 """A :math:`(B, H, W, 2)` tensor or a list/tuple of :math:`(H, W, 2)` tensors."""
 
 INSTANCE_BITS = 31
-"""Thing instance ids lie in ``[0, 2^31)``; a segment's key is ``(category index + 1) * 2^31 + instance``."""
+"""Thing instance ids lie in ``[0, 2^31)``; a segment's key is ``(category index + 1) * 2^shift + instance``
+(``shift = 31`` in int64; on CPU the fewest bits that hold the largest instance id, in int32 when it fits)."""
+
+
+class KeyLayout(NamedTuple):
+    """How segment keys are packed: ``(category index + 1) << shift | instance``, in ``dtype``."""
+
+    shift: int
+    dtype: torch.dtype
+
+
+WIDE_KEYS = KeyLayout(INSTANCE_BITS, torch.int64)
+"""The layout of the device path (and of CPU batches whose instance ids need it)."""
 
 
 @dataclass(frozen=True)
@@ -81,9 +94,10 @@ class Categories:
         """boundary-iou-api's ``BOUNDARY_ID``: the largest category id + 1."""
         return max(self.ids) + 1
 
-    def lookup(self, values: Tensor) -> tuple[Tensor, Tensor]:
-        """Each category id's ``(base, instance mask)``, int64 of the same shape: ``base = (k + 1) * 2^31`` for the
-        category of index ``k`` (0: unknown), ``instance mask = 2^31 - 1`` for a thing (0: stuff, unknown).
+    def lookup(self, values: Tensor, layout: KeyLayout = WIDE_KEYS) -> tuple[Tensor, Tensor]:
+        """Each category id's ``(base, instance mask)``, same shape, ``layout.dtype``: ``base = (k + 1) << shift``
+        for the category of index ``k`` (0: unknown), ``instance mask = 2^shift - 1`` for a thing (0: stuff,
+        unknown).
 
         Small ids (all in ``[0, 2^20)``) are looked up in a table, others searched (``searchsorted``).
 
@@ -93,7 +107,7 @@ class Categories:
             ([1, 3, 2, 0, 0], [True, False, True, False, False])
         """
         small = min(self.ids) >= 0 and max(self.ids) < 2**20
-        bases, masks, ids, table = _lookup_tables(self.ids, self.isthing, values.device, small)
+        bases, masks, ids, table = _lookup_tables(self.ids, self.isthing, values.device, small, layout)
         if table is not None:
             index = values.clamp(-1, max(self.ids) + 1).add_(1).reshape(-1)  # below 0 or above the ids: unknown
             return (table[0].index_select(0, index).view(values.shape),
@@ -109,19 +123,19 @@ class Categories:
 
 
 @functools.lru_cache(maxsize=64)
-def _lookup_tables(ids: tuple[int, ...], isthing: tuple[bool, ...], device: torch.device, small: bool
-                   ) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
+def _lookup_tables(ids: tuple[int, ...], isthing: tuple[bool, ...], device: torch.device, small: bool,
+                   layout: KeyLayout) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
     """:meth:`Categories.lookup`'s constants, made once per device (a host-to-device copy in every update would
     make the host wait): ``(bases, masks, ids)`` per category, and for small ids the ``(2, max id + 3)`` table."""
-    bases = torch.arange(1, len(ids) + 1, dtype=torch.int64) << INSTANCE_BITS
-    masks = torch.tensor([2**INSTANCE_BITS - 1 if thing else 0 for thing in isthing], dtype=torch.int64)
+    bases = torch.arange(1, len(ids) + 1, dtype=torch.int64) << layout.shift
+    masks = torch.tensor([2**layout.shift - 1 if thing else 0 for thing in isthing], dtype=torch.int64)
     id_tensor = torch.tensor(ids, dtype=torch.int64)
     table = None
     if small:
         table = torch.zeros((2, max(ids) + 3), dtype=torch.int64)
         table[0, id_tensor + 1], table[1, id_tensor + 1] = bases, masks
-        table = table.to(device)
-    return bases.to(device), masks.to(device), id_tensor.to(device), table
+        table = table.to(device=device, dtype=layout.dtype)
+    return bases.to(device, layout.dtype), masks.to(device, layout.dtype), id_tensor.to(device), table
 
 
 def _as_items(name: str, value: PanopticMaps | None, pixel_dims: int) -> list[Tensor] | None:
@@ -208,10 +222,10 @@ def prepare_panoptic(preds: PanopticMaps, target: PanopticMaps, iscrowd: Panopti
 
 
 def _segment_keys(maps: Tensor, categories: Categories, name: str, unknown_is_void: bool, validate_args: bool,
-                  names: list[str] | None) -> Tensor:
-    """:math:`(B, H, W, 2)` -> :math:`(B, H, W)` int64 segment keys (0: void; module notes)."""
+                  names: list[str] | None, layout: KeyLayout) -> Tensor:
+    """:math:`(B, H, W, 2)` -> :math:`(B, H, W)` segment keys in ``layout`` (0: void; module notes)."""
     values = maps[..., 0].to(torch.int64)
-    base, instance_mask = categories.lookup(values)
+    base, instance_mask = categories.lookup(values, layout)
     instance = maps[..., 1].to(torch.int64)  # a view of the input when it is int64: never written to
     if validate_args:
         if not unknown_is_void and bool((base == 0).any()):
@@ -227,19 +241,31 @@ def _segment_keys(maps: Tensor, categories: Categories, name: str, unknown_is_vo
             at = names[where[0]] if names is not None else f"[{where[0]}]"
             raise ValueError(f"`{name}{at}` thing instance ids must lie in [0, 2^31), got {int(instance[tuple(where)])} "
                              f"at pixel {tuple(where[1:])}")
-    # (category index + 1) * 2^31 + the instance of a thing (stuff: 0); unknown: 0
-    return torch.bitwise_and(instance, instance_mask).bitwise_or_(base)
+    # (category index + 1) << shift | the instance of a thing (stuff: 0); unknown: 0
+    return instance.to(layout.dtype, copy=True).bitwise_and_(instance_mask).bitwise_or_(base)
+
+
+def _key_layout(preds: Tensor, target: Tensor, num_categories: int) -> KeyLayout:
+    """int32 keys with the fewest instance bits where host reads are free and they fit (the crowd mark takes one
+    more bit), else int64 keys with 31 instance bits."""
+    if host_reads.free_on(target):
+        largest = max(int(preds[..., 1].max()), int(target[..., 1].max()), 1)
+        shift = min(INSTANCE_BITS, largest.bit_length())
+        if (num_categories + 1) << (shift + 1) < 2**31:
+            return KeyLayout(shift, torch.int32)
+    return WIDE_KEYS
 
 
 def _segment_batch(preds: Tensor, target: Tensor, iscrowd: Tensor | None, categories: Categories,
                    allow_unknown: bool, validate_args: bool, names: list[str] | None) -> SegmentBatch:
     """One equal-size group as slot maps and tables."""
-    gt_keys = _segment_keys(target, categories, "target", True, validate_args, names)
-    pred_keys = _segment_keys(preds, categories, "preds", allow_unknown, validate_args, names)
-    gt_slots, gt_key_table, marks = _slots(gt_keys, len(categories.ids), iscrowd)
-    pred_slots, pred_key_table, _ = _slots(pred_keys, len(categories.ids), None)
-    gt_category = (gt_key_table >> INSTANCE_BITS) - 1
-    pred_category = (pred_key_table >> INSTANCE_BITS) - 1
+    layout = _key_layout(preds, target, len(categories.ids))
+    gt_keys = _segment_keys(target, categories, "target", True, validate_args, names, layout)
+    pred_keys = _segment_keys(preds, categories, "preds", allow_unknown, validate_args, names, layout)
+    gt_slots, gt_key_table, marks = _slots(gt_keys, len(categories.ids), iscrowd, layout.shift)
+    pred_slots, pred_key_table, _ = _slots(pred_keys, len(categories.ids), None, layout.shift)
+    gt_category = (gt_key_table >> layout.shift) - 1
+    pred_category = (pred_key_table >> layout.shift) - 1
     gt_crowd = torch.zeros_like(gt_category, dtype=torch.bool)
     if marks is not None:
         marked, unmarked = marks
@@ -249,28 +275,28 @@ def _segment_batch(preds: Tensor, target: Tensor, iscrowd: Tensor | None, catego
                 image, slot = (int(v) for v in torch.nonzero(partial)[0])
                 key = int(gt_key_table[image, slot])
                 at = names[image] if names is not None else f"[{image}]"
-                cat_id = categories.ids[(key >> INSTANCE_BITS) - 1]
+                cat_id = categories.ids[(key >> layout.shift) - 1]
                 raise ValueError(f"`iscrowd{at}` marks only part of the gt segment (category {cat_id}, instance "
-                                 f"{key & (2**INSTANCE_BITS - 1)}): a segment is crowd or not, all its pixels alike")
+                                 f"{key & (2**layout.shift - 1)}): a segment is crowd or not, all its pixels alike")
         gt_crowd = (marked > 0) & (gt_category >= 0)
     return SegmentBatch(gt_slots, pred_slots, gt_category, gt_crowd, pred_category)
 
 
-def _slots(keys: Tensor, num_categories: int, marks: Tensor | None
+def _slots(keys: Tensor, num_categories: int, marks: Tensor | None, shift: int
            ) -> tuple[Tensor, Tensor, tuple[Tensor, Tensor] | None]:
     """Dense per-image slots of segment keys, slot 0 = void.
 
     Returns:
-        ``(slots (B, H, W), key of each slot (B, S), (marked, unmarked) (B, S) or None)``: with ``marks``
+        ``(slots (B, H, W), key of each slot (B, S) int64, (marked, unmarked) (B, S) or None)``: with ``marks``
         (:math:`(B, H, W)` bool), how many marked and unmarked pixels (CPU: runs) each slot holds.
 
     CPU: the runs of equal (key, mark) in row-major order (a segment is a few runs per row) are deduplicated with
-    ``torch.unique`` and each pixel takes its run's slot; tables as wide as the most segments an image holds.
-    Elsewhere: a sort of all the keys, and tables of ``H * W + 1`` slots per image (no host read).
+    ``torch.unique`` and each pixel takes its run's slot; tables as wide as the most segments an image
+    holds. Elsewhere: a sort of all the keys, and tables of ``H * W + 1`` slots per image (no host read).
     """
     size, height, width = keys.shape
     pixels, per_image = keys.numel(), height * width
-    span = (num_categories + 1) << INSTANCE_BITS  # keys of one image lie in [0, span)
+    span = (num_categories + 1) << shift  # keys of one image lie in [0, span)
     if size * (num_categories + 1) >= 2**30:
         raise ValueError(f"a batch of {size} images of {num_categories} categories is too large to pack; "
                          f"update with fewer images at a time")
@@ -280,9 +306,9 @@ def _slots(keys: Tensor, num_categories: int, marks: Tensor | None
         starts = torch.ones(pixels, dtype=torch.bool)
         torch.ne(flat[1:], flat[:-1], out=starts[1:])
         starts[::per_image] = True  # every image starts a run
-        run = torch.cumsum(starts, 0).sub_(1)
+        run = torch.cumsum(starts, 0, dtype=torch.int32).sub_(1)
         where = torch.nonzero(starts).view(-1)
-        run_keys = flat.index_select(0, where)
+        run_keys = flat.index_select(0, where).to(torch.int64)
         run_marks = None
         if marks is not None:
             run_marks, run_keys = run_keys & 1, run_keys >> 1
