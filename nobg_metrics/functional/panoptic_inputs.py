@@ -13,10 +13,9 @@ category is neither a thing nor a stuff is **void**; a prediction pixel of an un
 no segment (prediction void) with ``allow_unknown_preds_category=True``. Thing instance ids must lie in
 ``[0, 2^31)``.
 
-Slots: slot 0 is void; the segments of an image follow in the order of ``(category index, instance id)``, so
-the last crowd segment of a category (its crowd region, as panopticapi keeps the last one) is the one with
-the largest instance id. The device path assigns slots without reading anything back (a sort of the packed
-keys; tables one entry per pixel); on CPU ``torch.unique`` sizes the tables by the data.
+Slots (:mod:`nobg_metrics.functional.panoptic_slots`): slot 0 is void; the segments of an image follow in the
+order of ``(category index, instance id)``, so the last crowd segment of a category (its crowd region, as
+panopticapi keeps the last one) is the one with the largest instance id.
 """
 
 from __future__ import annotations
@@ -30,6 +29,7 @@ import torch
 from torch import Tensor
 
 from nobg_metrics.functional.panoptic_segments import SegmentBatch
+from nobg_metrics.functional.panoptic_slots import assign_slots
 from nobg_metrics.ops import host_reads
 
 PanopticMaps = Tensor | Sequence[Tensor]
@@ -262,8 +262,8 @@ def _segment_batch(preds: Tensor, target: Tensor, iscrowd: Tensor | None, catego
     layout = _key_layout(preds, target, len(categories.ids))
     gt_keys = _segment_keys(target, categories, "target", True, validate_args, names, layout)
     pred_keys = _segment_keys(preds, categories, "preds", allow_unknown, validate_args, names, layout)
-    gt_slots, gt_key_table, marks = _slots(gt_keys, len(categories.ids), iscrowd, layout.shift)
-    pred_slots, pred_key_table, _ = _slots(pred_keys, len(categories.ids), None, layout.shift)
+    gt_slots, gt_key_table, marks = assign_slots(gt_keys, len(categories.ids), iscrowd, layout.shift)
+    pred_slots, pred_key_table, _ = assign_slots(pred_keys, len(categories.ids), None, layout.shift)
     gt_category = (gt_key_table >> layout.shift) - 1
     pred_category = (pred_key_table >> layout.shift) - 1
     gt_crowd = torch.zeros_like(gt_category, dtype=torch.bool)
@@ -280,70 +280,3 @@ def _segment_batch(preds: Tensor, target: Tensor, iscrowd: Tensor | None, catego
                                  f"{key & (2**layout.shift - 1)}): a segment is crowd or not, all its pixels alike")
         gt_crowd = (marked > 0) & (gt_category >= 0)
     return SegmentBatch(gt_slots, pred_slots, gt_category, gt_crowd, pred_category)
-
-
-def _slots(keys: Tensor, num_categories: int, marks: Tensor | None, shift: int
-           ) -> tuple[Tensor, Tensor, tuple[Tensor, Tensor] | None]:
-    """Dense per-image slots of segment keys, slot 0 = void.
-
-    Returns:
-        ``(slots (B, H, W), key of each slot (B, S) int64, (marked, unmarked) (B, S) or None)``: with ``marks``
-        (:math:`(B, H, W)` bool), how many marked and unmarked pixels (CPU: runs) each slot holds.
-
-    CPU: the runs of equal (key, mark) in row-major order (a segment is a few runs per row) are deduplicated with
-    ``torch.unique`` and each pixel takes its run's slot; tables as wide as the most segments an image
-    holds. Elsewhere: a sort of all the keys, and tables of ``H * W + 1`` slots per image (no host read).
-    """
-    size, height, width = keys.shape
-    pixels, per_image = keys.numel(), height * width
-    span = (num_categories + 1) << shift  # keys of one image lie in [0, span)
-    if size * (num_categories + 1) >= 2**30:
-        raise ValueError(f"a batch of {size} images of {num_categories} categories is too large to pack; "
-                         f"update with fewer images at a time")
-    image = torch.arange(size, device=keys.device, dtype=torch.int64) * span
-    if host_reads.free_on(keys):
-        flat = keys.reshape(-1) if marks is None else (keys << 1).bitwise_or_(marks).reshape(-1)
-        starts = torch.ones(pixels, dtype=torch.bool)
-        torch.ne(flat[1:], flat[:-1], out=starts[1:])
-        starts[::per_image] = True  # every image starts a run
-        run = torch.cumsum(starts, 0, dtype=torch.int32).sub_(1)
-        where = torch.nonzero(starts).view(-1)
-        run_keys = flat.index_select(0, where).to(torch.int64)
-        run_marks = None
-        if marks is not None:
-            run_marks, run_keys = run_keys & 1, run_keys >> 1
-        run_keys += image[where // per_image]
-        unique = torch.unique(torch.cat([run_keys, image]))  # + one void key per image: each image's first
-        first = torch.searchsorted(unique, image)
-        run_image = run_keys // span
-        run_slot = torch.searchsorted(unique, run_keys) - first[run_image]
-        slot_count = int((torch.cat([first[1:], first.new_tensor([unique.numel()])]) - first).max())
-        dtype = torch.int16 if slot_count <= 2**15 else torch.int32
-        local = run_slot.to(dtype).index_select(0, run).view(size, height, width)
-        uniq_image = unique // span
-        table = torch.zeros(size * slot_count, dtype=torch.int64)
-        positions = uniq_image * slot_count + torch.arange(unique.numel()) - first[uniq_image]
-        table[positions] = unique - uniq_image * span
-        counts = None
-        if run_marks is not None:
-            index = run_image * slot_count + run_slot
-            marked, unmarked = (torch.bincount(index[run_marks == m], minlength=size * slot_count)
-                                .view(size, slot_count) for m in (1, 0))
-            counts = (marked, unmarked)
-        return local, table.view(size, slot_count), counts
-    flat = (keys + image.view(-1, 1, 1)).reshape(-1)
-    ordered, order = torch.sort(torch.cat([flat, image]))
-    starts = torch.ones_like(ordered, dtype=torch.bool)
-    torch.ne(ordered[1:], ordered[:-1], out=starts[1:])
-    run = torch.empty_like(order).scatter_(0, order, torch.cumsum(starts, 0) - 1)
-    local = run[:pixels].view(size, height, width) - run[pixels:].view(-1, 1, 1)  # the void key is each image's first
-    slot_count = per_image + 1
-    index = (torch.arange(size, device=keys.device).view(-1, 1, 1) * slot_count + local).reshape(-1)
-    table = torch.zeros(size * slot_count, dtype=torch.int64, device=keys.device).scatter_(0, index, keys.reshape(-1))
-    counts = None
-    if marks is not None:
-        flags = marks.reshape(-1).to(torch.int64)
-        marked, unmarked = (torch.zeros(size * slot_count, dtype=torch.int64, device=keys.device)
-                            .index_add_(0, index, m).view(size, slot_count) for m in (flags, 1 - flags))
-        counts = (marked, unmarked)
-    return local, table.view(size, slot_count), counts
