@@ -42,6 +42,8 @@ from nobg_metrics.functional.panoptic_segments import (
     segment_statistics,
 )
 
+__all__ = ["panoptic_quality"]
+
 PanopticIouType = Literal["segm", "boundary"]
 PanopticOutput = Literal["dict", "tensor"]
 GROUPS = (("", None), ("_things", True), ("_stuff", False))

@@ -9,7 +9,7 @@ ranks give bit-identical values.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import torch
@@ -27,6 +27,7 @@ from nobg_metrics.functional.panoptic_inputs import Categories, PanopticMaps
 from nobg_metrics.functional.panoptic_segments import STAT_NAMES
 from nobg_metrics.metrics.base import NobgMetric
 
+__all__ = ["PanopticQuality"]
 
 class PanopticQuality(NobgMetric):
     """PQ or Boundary PQ as panopticapi / boundary-iou-api compute them, with torchmetrics' input convention.
@@ -97,10 +98,26 @@ class PanopticQuality(NobgMetric):
         for name in STAT_NAMES:  # iou_sum_high, iou_sum_low, true_positives, false_positives, false_negatives
             self._add_count(name, (len(self.categories.ids),))
 
+    def _statistics(self, preds: PanopticMaps, target: PanopticMaps, iscrowd: PanopticMaps | None = None
+                    ) -> dict[str, Tensor]:
+        """The batch's per-category sums (``{state name: (C,) int64}``); raises on bad input before any state moves."""
+        return _panoptic_update(preds, target, iscrowd, self.categories, self.iou_type, self.dilation_ratio,
+                                self.allow_unknown_preds_category, self.validate_args)
+
+    def _value(self, states: Mapping[str, Tensor]) -> dict[str, Tensor] | Tensor:
+        """The dataset values of ``states`` (class notes)."""
+        device = states["true_positives"].device
+        values = _panoptic_compute(states["iou_sum_high"], states["iou_sum_low"], states["true_positives"],
+                                   states["false_positives"], states["false_negatives"],
+                                   self.categories.thing_mask(device),
+                                   torch.tensor(self.categories.ids, dtype=torch.int64, device=device))
+        if self.output == "dict":
+            return values
+        return tensor_layout(values, self.return_sq_and_rq, self.return_per_class)
+
     def update(self, preds: PanopticMaps, target: PanopticMaps, iscrowd: PanopticMaps | None = None) -> None:
         """Add a batch (shapes in the class notes)."""
-        stats = _panoptic_update(preds, target, iscrowd, self.categories, self.iou_type, self.dilation_ratio,
-                                 self.allow_unknown_preds_category, self.validate_args)
+        stats = self._statistics(preds, target, iscrowd)
         self.iou_sum_high = self.iou_sum_high + stats["iou_sum_high"]  # new tensors: a snapshot holds references
         self.iou_sum_low = self.iou_sum_low + stats["iou_sum_low"]
         self.true_positives = self.true_positives + stats["true_positives"]
@@ -109,10 +126,6 @@ class PanopticQuality(NobgMetric):
 
     def compute(self) -> dict[str, Tensor] | Tensor:
         """The dataset values (class notes)."""
-        device = self.true_positives.device
-        values = _panoptic_compute(self.iou_sum_high, self.iou_sum_low, self.true_positives, self.false_positives,
-                                   self.false_negatives, self.categories.thing_mask(device),
-                                   torch.tensor(self.categories.ids, dtype=torch.int64, device=device))
-        if self.output == "dict":
-            return values
-        return tensor_layout(values, self.return_sq_and_rq, self.return_per_class)
+        return self._value({"iou_sum_high": self.iou_sum_high, "iou_sum_low": self.iou_sum_low,
+                            "true_positives": self.true_positives, "false_positives": self.false_positives,
+                            "false_negatives": self.false_negatives})
