@@ -16,6 +16,7 @@ from nobg_metrics.cli import (
     curve_data,
     instances_command,
     merge,
+    panoptic_command,
     plot_command,
     presets,
     report,
@@ -99,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     plot_command.add_parser(commands)
     merge.add_parser(commands)
     instances_command.add_parser(commands)
+    panoptic_command.add_parser(commands)
     return parser
 
 
