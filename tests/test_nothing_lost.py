@@ -168,3 +168,15 @@ print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
 """
     used = float(subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True).stdout)
     assert used < 200, f"{used:.0f} MiB"
+
+
+def test_a_plain_metric_collection_counts_half_a_batch_that_make_collection_rejects_whole():
+    """docs/training.md's example: the reason to prefer make_collection (or NobgCollection)."""
+    pred, gt = _pair()
+    bad_trimap = torch.full_like(pred, 0.3)  # no trimap level: only SAD reads it
+    plain = MetricCollection({"mae": nm.MAE(), "sad": nm.SAD()})
+    ours = make_collection(metrics=["mae", "sad"])
+    for collection in (plain, ours):
+        with pytest.raises(ValueError, match="trimap"):
+            collection.update(pred, gt, trimap=bad_trimap)
+    assert plain["mae"].update_count == 1 and ours["mae"].update_count == 0
