@@ -14,12 +14,13 @@ from __future__ import annotations
 import signal
 import sys
 
+from nobg_metrics.cli.parser import build_parser
+from nobg_metrics.cli.startup import deferred_imports
+
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command with ``argv`` (``sys.argv[1:]`` by default); returns its exit status."""
     try:
-        from nobg_metrics.cli.parser import build_parser
-
         parser = build_parser()
         args = parser.parse_args(argv)  # --help, --version and usage errors end here, before torch loads
         if args.command is None:
@@ -27,10 +28,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command != "eval":  # plot, merge: their own handlers (no scoring)
             return args.handler(args)
-        from nobg_metrics.cli.startup import deferred_imports
-
         with deferred_imports():  # scipy.signal, which torchmetrics imports for nothing the command uses
-            from nobg_metrics.cli.main import run_guarded
+            from nobg_metrics.cli.main import run_guarded  # torch, seconds: after the arguments, within this guard
     except KeyboardInterrupt:
         print("nobg-metrics: interrupted (SIGINT) while starting; nothing was read or written", file=sys.stderr)
         return 128 + signal.SIGINT
