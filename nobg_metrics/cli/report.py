@@ -3,7 +3,8 @@
 The numbers come from :func:`nobg_metrics.cli.stats.run_statistics` (docs/statistics.md); this module adds
 the ``eval`` flags, the markdown and the page. ``report.html`` is one self-contained file: inline CSS, the
 curves (``curves.png``, when the curve writer drew it into the same temporary folder before this writer
-runs: ``main._write`` adds the curve writers first) and the worst-image thumbnails as base64 PNG.
+runs: :func:`~nobg_metrics.cli.run_outputs.write_outputs` adds the curve writers first) and the worst-image
+thumbnails as base64 PNG.
 
 Importable without torch or numpy (the argument parser uses it): the statistics (numpy) and the column formats
 (the metric registry, torch) are imported when the report is made.

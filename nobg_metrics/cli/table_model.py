@@ -4,7 +4,7 @@
 here from results.json's document:
 
 - **columns**: the protocol's order; a ``--task sod`` run's matting measures in a table of their own, in their
-  benchmark's units (:func:`~nobg_metrics.cli.outputs.column_sets`);
+  benchmark's units (:func:`~nobg_metrics.cli.cells.column_sets`);
 - **headers**: the names papers print (``S_α``, ``F^ω_β``; :func:`~nobg_metrics.cli.names.paper_label`, with the
   printed unit) in the combined tables and in every table of a ``--preset`` run; otherwise the per-dataset tables
   print the collection names (what ``--metrics`` takes) and the matting protocols' headers (``SAD (÷1000)``);
