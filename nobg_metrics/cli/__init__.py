@@ -3,8 +3,10 @@
 Modules: ``entry`` (the console script: quiet start-up interruption, then ``main``), ``main`` (arguments, the
 run's steps), ``config`` (datasets x methods from flags or config files), ``files`` (reading and matching image
 files), ``jobs`` (matching into per-method jobs), ``runner`` (streaming scoring, DDP), ``dist`` (torchrun
-helpers), ``launch`` (``--procs`` ranks), ``outputs`` (json/csv/md/tex, atomic writes, the ``--out`` lock),
-``signals`` (interruption, no orphans), ``plots`` (curves), ``progress`` (console bars).
+helpers), ``launch`` (``--procs`` ranks), ``outputs`` (what results.json and the tables say), ``run_outputs`` (a run's
+files, written at once by ``eval`` and ``merge``), ``writing`` (atomic writes, the ``--out`` lock), ``signals``
+(interruption, no orphans), ``plots`` (curves), ``progress`` (console bars). What several modules share sits below
+them all (``errors``, ``json_yaml``, ``ranks``, ``marks``, ``cells``, ``curve_kinds``): docs/design.md "Layers".
 """
 
 from __future__ import annotations

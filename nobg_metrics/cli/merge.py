@@ -201,6 +201,7 @@ def _eval_args(args: argparse.Namespace, eval_parser: argparse.ArgumentParser, d
                names: list[str], per_image: bool) -> Any:
     """``eval``'s namespace (every flag at its default) with the merged run's settings and merge's own flags."""
     merged = eval_parser.parse_args([])
+    merged.command = "eval"  # as ``nobg-metrics eval`` parses it
     for key, value in vars(args).items():
         if key not in ("runs", "handler", "prefer", "command"):
             setattr(merged, key, value)

@@ -263,6 +263,6 @@ def table_writers(document: dict[str, Any], args: argparse.Namespace) -> dict[st
         if have_openpyxl():
             writers[f"{COMBINED}.xlsx"] = lambda path: write_xlsx(path, xlsx_sheets(tables, aliases, transpose))
         else:
-            print(f"note: {COMBINED}.xlsx not written: it needs openpyxl ({XLSX_EXTRA}); {COMBINED}.csv holds the "
-                  "same table", file=sys.stderr)
+            print(f"note: {COMBINED}.xlsx not written: it needs openpyxl ({XLSX_EXTRA}); {COMBINED}.csv holds its "
+                  "values", file=sys.stderr)
     return writers
