@@ -1,6 +1,7 @@
 """What the result files say: the ``results.json`` document and the per-dataset tables (table.md, table.tex).
 
-How they are written — all at once or not at all, one run per folder — is :mod:`nobg_metrics.cli.writing`.
+Which files a run writes: :mod:`nobg_metrics.cli.run_outputs`; how — all at once or not at all, one run per
+folder — :mod:`nobg_metrics.cli.writing`.
 
 Schema of ``results.json`` (docs/cli.md "Outputs")::
 
@@ -15,8 +16,8 @@ the one rule of every table (:mod:`nobg_metrics.cli.table_model`: paper names un
 each column marked at the printed precision, ``†`` on rows scored on a subset), ↑/↓ after each metric name. Matting
 measures print in their benchmark's units with the unit in the header (``SAD (÷1000)``;
 :data:`~nobg_metrics.cli.protocols.PRINTED`) — in a ``--task sod`` run in a table of their own, never beside the
-SOD columns — HCE as an integer, the BiRefNet protocol its own columns, order and rounding; ``results.json`` keeps
-the raw values.
+SOD columns — HCE as an integer, the BiRefNet protocol its own columns, order and rounding (the column formats:
+:mod:`nobg_metrics.cli.cells`; the marks: :mod:`nobg_metrics.cli.marks`); ``results.json`` keeps the raw values.
 The combined table's workbook: :mod:`nobg_metrics.cli.xlsx`.
 """
 
