@@ -1,4 +1,4 @@
-"""The curves of a run: collected from the metrics after scoring, saved as curves.npz and curves.csv, read back.
+"""The curves of a run in files: saved as curves.npz and curves.csv after scoring, read back (cache, merge, plot).
 
 Importable without torch, numpy or matplotlib (the argument parser imports it): numpy is imported by the functions
 that read and write curves.npz. Collecting the curves from the metrics: :mod:`nobg_metrics.cli.curve_collection`;
