@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from nobg_metrics._version import __version__
+from nobg_metrics._version import __version__ as __version__
 
 
 def _load() -> dict[str, Any]:

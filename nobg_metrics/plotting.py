@@ -12,7 +12,7 @@ from nobg_metrics.functional.threshold_curves import ThresholdCurves
 def _pyplot() -> Any:
     """``matplotlib.pyplot``, or an ImportError naming the extra to install."""
     try:
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # the optional plot extra (and ~0.5 s of imports): only to draw
     except ImportError as error:  # pragma: no cover - optional extra
         raise ImportError("plotting needs matplotlib: pip install 'nobg_metrics[plot]'") from error
     return plt

@@ -38,22 +38,25 @@ def _layer(module: str) -> int:
     return best
 
 
+def _resolve(node: ast.Import | ast.ImportFrom, module: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The modules an import statement of ``module`` names (a name imported from a package counts as the package, a
+    submodule as the submodule; relative imports resolved)."""
+    if isinstance(node, ast.Import):
+        return {alias.name for alias in node.names}
+    base = node.module or ""
+    if node.level:
+        package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+        package = package[: len(package) - node.level + 1]
+        base = ".".join(package + ([base] if base else []))
+    return {f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names}
+
+
 def _imports(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """The package modules ``module`` imports (a name imported from a package counts as the package, a submodule as
-    the submodule)."""
+    """The package modules ``module`` imports, at the top or inside a function."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
-                package = package[: len(package) - node.level + 1]
-                base = ".".join(package + ([base] if base else []))
-            for alias in node.names:
-                submodule = f"{base}.{alias.name}"
-                found.add(submodule if submodule in modules else base)
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found |= _resolve(node, module, path, modules)
     return {name for name in found if name in modules and name != module}
 
 
@@ -101,3 +104,108 @@ def test_no_module_imports_itself_through_a_circle():
         if node not in index:
             visit(node)
     assert not circles, "import circles:\n" + "\n".join(" <-> ".join(circle) for circle in circles)
+
+
+# ---------------------------------------------------------------------------------------------- the command's start
+COMMAND_START = ("nobg_metrics.cli.entry", "nobg_metrics.cli.parser")
+"""What the console script loads before it knows what it is asked: ``--help``, ``--version``, usage errors, ``plot``
+and ``merge``'s argument checks end there (docs/cli.md "Start-up")."""
+HEAVY = ("torch", "torchmetrics", "numpy", "PIL", "matplotlib", "scipy", "cv2", "yaml", "openpyxl", "tqdm")
+"""Libraries the command's start never loads (seconds for torch; optional extras for the last four)."""
+SCORING_SIDE = ("nobg_metrics.cli.main", "nobg_metrics.cli.runner", "nobg_metrics.cli.run_outputs")
+"""The command's modules that score or write a run: loaded after the arguments, within the start-up guard."""
+
+
+def _runs_at_import(node: ast.AST) -> bool:
+    """Whether a statement's body runs when its module is imported (not a function's, not ``if TYPE_CHECKING:``)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        return False
+    return not (isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test))
+
+
+def _load_time_imports(module: str, path: Path, modules: dict[str, Path]) -> tuple[set[str], set[str]]:
+    """``(package modules, other top-level packages)`` that importing ``module`` imports itself: its module-level
+    statements, class bodies included, not what its functions import (a package module comes with its packages)."""
+    inside, outside = set(), set()
+    stack = list(ast.parse(path.read_text()).body)
+    while stack:
+        node = stack.pop()
+        if not _runs_at_import(node):
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for name in _resolve(node, module, path, modules):
+                parts = name.split(".")
+                if parts[0] == "nobg_metrics":
+                    inside |= {".".join(parts[:i]) for i in range(1, len(parts) + 1)} & set(modules)
+                else:
+                    outside.add(parts[0])
+        stack.extend(ast.iter_child_nodes(node))
+    return inside, outside
+
+
+def _start_up() -> tuple[set[str], dict[str, set[str]]]:
+    """The package modules the command's start loads (the closure of :data:`COMMAND_START`), and for each the other
+    packages it imports when loaded."""
+    modules = _modules()
+    seen, outside, todo = set(), {}, list(COMMAND_START)
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        inside, outside[module] = _load_time_imports(module, modules[module], modules)
+        todo += sorted(inside - seen)
+    return seen, outside
+
+
+def test_the_command_starts_on_the_standard_library_and_its_torch_free_modules():
+    """The parser side of the command never loads the scoring side, torch, numpy or an optional extra when it
+    loads: a module the parser needs imports them inside the function that uses them (with a comment saying why).
+    ``tests/cli/test_startup.py`` checks the same by running the command."""
+    loaded, outside = _start_up()
+    heavy = sorted(f"{module} -> {name}" for module, names in outside.items() for name in names if name in HEAVY)
+    assert not heavy, "the command's start loads:\n" + "\n".join(heavy)
+    assert not loaded & set(SCORING_SIDE), f"the command's start loads {sorted(loaded & set(SCORING_SIDE))}"
+    assert all(m in ("nobg_metrics", "nobg_metrics._version") or m.startswith("nobg_metrics.cli") for m in loaded), \
+        sorted(m for m in loaded if not m.startswith("nobg_metrics.cli"))
+
+
+def test_the_command_is_entered_at_its_top():
+    """Only the console script imports the run (``cli.main``: the package's lazy ``main`` too); nothing but
+    ``python -m nobg_metrics`` imports the console script; and the run's writers are imported by the two commands
+    that write a run (``eval``, ``merge``)."""
+    graph = _graph()
+    importers = {target: sorted(m for m, targets in graph.items() if target in targets) for target in
+                 ("nobg_metrics.cli.main", "nobg_metrics.cli.entry", "nobg_metrics.cli.run_outputs")}
+    assert importers == {"nobg_metrics.cli.main": ["nobg_metrics.cli", "nobg_metrics.cli.entry"],
+                         "nobg_metrics.cli.entry": ["nobg_metrics.__main__"],
+                         "nobg_metrics.cli.run_outputs": ["nobg_metrics.cli.main", "nobg_metrics.cli.merge"]}
+
+
+BLOCK = ("import ", "from ", "#")
+
+
+def _function_level_imports(path: Path) -> list[ast.stmt]:
+    found = []
+    for function in ast.walk(ast.parse(path.read_text())):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found += [node for node in ast.walk(function) if isinstance(node, (ast.Import, ast.ImportFrom))]
+    return found
+
+
+def test_an_import_inside_a_function_says_why():
+    """Imports go at the top of a module (issue 31); one inside a function keeps something out of a start-up path or
+    is an optional extra, and says so in a comment: on its line, or on the line that opens its block of imports (a
+    comment line, ``try:``, ``if ...:``)."""
+    silent = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        lines = path.read_text().splitlines()
+        for node in _function_level_imports(path):
+            row = node.lineno - 1
+            while row > 0 and (not lines[row - 1].strip() or lines[row - 1].lstrip().startswith(BLOCK)):
+                row -= 1  # up through its block of imports, comments and blank lines
+            opening = lines[row - 1].split("#")[0].rstrip().endswith(":") if row > 0 else False
+            block = lines[row - 1 if opening else row: node.end_lineno]
+            if not any("#" in line for line in block):
+                silent.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: {lines[node.lineno - 1].strip()}")
+    assert not silent, "imports inside functions without a comment saying why:\n" + "\n".join(silent)

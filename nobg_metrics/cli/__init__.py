@@ -3,11 +3,14 @@
 Modules: ``entry`` (the console script: quiet start-up interruption, then ``main``), ``main`` (arguments, the
 run's steps), ``config`` (datasets x methods from flags or config files), ``files`` (reading and matching image
 files), ``jobs`` (matching into per-method jobs), ``runner`` (streaming scoring, DDP), ``dist`` (torchrun
-helpers), ``launch`` (``--procs`` ranks), ``outputs`` (json/csv/md/tex, atomic writes, the ``--out`` lock),
-``signals`` (interruption, no orphans), ``plots`` (curves), ``progress`` (console bars); ``instances_command`` /
-``instances`` (``nobg-metrics instances``: COCO / LVIS instance AP of JSON files) with ``coco_files``,
-``coco_results`` (their readers) and ``coco_rle``, ``coco_polygons``, ``coco_intervals``, ``coco_masks`` (the mask
-codec).
+helpers), ``launch`` (``--procs`` ranks), ``outputs`` (what results.json and the tables say), ``run_outputs`` (a run's
+files, written at once by ``eval`` and ``merge``), ``writing`` (atomic writes, the ``--out`` lock), ``signals``
+(interruption, no orphans), ``plots`` (curves), ``progress`` (console bars). What several modules share sits below
+them all (``errors``, ``json_yaml``, ``ranks``, ``marks``, ``cells``, ``curve_kinds``, ``statuses``): docs/design.md
+"Layers". ``instances_command`` / ``instances`` (``nobg-metrics instances``: COCO / LVIS instance AP of JSON files)
+with ``coco_files``, ``coco_results`` (their readers) and ``coco_rle``, ``coco_polygons``, ``coco_intervals``,
+``coco_masks`` (the mask codec); ``panoptic_command`` / ``panoptic_io`` / ``panoptic_run`` (``nobg-metrics
+panoptic``).
 """
 
 from __future__ import annotations

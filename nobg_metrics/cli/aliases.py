@@ -10,6 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nobg_metrics.cli.errors import ConfigError, closest
+from nobg_metrics.cli.json_yaml import load_json_or_yaml
+from nobg_metrics.cli.marks import tex_escape
+
 __all__ = ["Aliases", "check_aliases", "check_plan_aliases", "read_aliases"]
 
 
@@ -31,8 +35,6 @@ class Aliases:
         if alias is not None:
             return alias
         if tex:
-            from nobg_metrics.cli.outputs import tex_escape
-
             return tex_escape(name)
         return name
 
@@ -40,11 +42,9 @@ class Aliases:
 def read_aliases(path: Path | None) -> Aliases:
     """``--aliases FILE``: YAML or JSON with the keys ``datasets`` and ``methods``, each a mapping ``name: alias``
     (``null``: the name itself) or a list of names (order only). A wrong key or type is a usage error naming it."""
-    from nobg_metrics.cli.config import ConfigError, _load, closest
-
     if path is None:
         return Aliases()
-    data = _load(path)
+    data = load_json_or_yaml(path)
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -68,8 +68,6 @@ def read_aliases(path: Path | None) -> Aliases:
 
 def check_aliases(aliases: Aliases, datasets: list[str], methods: list[str], where: str = "--aliases") -> None:
     """Every aliased name must be one of the run's (a wrong one names the closest); no two may print the same."""
-    from nobg_metrics.cli.config import ConfigError, closest
-
     for kind, valid in (("datasets", datasets), ("methods", methods)):
         shown: dict[str, str] = {}
         for name in getattr(aliases, kind):

@@ -33,6 +33,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from nobg_metrics._version import __version__
+from nobg_metrics.cli import curve_data
+from nobg_metrics.cli.errors import ConfigError
 from nobg_metrics.cli.file_digests import (
     Digests,
     text_digest,
@@ -100,21 +103,19 @@ class JobCache:
 
     # ------------------------------------------------------------------------------------------------- keys
     def _names(self) -> tuple[list[str], list[str]]:
-        from nobg_metrics.cli.runner import resolve_metrics
+        from nobg_metrics.cli.runner import resolve_metrics  # torch: not for the parser, which imports this module
 
         o = self.options
         return resolve_metrics(o.tier, o.metrics, o.protocol, o.task)
 
     def _job_names(self, job: Any, names: list[str]) -> list[str]:
-        from nobg_metrics.cli.protocols import job_metrics
+        from nobg_metrics.cli.protocols import job_metrics  # loads the metric registry (torch): not for the parser
 
         return job_metrics(names, self.options.protocol, job.dataset, job.has_trimap)
 
     def _settings(self, skipped: list[str]) -> dict[str, Any]:
         """Everything but the files that changes a job's numbers."""
-        import torch
-
-        from nobg_metrics._version import __version__
+        import torch  # not for the parser, which imports this module
 
         options = {k: v for k, v in dataclasses.asdict(self.options).items() if k not in _NOT_NUMBERS}
         if options.get("per_image", True):
@@ -122,8 +123,6 @@ class JobCache:
         device = getattr(self.args, "device", "auto")
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
-        from nobg_metrics.cli import curve_data
-
         return {"format": FORMAT, "version": __version__, "torch": torch.__version__,
                 "curves": [getattr(curve_data, "VERSION", None), getattr(curve_data, "SOURCES_RULE", None)],
                 "device": device, "options": options,
@@ -131,7 +130,7 @@ class JobCache:
 
     def _key(self, job: Any, job_names: list[str], settings: dict[str, Any]) -> str | None:
         """The job's key, or None when one of its files cannot be read (then it is scored, and not stored)."""
-        from nobg_metrics.collection import IMAGE_NAMES
+        from nobg_metrics.collection import IMAGE_NAMES  # the metric registry (torch): not for the parser
 
         reads_image = any(name in IMAGE_NAMES for name in job_names)  # an unread RGB image changes no number
         try:
@@ -147,8 +146,6 @@ class JobCache:
         return self.root / "jobs" / key[:2] / f"{key}.json"
 
     def _check_location(self, jobs: list) -> None:
-        from nobg_metrics.cli.config import ConfigError
-
         cache = Path(os.path.realpath(self.root.parent))
         if cache.exists() and not cache.is_dir():
             raise ConfigError(f"--cache {self.args.cache}: not a folder")
@@ -190,7 +187,7 @@ class JobCache:
             entry = None if key is None else self._read(key, job, job_names)
             if entry is not None:
                 hits[job.index] = entry
-        from nobg_metrics.cli.dist import gather_objects
+        from nobg_metrics.cli.dist import gather_objects  # torch.distributed: not for the parser
 
         agreed = set.intersection(*(set(found) for found in gather_objects(sorted(hits))))
         hits = {index: entry for index, entry in hits.items() if index in agreed}

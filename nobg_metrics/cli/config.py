@@ -27,25 +27,18 @@ from __future__ import annotations
 
 import difflib
 import errno
-import json
 import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nobg_metrics.cli.errors import ConfigError, InputError, closest
 from nobg_metrics.cli.files import Source
+from nobg_metrics.cli.json_yaml import load_json_or_yaml
 
 _GENERIC_GT_NAMES = {"gt", "gts", "mask", "masks", "groundtruth", "ground_truth", "ground-truth", "labels",
                      "alpha", "alpha_copy", "alphas", "matte", "mattes"}  # the last: matting layouts
-
-
-class ConfigError(Exception):
-    """A config or command line that cannot describe a run (exit status 2, shown without a traceback)."""
-
-
-class InputError(Exception):
-    """Inputs that are missing or cannot be read (exit status 1, shown without a traceback)."""
 
 
 _SOURCE_KEYS = ("path", "prefix", "suffix")
@@ -154,28 +147,6 @@ def plan_from_args(gt: str, preds: list[str], trimap: str | None, prefix: str = 
     return plan
 
 
-def _load(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise ConfigError(f"{path}: not UTF-8 text (byte {error.start}: {error.reason}); save it as UTF-8") from None
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot be read ({error.strerror or error})") from None
-    if path.suffix.lower() in (".yaml", ".yml"):
-        try:
-            import yaml
-        except ImportError:
-            raise ConfigError(f"{path}: YAML configs need PyYAML (pip install 'nobg_metrics[yaml]')") from None
-        try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError as error:
-            raise ConfigError(f"{path}: not valid YAML ({' '.join(str(error).split())})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ConfigError(f"{path}: not valid JSON ({error})") from None
-
-
 def _type_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
@@ -204,18 +175,6 @@ def _path(value: Any, base: Path, where: str) -> Path:
     if not value.strip():
         raise ConfigError(f"{where}: empty folder path")
     return base / value
-
-
-def closest(word: str, valid: list[str] | tuple[str, ...]) -> str:
-    """``"; did you mean X?"`` for the closest valid word, or ``""``.
-
-    Example:
-        >>> closest("suffx", ("path", "prefix", "suffix"))
-        "; did you mean 'suffix'?"
-    """
-    same_letters = [str(v) for v in valid if str(v).lower() == str(word).lower()]
-    found = same_letters or difflib.get_close_matches(str(word), [str(v) for v in valid], n=1)
-    return f"; did you mean {found[0]!r}?" if found else ""
 
 
 def _check_keys(value: dict, allowed: tuple[str, ...], where: str) -> None:
@@ -342,7 +301,7 @@ def plan_from_configs(paths: list[Path], kinds: list[str | None] | None = None) 
             raise ConfigError(f"config file {path} is a folder")
         if problem != "is a file, not a folder":
             raise ConfigError(f"config file not found: {path} ({problem})")
-        data = _load(path)
+        data = load_json_or_yaml(path)
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a mapping at the top level")
         kind = "ours" if "datasets" in data or "methods" in data else given or _pysod_kind(data)

@@ -18,7 +18,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from nobg_metrics.cli.config import ConfigError, closest
+from nobg_metrics.cli.errors import ConfigError, closest
+from nobg_metrics.cli.parser import build_parser
 
 INPUTS = ("gt", "pred", "trimap", "image", "prefix", "suffix", "config", "dataset_json", "method_json")
 """Flags a config describes in its ``datasets`` / ``methods`` instead."""
@@ -31,8 +32,6 @@ class _Refused(Exception):
 
 
 def _eval_parser() -> argparse.ArgumentParser:
-    from nobg_metrics.cli.parser import build_parser
-
     parser = build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return commands.choices["eval"]

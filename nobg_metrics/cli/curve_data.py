@@ -1,29 +1,14 @@
-"""The curves of a run: collected from the metrics after scoring, saved as curves.npz and curves.csv, read back.
+"""The curves of a run in files: saved as curves.npz and curves.csv after scoring, read back (cache, merge, plot).
 
-Importable without torch, numpy or matplotlib (the argument parser imports it); each function imports what it
-needs. Drawing: :mod:`nobg_metrics.cli.plots`; redrawing a saved run: :mod:`nobg_metrics.cli.plot_command`.
-
-**What is collected** (:func:`collect_curves`, per job, after its metrics are computed and synced across ranks):
-every mean per-image curve the job's confusion-family metrics hold — ``sum over images of the per-image T-point
-curve / number of images`` (PySODMetrics' aggregation, docs/references.md), from the metrics' own ``curves()``
-(:meth:`~nobg_metrics.metrics.confusion.ConfusionMetric.curves`). Nothing is rescored: a curve no metric of the
-run holds is absent. FMeasure / EMeasure in any threshold mode (``f_measure_*``, ``e_measure_*``) hold
-precision, recall, F and E; ``<measure>_max`` / ``<measure>_mean`` hold that measure's curve (``iou_max`` ->
-iou, ``dice_mean`` -> dice, ``fpr_max`` -> fpr, ...); ``pr_auc`` holds precision and recall, ``roc_auc``
-recall and fpr (in a collection every family member holds the union of the family's statistics);
-``grey_biou_max`` / ``grey_biou_mean`` (BiRefNet's BIoU columns) hold the grey-boundary IoU curve.
+Importable without torch, numpy or matplotlib (the argument parser imports it): numpy is imported by the functions
+that read and write curves.npz. Collecting the curves from the metrics: :mod:`nobg_metrics.cli.curve_collection`;
+drawing: :mod:`nobg_metrics.cli.plots`; redrawing a saved run: :mod:`nobg_metrics.cli.plot_command`.
 
 **In memory** (``scores.curves[job.index]``, a :data:`JobCurves` dict of plain Python floats, exact float64)::
 
     {"thresholds": [T floats, k / (T - 1) for k = T-1 ... 0 (descending; index 0 is u8 >= 255)],
      "values": {measure: [T floats]},        # "precision", "recall", "f_measure", "e_measure", "iou", ...
-     "sources": {measure: metric name}}      # module notes, "Sources"
-
-**Sources:** a curve's source is the first metric, in the run's metric order, whose own mode reads that curve
-(``f_measure_max`` for F, ``e_measure_mean`` for E, ``iou_max`` for IoU, ``pr_auc`` for precision and recall);
-a curve no metric's mode reads (precision and recall under ``--preset sod``) names the first metric that holds it
-as a by-product of its class (``f_measure_max``: FMeasure keeps P, R, F and E). The callers pass the members in the
-run's order (a ``MetricCollection`` sorts them by name).
+     "sources": {measure: metric name}}      # :mod:`~nobg_metrics.cli.curve_collection`, "Sources"
 
 A :data:`CurveEntry` is the same dict with ``"dataset"`` and ``"method"`` added (what the files hold; a job
 without scored images has no entry).
@@ -46,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import functools
 import json
 import math
 import sys
@@ -54,22 +38,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-JobCurves = dict[str, Any]
-"""``{"thresholds": [float], "values": {measure: [float]}, "sources": {measure: metric name}}`` (module notes)."""
-
-CurveEntry = dict[str, Any]
-"""A :data:`JobCurves` with ``"dataset"`` and ``"method"``."""
-
-KINDS: dict[str, tuple[str, ...]] = {
-    "pr": ("precision", "recall"), "roc": ("recall", "fpr"), "f": ("f_measure",), "e": ("e_measure",),
-    "iou": ("iou",), "dice": ("dice",), "biou": ("grey_boundary_iou",),
-}
-"""The plotted curve kinds and the measures each needs: PR = precision over recall, ROC = TPR (recall) over FPR,
-the others the measure against the threshold (``biou``: BiRefNet's grey-boundary IoU)."""
+from nobg_metrics.cli.curve_kinds import KINDS, CurveEntry, JobCurves
+from nobg_metrics.cli.errors import ConfigError
+from nobg_metrics.cli.os_names import open_csv
+from nobg_metrics.cli.plot_style import load_style
+from nobg_metrics.cli.plots import figure_writers, have_matplotlib
 
 FORMAT, VERSION = "nobg-metrics curves", 1
 SOURCES_RULE = 2
-"""The rule naming each curve's source (module notes); part of the ``--cache`` key, so cached curves follow it."""
+"""The rule naming each curve's source (:mod:`~nobg_metrics.cli.curve_collection`); part of the ``--cache`` key, so
+cached curves follow it."""
 CSV_HEADER = ("dataset", "method", "curve", "metric", "threshold", "value")
 
 
@@ -100,61 +78,10 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
 
 def _style_file(text: str) -> Any:
     """``--plot-style``: the style, read and checked while parsing (before any scoring)."""
-    from nobg_metrics.cli.config import ConfigError
-    from nobg_metrics.cli.plot_style import load_style
-
     try:
         return load_style(Path(text))
     except ConfigError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
-
-
-def collect_curves(members: dict[str, Any]) -> JobCurves | None:
-    """A job's curves from its metrics ``name -> Metric`` (in the run's metric order), synced across ranks; None when
-    no metric holds one.
-
-    Each state is synced once: a member is asked only for curves no earlier member gave (every rank asks the
-    same members, in the same order). Members with another number of thresholds than the first are skipped.
-    Sources: module notes.
-    """
-    from nobg_metrics.cli.dist import world
-    from nobg_metrics.functional.family import mode_requests
-    from nobg_metrics.metrics.confusion import ConfusionMetric
-    from nobg_metrics.metrics.grey_boundary_iou import GreyBoundaryIoU
-
-    thresholds: list[float] | None = None
-    values: dict[str, list[float]] = {}
-    sources: dict[str, str] = {}
-    holders: dict[str, str] = {}  # measure -> the first member holding it (a by-product of its class included)
-    for name, metric in members.items():
-        if isinstance(metric, ConfusionMetric):
-            own = mode_requests(metric._measure, metric.mode, metric.reduction)  # what its mode reads itself
-            own_curves = {m for m, reduction in own if reduction == "curve"}
-            held = {m for m, reduction in metric.requests if reduction == "curve"}
-            read = functools.partial(ConfusionMetric.curves, metric)  # all held (FMeasure.curves() keeps P/R/F/E)
-        elif isinstance(metric, GreyBoundaryIoU):
-            own_curves = held = {"grey_boundary_iou"}
-            read = metric.curves
-        else:
-            continue
-        for measure in sorted(own_curves):
-            sources.setdefault(measure, name)
-        for measure in sorted(held):
-            holders.setdefault(measure, name)
-        if not held - set(values):
-            continue
-        with metric.sync_context(should_sync=metric.sync_on_compute and world()[1] > 1):
-            curves = dict(read())
-        points = curves.pop("thresholds").double().cpu().tolist()
-        if thresholds is not None and len(points) != len(thresholds):
-            continue
-        thresholds = points
-        for measure in sorted(curves):
-            values.setdefault(measure, curves[measure].double().cpu().tolist())
-    if not values:
-        return None
-    return {"thresholds": thresholds, "values": values,
-            "sources": {m: sources.get(m) or holders.get(m, "") for m in values}}
 
 
 def curve_entries(jobs: list, scores: Any) -> list[CurveEntry]:
@@ -179,7 +106,7 @@ def curves_by_job(entries: list[CurveEntry], jobs: list) -> dict[int, JobCurves]
 
 def write_npz(path: Path, entries: list[CurveEntry]) -> None:
     """Write ``entries`` as curves.npz (module notes)."""
-    import numpy as np
+    import numpy as np  # kept out of the argument parser, which imports this module
 
     manifest = {"format": FORMAT, "version": VERSION, "entries": [
         {"dataset": e["dataset"], "method": e["method"], "measures": list(e["values"]), "sources": e["sources"]}
@@ -195,7 +122,7 @@ def write_npz(path: Path, entries: list[CurveEntry]) -> None:
 
 def read_npz(path: Path) -> list[CurveEntry]:
     """The entries of a curves.npz (:class:`CurveDataError` when it is not one)."""
-    import numpy as np
+    import numpy as np  # kept out of the argument parser, which imports this module
 
     try:
         with np.load(path, allow_pickle=False) as data:
@@ -221,8 +148,6 @@ def _number(value: float) -> str:
 
 def write_csv(path: Path, entries: list[CurveEntry]) -> None:
     """Write ``entries`` as curves.csv (module notes)."""
-    from nobg_metrics.cli.os_names import open_csv
-
     with open_csv(path, "w") as handle:  # names as the OS's bytes
         writer = csv.writer(handle)
         writer.writerow(CSV_HEADER)
@@ -237,8 +162,6 @@ def read_csv(path: Path) -> list[CurveEntry]:
     """The entries of a curves.csv (:class:`CurveDataError` when it is not one)."""
     found: dict[tuple[str, str], CurveEntry] = {}
     try:
-        from nobg_metrics.cli.os_names import open_csv
-
         with open_csv(path) as handle:
             reader = csv.reader(handle)
             if tuple(next(reader, ())) != CSV_HEADER:
@@ -290,8 +213,6 @@ def load_curves(run_dir: Path) -> list[CurveEntry]:
 def curve_writers(jobs: list, scores: Any, args: argparse.Namespace) -> dict[str, Callable]:
     """``file name -> writer(path)``: curves.npz and curves.csv whenever a metric holds a curve, curves.png and
     curves.pdf unless ``--no-plots`` (notes on stderr when they are not drawn)."""
-    from nobg_metrics.cli.plots import figure_writers, have_matplotlib
-
     entries = curve_entries(jobs, scores)
     if not entries:
         if not getattr(args, "no_plots", False):

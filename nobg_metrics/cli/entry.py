@@ -18,7 +18,9 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     """Run the command with ``argv`` (``sys.argv[1:]`` by default); returns its exit status."""
     try:
+        # every import of the command inside the Ctrl-C guard: an interrupt while they load ends quietly
         from nobg_metrics.cli.parser import build_parser
+        from nobg_metrics.cli.startup import deferred_imports
 
         parser = build_parser()
         args = parser.parse_args(argv)  # --help, --version and usage errors end here, before torch loads
@@ -27,10 +29,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command != "eval":  # plot, merge: their own handlers (no scoring)
             return args.handler(args)
-        from nobg_metrics.cli.startup import deferred_imports
-
         with deferred_imports():  # scipy.signal, which torchmetrics imports for nothing the command uses
-            from nobg_metrics.cli.main import run_guarded
+            from nobg_metrics.cli.main import run_guarded  # torch (seconds): only once the arguments ask for a run
     except KeyboardInterrupt:
         print("nobg-metrics: interrupted (SIGINT) while starting; nothing was read or written", file=sys.stderr)
         return 128 + signal.SIGINT

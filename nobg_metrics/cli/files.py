@@ -49,10 +49,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import torch
+import torch.nn.functional as F
 from PIL import Image
 
-# torch is imported where a resize needs it: config and jobs import this module, and the command's
-# start (--help, config errors) should not wait for torch
+from nobg_metrics.ops.cv_resize import resize_linear_u8
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
 """Extensions considered when matching by stem, in order of preference for duplicate stems."""
@@ -464,9 +465,6 @@ def resize_bilinear_float(pred: np.ndarray, height: int, width: int) -> np.ndarr
     ``floor(x + 0.5)`` of ``F.interpolate(mode="bilinear", align_corners=False, antialias=False)``: the
     ``raw`` protocol's resize. Differs from OpenCV's fixed-point ``INTER_LINEAR`` by up to one level.
     """
-    import torch
-    import torch.nn.functional as F
-
     tensor = torch.tensor(pred, dtype=torch.float32)[None, None]
     resized = F.interpolate(tensor, size=(height, width), mode="bilinear", align_corners=False, antialias=False)
     return torch.floor(resized[0, 0] + 0.5).clamp_(0, 255).to(torch.uint8).numpy()
@@ -480,9 +478,5 @@ def resize_prediction(pred: np.ndarray, height: int, width: int, protocol: str =
     """
     if protocol == "raw":
         return resize_bilinear_float(pred, height, width)
-    import torch
-
-    from nobg_metrics.ops.cv_resize import resize_linear_u8
-
     writable = np.require(pred, np.uint8, ["C_CONTIGUOUS", "WRITEABLE"])  # decoded maps may be read-only
     return resize_linear_u8(torch.from_numpy(writable), height, width).numpy()

@@ -16,7 +16,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from nobg_metrics.cli.config import ConfigError
+from nobg_metrics.cli.errors import ConfigError
 
 
 def read_groups(path: Path) -> dict[str, dict[str, str]]:

@@ -76,6 +76,6 @@ def run_instances(args: argparse.Namespace) -> int:
         print("nobg-metrics: error: --max-dets applies to --lvis (COCO's are 1, 10, 100 per image and category)",
               file=sys.stderr)
         return EXIT_USAGE
-    from nobg_metrics.cli.instances import run_guarded
+    from nobg_metrics.cli.instances import run_guarded  # torch and the metric: only once a run is asked for
 
     return run_guarded(args)

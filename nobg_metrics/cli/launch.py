@@ -29,6 +29,7 @@ from collections.abc import Callable
 
 import torch
 
+from nobg_metrics.cli.ranks import LAUNCHED_ENV
 from nobg_metrics.cli.signals import checkpoint, die_with_parent, exit_status, signal_name
 
 IMAGES_PER_RANK = 64
@@ -39,9 +40,6 @@ FAILURE_GRACE_S = 10.0
 
 STOP_GRACE_S = 5.0
 """After SIGTERM, how long a rank may take to stop (shut its workers down) before it is killed."""
-
-LAUNCHED_ENV = "NOBG_METRICS_LAUNCHED"
-"""Set in the ranks ``--procs`` starts: the launcher holds the ``--out`` lock and reports interruptions."""
 
 MAX_AUTO_PROCS = 8
 """``--procs auto`` stops here: beyond, the ranks' memory (one copy of every metric state and buffer each)

@@ -22,8 +22,10 @@ import sys
 import traceback
 from pathlib import Path
 
+import torch.distributed
+
 from nobg_metrics.allocator import tune_cpu_allocator
-from nobg_metrics.cli.aliases import check_plan_aliases, read_aliases
+from nobg_metrics.cli.aliases import check_plan_aliases
 from nobg_metrics.cli.cache import JobCache
 from nobg_metrics.cli.config import (
     ConfigError,
@@ -38,10 +40,9 @@ from nobg_metrics.cli.config import (
     split_named,
 )
 from nobg_metrics.cli.config_options import apply_config_options
-from nobg_metrics.cli.curve_data import curve_writers
 from nobg_metrics.cli.dist import init_from_env, pick_device, world
 from nobg_metrics.cli.files import Source, check_file
-from nobg_metrics.cli.groups import group_means, groups_markdown, read_groups
+from nobg_metrics.cli.groups import read_groups
 from nobg_metrics.cli.jobs import build_jobs, problems
 from nobg_metrics.cli.launch import (
     LAUNCHED_ENV,
@@ -51,30 +52,15 @@ from nobg_metrics.cli.launch import (
 )
 from nobg_metrics.cli.names import PROTOCOL_ONLY_METRICS
 from nobg_metrics.cli.os_names import readable
-from nobg_metrics.cli.outputs import (
-    markdown_table,
-    results_document,
-    table_columns,
-    worst_markdown,
-)
 from nobg_metrics.cli.parser import DEFAULT_OUT, build_parser  # noqa: F401  (DEFAULT_OUT: part of the module's API)
 from nobg_metrics.cli.presets import apply_preset
 from nobg_metrics.cli.protocols import protocol_metrics, resolve_task
-from nobg_metrics.cli.report import report_writers
+from nobg_metrics.cli.run_outputs import report_entries, report_not_scored, write_outputs
 from nobg_metrics.cli.runner import RunOptions, score
 from nobg_metrics.cli.signals import checkpoint, exit_status, interruptible, signal_name
 from nobg_metrics.cli.statuses import EXIT_BUSY, EXIT_INPUTS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
-from nobg_metrics.cli.table_model import column_header
-from nobg_metrics.cli.tables import table_writers
 from nobg_metrics.cli.toolkit import apply_toolkit_flags, toolkit_names
-from nobg_metrics.cli.writing import (
-    OutputBusy,
-    OutputLock,
-    json_writer,
-    text_writer,
-    write_atomically,
-    write_per_image_csv,
-)
+from nobg_metrics.cli.writing import OutputBusy, OutputLock
 from nobg_metrics.collection import METRIC_NAMES
 
 _PROTOCOL_ONLY = list(PROTOCOL_ONLY_METRICS)
@@ -150,32 +136,6 @@ def _check_out(out: Path, plan: Plan) -> None:
         raise ConfigError(f"--out {out} cannot be created: {ancestor} {problem}")
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise ConfigError(f"--out {out} cannot be created: {ancestor} is not writable")
-
-
-def _report(title: str, entries: list[dict[str, str]], limit: int | None = None) -> None:
-    stream = sys.stderr
-    if entries:
-        print(f"{title} ({len(entries)}):", file=stream)
-        for e in entries[:limit]:
-            print(readable(f"  {e['dataset']} / {e['method']}: {e['file']}  [{e['reason']}]"), file=stream)
-        if limit is not None and len(entries) > limit:
-            print(f"  ... and {len(entries) - limit} more (all in results.json)", file=stream)
-
-
-NOT_SCORED_SHOWN = 20
-"""How many not-scored entries the console lists (results.json has them all)."""
-
-
-def _report_not_scored(jobs) -> None:
-    """The input entries that are neither scored nor missing/extra (each gt/trimap entry once)."""
-    seen, entries = set(), []
-    for entry in problems(jobs, "not_scored"):
-        shared = entry["file"].startswith(("gt/", "trimap/"))
-        key = (entry["dataset"], None if shared else entry["method"], entry["file"])
-        if key not in seen:
-            seen.add(key)
-            entries.append(dict(entry, method="*") if shared else entry)
-    _report("not scored (listed in results.json 'not_scored')", entries, NOT_SCORED_SHOWN)
 
 
 def _resolve_protocol(args: argparse.Namespace) -> None:
@@ -276,9 +236,9 @@ def _run_locked(args: argparse.Namespace, plan: Plan, device) -> int:
         listed = problems(jobs, "unreadable")  # gts the listing already knows to be unreadable (broken links)
         if missing and not args.allow_missing:
             if rank == 0:
-                _report("missing files", missing)
-                _report("unreadable files", listed)
-                _report_not_scored(jobs)
+                report_entries("missing files", missing)
+                report_entries("unreadable files", listed)
+                report_not_scored(jobs)
                 _hint_unmatched(jobs)
                 print("nobg-metrics: failed: missing files (use --allow-missing to score the rest); "
                       "nothing was written", file=sys.stderr)
@@ -288,7 +248,7 @@ def _run_locked(args: argparse.Namespace, plan: Plan, device) -> int:
             unreadable = listed + _unreadable_up_front(jobs)
             if unreadable:
                 if rank == 0:
-                    _report("unreadable files", unreadable)
+                    report_entries("unreadable files", unreadable)
                     print("nobg-metrics: failed: unreadable files (use --allow-missing to score the rest); "
                           "nothing was scored or written", file=sys.stderr)
                 return EXIT_INPUTS
@@ -309,8 +269,8 @@ def _run_locked(args: argparse.Namespace, plan: Plan, device) -> int:
         scores.unreadable[:0] = listed  # from the listing, every run (like missing): never cached
         if scores.unreadable and not skip_unreadable:
             if rank == 0:
-                _report("unreadable files", scores.unreadable)
-                _report_not_scored(jobs)
+                report_entries("unreadable files", scores.unreadable)
+                report_not_scored(jobs)
                 print("nobg-metrics: failed: unreadable files (use --allow-missing to score the rest); "
                       "nothing was written", file=sys.stderr)
             return EXIT_INPUTS
@@ -319,53 +279,11 @@ def _run_locked(args: argparse.Namespace, plan: Plan, device) -> int:
             raise InputError(f"no image was scored (missing: {len(missing)}, unreadable: {len(scores.unreadable)})")
         if rank == 0:
             cache.store(scores, jobs, todo)
-            _write(args, jobs, scores)
+            write_outputs(args, jobs, scores)
         return EXIT_OK
     finally:
         if initialised:
-            import torch.distributed as dist
-
-            dist.destroy_process_group()
-
-
-def _write(args: argparse.Namespace, jobs, scores) -> None:
-    fixed = protocol_metrics(args.protocol, args.task) is not None
-    tier = "custom" if args.metrics is not None else "protocol" if fixed else args.tier or "expensive"
-    document = results_document(jobs, scores, args.protocol, tier, args.task, preset=getattr(args, "preset", None))
-    grouped = None
-    if getattr(args, "groups", None):
-        grouped = group_means(document["results"], scores.per_image, scores.metric_names, args.groups)
-        document["groups"] = grouped
-    markdown = markdown_table(document, getattr(args, "digits", None), read_aliases(getattr(args, "aliases", None)))
-    writers = {"results.json": json_writer(document), **table_writers(document, args)}
-    if not args.no_per_image:
-        writers["per_image.csv"] = lambda path: write_per_image_csv(path, scores.per_image, scores.metric_names)
-        if fixed:  # the benchmark protocols: the worst images of each method and metric
-            writers["worst.md"] = text_writer(worst_markdown(document, scores.per_image))
-    if grouped is not None:
-        columns = [(n, column_header(document, n, label)[0], fmt) for n, label, fmt in table_columns(document)]
-        writers["groups.md"] = text_writer(groups_markdown(grouped, columns))  # headers as the tables print them
-    writers.update(curve_writers(jobs, scores, args))
-    if not args.no_per_image:
-        writers.update(report_writers(document, scores.per_image, jobs, args))
-    try:
-        write_atomically(args.out, writers)
-    except OSError as error:
-        raise InputError(f"could not write the outputs into {args.out}: {error}") from None
-    if scores.skipped_metrics:
-        print(f"note: metrics not scored: {scores.skipped_metrics}", file=sys.stderr)
-    if args.protocol == "birefnet" and "birefnet_hce" in scores.metric_names and \
-            not any("DIS-" in job.dataset for job in jobs):
-        print("note: HCE is scored on DIS- datasets only (none here): its column shows -", file=sys.stderr)
-    for kind in ("missing", "unreadable"):
-        _report(f"{kind} files (skipped)", document[kind])
-    _report_not_scored(jobs)
-    _report("files without gt, ignored (listed in results.json 'extra')", document["extra"], NOT_SCORED_SHOWN)
-    if document["resized"]:
-        print(f"note: {document['resized']} predictions were resized to their gt size", file=sys.stderr)
-    if not args.quiet:
-        print(readable(markdown))  # an OS name's undecodable bytes as \xNN (cli.os_names)
-    print(f"wrote {', '.join(sorted(writers))} to {args.out}", file=sys.stderr)
+            torch.distributed.destroy_process_group()
 
 
 def _is_rank_zero() -> bool:

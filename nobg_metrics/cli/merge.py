@@ -2,8 +2,8 @@
 
 Each ``RUN`` is an ``eval`` output folder: its ``results.json`` (values, image counts, problems), ``per_image.csv``
 (per-image rows) and ``curves.npz`` / ``curves.csv`` (curve data) are read back into the command's own jobs and
-scores, and written by the writers ``eval`` uses (:func:`nobg_metrics.cli.main._write`): results.json, per_image.csv,
-tables, worst.md, curves, statistics — atomically, as ``eval`` writes.
+scores, and written by the writers ``eval`` uses (:func:`nobg_metrics.cli.run_outputs.write_outputs`): results.json,
+per_image.csv, tables, worst.md, curves, statistics — atomically, as ``eval`` writes.
 
 Rules: the runs must share protocol, task, tier, ``--preset``, metric columns and skipped metrics (an error names the
 difference; the merged run keeps the preset: its results.json records it and the combined tables are written;
@@ -13,29 +13,40 @@ kept). Jobs come in a whole run's order: datasets in order of first appearance, 
 of first appearance. Per-image cells that were empty (NaN or not scored) come back as ``None``. Runs of different
 package versions merge with a note.
 
-Importable without torch (the argument parser uses it).
+Importable without torch (the argument parser uses it): the jobs, the scores and the writers are imported when the
+runs are merged. The argument parser hands ``eval``'s own sub-parser to :func:`add_parser`: the merged run's options
+start from ``eval``'s defaults.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import json
 import math
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
+
+from nobg_metrics.cli import curve_data, report, tables
+from nobg_metrics.cli.curve_data import CurveDataError, curves_by_job, load_curves
+from nobg_metrics.cli.errors import ConfigError, InputError
+from nobg_metrics.cli.groups import read_groups
+from nobg_metrics.cli.os_names import open_csv
+from nobg_metrics.cli.signals import exit_status, interruptible, signal_name
+from nobg_metrics.cli.writing import OutputBusy, OutputLock
 
 _ROW_KEYS = ("dataset", "method", "image", "resized")
 _SAME = ("protocol", "task", "tier", "skipped_metrics", "preset")
 """Fields of results.json that every merged run must share (besides the metric columns)."""
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
-    """Register the ``merge`` sub-command (its handler: ``args.handler(args)`` returns the exit status)."""
-    from nobg_metrics.cli import curve_data, report, tables
-
+def add_parser(commands: argparse._SubParsersAction, eval_parser: argparse.ArgumentParser) -> None:
+    """Register the ``merge`` sub-command (its handler: ``args.handler(args)`` returns the exit status);
+    ``eval_parser``: ``eval``'s sub-parser, whose defaults the merged run starts from."""
     merge = commands.add_parser("merge", help="one run's outputs from several runs of disjoint dataset x method pairs",
                                 description="Merge eval output folders (disjoint dataset x method pairs, same "
                                             "protocol and metrics) into one run's outputs.")
@@ -51,15 +62,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     tables.add_arguments(merge.add_argument_group("tables"))
     curve_data.add_arguments(merge.add_argument_group("curves"))
     report.add_arguments(merge.add_argument_group("statistics and report"))
-    merge.set_defaults(handler=run_merge)
+    merge.set_defaults(handler=functools.partial(run_merge, eval_parser=eval_parser))
 
 
 class _Run:
     """One eval output folder read back."""
 
     def __init__(self, folder: Path) -> None:
-        from nobg_metrics.cli.config import InputError
-
         self.folder = folder
         try:
             self.document = json.loads((folder / "results.json").read_text(encoding="utf-8"))
@@ -74,15 +83,11 @@ class _Run:
         self.curves = self._curves()
 
     def _rows(self) -> list[dict[str, Any]] | None:
-        from nobg_metrics.cli.config import InputError
-
         path = self.folder / "per_image.csv"
         if not path.is_file():
             return None
         names = self.document["metrics"]
         try:
-            from nobg_metrics.cli.os_names import open_csv
-
             with open_csv(path) as handle:  # names as the OS's bytes, as eval wrote them
                 reader = csv.reader(handle)
                 header = next(reader, None)
@@ -94,9 +99,6 @@ class _Run:
             raise InputError(f"{path}: cannot read it ({error})") from None
 
     def _curves(self) -> list[dict[str, Any]] | None:
-        from nobg_metrics.cli.config import InputError
-        from nobg_metrics.cli.curve_data import CurveDataError, load_curves
-
         if not any((self.folder / name).is_file() for name in ("curves.npz", "curves.csv")):
             return None
         try:
@@ -107,7 +109,7 @@ class _Run:
 
 def _metric_columns(runs: list[_Run]) -> list[str]:
     """The merged run's columns (module notes); a ConfigError names a difference."""
-    from nobg_metrics.cli.config import ConfigError
+    # the protocols and the registry (torch): not for the argument parser, which imports this module
     from nobg_metrics.cli.protocols import protocol_metrics
     from nobg_metrics.collection import P3M_TRIMAP_NAMES
 
@@ -130,8 +132,6 @@ def _metric_columns(runs: list[_Run]) -> list[str]:
 
 
 def _check_same(runs: list[_Run]) -> None:
-    from nobg_metrics.cli.config import ConfigError
-
     first = runs[0]
     for run in runs[1:]:
         for key in _SAME:
@@ -145,8 +145,7 @@ def _check_same(runs: list[_Run]) -> None:
 
 def _combine(runs: list[_Run], prefer: str, names: list[str]) -> tuple[list, Any]:
     """The merged ``(jobs, scores)`` (jobs in a whole run's order)."""
-    from nobg_metrics.cli.config import ConfigError
-    from nobg_metrics.cli.curve_data import curves_by_job
+    # the jobs (their files: numpy, Pillow, torch) and the scores (torch): not for the argument parser
     from nobg_metrics.cli.jobs import Job
     from nobg_metrics.cli.runner import Scores
 
@@ -198,12 +197,11 @@ def _own(run: _Run, kind: str, pair: tuple[str, str]) -> list[dict[str, str]]:
     return [dict(e) for e in run.document.get(kind, []) if (e.get("dataset"), e.get("method")) == pair]
 
 
-def _eval_args(args: argparse.Namespace, document: dict[str, Any], names: list[str], per_image: bool) -> Any:
+def _eval_args(args: argparse.Namespace, eval_parser: argparse.ArgumentParser, document: dict[str, Any],
+               names: list[str], per_image: bool) -> Any:
     """``eval``'s namespace (every flag at its default) with the merged run's settings and merge's own flags."""
-    from nobg_metrics.cli.groups import read_groups
-    from nobg_metrics.cli.parser import build_parser
-
-    merged = build_parser().parse_args(["eval"])
+    merged = eval_parser.parse_args([])
+    merged.command = "eval"  # as ``nobg-metrics eval`` parses it
     for key, value in vars(args).items():
         if key not in ("runs", "handler", "prefer", "command"):
             setattr(merged, key, value)
@@ -217,12 +215,10 @@ def _eval_args(args: argparse.Namespace, document: dict[str, Any], names: list[s
     return merged
 
 
-def run_merge(args: argparse.Namespace) -> int:
+def run_merge(args: argparse.Namespace, eval_parser: argparse.ArgumentParser) -> int:
     """The ``merge`` command; returns the exit status (0 written; 1 a run cannot be read or the outputs not written;
-    2 runs that do not merge, or a bad ``--out``; 4 ``--out`` in use; 130 / 143 interrupted)."""
-    from nobg_metrics.cli.config import ConfigError, InputError
-    from nobg_metrics.cli.signals import exit_status, interruptible, signal_name
-    from nobg_metrics.cli.writing import OutputBusy, OutputLock
+    2 runs that do not merge, or a bad ``--out``; 4 ``--out`` in use; 130 / 143 interrupted). ``eval_parser``:
+    ``eval``'s sub-parser (the merged run's options start from its defaults)."""
 
     with interruptible():
         try:
@@ -240,11 +236,11 @@ def run_merge(args: argparse.Namespace) -> int:
             if args.categories is not None and not per_image:
                 raise ConfigError("--categories averages the per-image records: every run needs its per_image.csv")
             jobs, scores = _combine(runs, args.prefer, names)
-            merged = _eval_args(args, runs[0].document, names, per_image)
-            from nobg_metrics.cli.main import _write
+            merged = _eval_args(args, eval_parser, runs[0].document, names, per_image)
+            from nobg_metrics.cli.run_outputs import write_outputs  # torch: not for the argument parser
 
             with OutputLock(args.out):
-                _write(merged, jobs, scores)
+                write_outputs(merged, jobs, scores)
             return 0
         except ConfigError as error:
             print(f"nobg-metrics merge: error: {error}", file=sys.stderr)
@@ -256,8 +252,6 @@ def run_merge(args: argparse.Namespace) -> int:
             print(f"nobg-metrics merge: error: {error}", file=sys.stderr)
             return 4
         except KeyboardInterrupt as interrupt:
-            import signal
-
             signum = getattr(interrupt, "signum", signal.SIGINT)
             print(f"nobg-metrics merge: interrupted ({signal_name(signum)})", file=sys.stderr)
             return exit_status(signum)

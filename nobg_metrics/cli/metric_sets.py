@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 from torchmetrics import MetricCollection
 
-from nobg_metrics.cli.config import ConfigError
+from nobg_metrics.cli.errors import ConfigError
 from nobg_metrics.cli.protocols import protocol_metrics
 from nobg_metrics.collection import METRIC_NAMES, TIERS, accepted_options, make_collection
 

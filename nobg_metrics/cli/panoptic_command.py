@@ -23,8 +23,9 @@ import os
 import sys
 from pathlib import Path
 
-EXIT_OK, EXIT_INPUTS, EXIT_USAGE = 0, 1, 2
-"""The statuses of :mod:`nobg_metrics.cli.main` (not imported from there: it loads torch)."""
+from nobg_metrics.cli.errors import ConfigError, InputError
+from nobg_metrics.cli.signals import exit_status, interruptible
+from nobg_metrics.cli.statuses import EXIT_INPUTS, EXIT_USAGE
 
 CITYSCAPES_JSON = "cityscapes_panoptic_val.json"
 """The JSON name cityscapesScripts writes for the val split (gt under ``gtFine``, predictions under ``results``)."""
@@ -71,8 +72,6 @@ def _positive(text: str) -> int:
 
 def resolve_paths(args: argparse.Namespace) -> tuple[Path, Path, Path, Path]:
     """``(gt JSON, pred JSON, gt folder, pred folder)`` with the defaults of the module notes."""
-    from nobg_metrics.cli.config import ConfigError
-    from nobg_metrics.cli.panoptic_io import default_folder
 
     gt_json, pred_json = args.gt_json_file, args.pred_json_file
     if args.cityscapes:
@@ -87,14 +86,16 @@ def resolve_paths(args: argparse.Namespace) -> tuple[Path, Path, Path, Path]:
             args.pred_folder or default_folder(pred_json))
 
 
+def default_folder(json_path: Path) -> Path:
+    """panopticapi's default PNG folder: the JSON's path without ``.json``."""
+    return json_path.with_suffix("") if json_path.suffix == ".json" else json_path
+
+
 def run_panoptic(args: argparse.Namespace) -> int:
     """The ``panoptic`` command; returns the exit status (messages on stderr)."""
-    from nobg_metrics.cli.config import ConfigError, InputError
-    from nobg_metrics.cli.signals import exit_status, interruptible
-
     with interruptible():
         try:
-            from nobg_metrics.cli.panoptic_run import run
+            from nobg_metrics.cli.panoptic_run import run  # torch, numpy, Pillow: only once a run is asked for
 
             return run(args, *resolve_paths(args))
         except ConfigError as error:

@@ -299,11 +299,6 @@ def ids_batch(gt_ids: torch.Tensor, pred_ids: torch.Tensor, gt_ann: dict, pred_a
     return batch, collided
 
 
-def default_folder(json_path: Path) -> Path:
-    """panopticapi's default PNG folder: the JSON's path without ``.json``."""
-    return json_path.with_suffix("") if json_path.suffix == ".json" else json_path
-
-
 def check_folder(folder: Path, what: str) -> None:
     """The reference's folder check."""
     if not os.path.isdir(folder):

@@ -98,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     cache.add_arguments(run.add_argument_group("incremental runs"))
     toolkit.add_arguments(run.add_argument_group("PySODEvalToolkit's flags (docs/cli.md)"))
     plot_command.add_parser(commands)
-    merge.add_parser(commands)
+    merge.add_parser(commands, run)  # merge's runs start from eval's defaults
     instances_command.add_parser(commands)
     panoptic_command.add_parser(commands)
     return parser

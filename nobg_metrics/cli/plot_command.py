@@ -20,7 +20,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from nobg_metrics.cli.curve_data import add_drawing_arguments
+from nobg_metrics.cli.curve_data import CurveDataError, add_drawing_arguments, load_curves
+from nobg_metrics.cli.errors import closest
+from nobg_metrics.cli.plots import figure_writers, have_matplotlib, write_replacing
 
 EXIT_OK, EXIT_INPUTS, EXIT_USAGE = 0, 1, 2
 """The statuses of :mod:`nobg_metrics.cli.main` (not imported from there: it loads torch)."""
@@ -42,10 +44,6 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run_plot(args: argparse.Namespace) -> int:
     """The ``plot`` command; returns the exit status (messages on stderr)."""
-    from nobg_metrics.cli.config import closest
-    from nobg_metrics.cli.curve_data import CurveDataError, load_curves
-    from nobg_metrics.cli.plots import figure_writers, have_matplotlib, write_replacing
-
     if not have_matplotlib():
         print("nobg-metrics: error: plot needs matplotlib (pip install 'nobg_metrics[plot]')", file=sys.stderr)
         return EXIT_USAGE

@@ -10,7 +10,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from nobg_metrics.cli.curve_data import KINDS
+from nobg_metrics.cli.curve_kinds import KINDS
+from nobg_metrics.cli.errors import ConfigError, closest
+from nobg_metrics.cli.json_yaml import load_json_or_yaml
 
 LINESTYLES = ("-", "--", "-.", ":", "solid", "dashed", "dashdot", "dotted")
 METHOD_KEYS = ("color", "linestyle", "linewidth", "marker", "markevery", "alpha", "label")
@@ -42,14 +44,10 @@ class Style:
 
 
 def _fail(where: str, message: str) -> None:
-    from nobg_metrics.cli.config import ConfigError
-
     raise ConfigError(f"{where}: {message}")
 
 
 def _keys(value: Any, allowed: tuple[str, ...], where: str) -> dict:
-    from nobg_metrics.cli.config import closest
-
     if not isinstance(value, dict):
         _fail(where, f"expected a mapping with keys {', '.join(allowed)}; got {type(value).__name__}")
     for key in value:
@@ -76,7 +74,7 @@ def _pair(value: Any, where: str, increasing: bool = False) -> tuple[float, floa
 
 def _method_style(value: Any, where: str) -> dict[str, Any]:
     out = dict(_keys(value, METHOD_KEYS, where))
-    try:
+    try:  # the optional plot extra, loaded only to check a style's colours and markers
         from matplotlib.colors import is_color_like
         from matplotlib.markers import MarkerStyle
     except ImportError:  # checked where drawn
@@ -145,9 +143,7 @@ def parse_style(data: Any, where: str = "--plot-style") -> Style:
 
 def load_style(path: Path) -> Style:
     """Read and check a style file (YAML by its .yaml/.yml extension, else JSON)."""
-    from nobg_metrics.cli.config import _load
-
-    return parse_style(_load(Path(path)), str(path))
+    return parse_style(load_json_or_yaml(Path(path)), str(path))
 
 
 def line_styles(methods: Sequence[str], style: Style, highlight: Sequence[str]) -> dict[str, dict[str, Any]]:

@@ -1,6 +1,6 @@
 """Curves per dataset, one line per method: PR, ROC and F / E / IoU / Dice / BIoU against the threshold (curves.png, .pdf).
 
-One figure: a row per dataset, a column per curve kind (:data:`~nobg_metrics.cli.curve_data.KINDS`) that the
+One figure: a row per dataset, a column per curve kind (:data:`~nobg_metrics.cli.curve_kinds.KINDS`) that the
 run's metrics provide, one shared legend outside the axes (in a margin of its own). The lines are the saved mean per-image curves
 (:mod:`nobg_metrics.cli.curve_data`). Style: :mod:`nobg_metrics.cli.plot_style` (the ``--plot-style`` file and
 ``--highlight``). Needs matplotlib (the ``plot`` extra), imported only when drawing; the
@@ -14,7 +14,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from nobg_metrics.cli.curve_data import KINDS, CurveEntry
+from nobg_metrics.cli.curve_kinds import KINDS, CurveEntry
+from nobg_metrics.cli.errors import closest
+from nobg_metrics.cli.os_names import readable
 from nobg_metrics.cli.plot_style import Style, line_styles
 
 AXES: dict[str, tuple[str, str, tuple[float, float], tuple[float, float] | None]] = {
@@ -34,7 +36,7 @@ TITLES = {"pr": "precision-recall", "roc": "ROC", "f": "F vs threshold", "e": "E
 def have_matplotlib() -> bool:
     """Whether the curves can be drawn."""
     try:
-        import matplotlib  # noqa: F401
+        import matplotlib  # noqa: F401  (the optional plot extra: asked for only when curves are drawn)
     except ImportError:
         return False
     return True
@@ -62,12 +64,11 @@ def draw_figure(entries: list[CurveEntry], kinds: Sequence[str] | None = None, s
 
     Each line carries its method as ``gid`` (tests and callers find a method's lines by it).
     """
+    # numpy and the optional plot extra, matplotlib (~1 s): loaded to draw, not when the argument parser loads
     import numpy as np
     from matplotlib import rc_context
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-
-    from nobg_metrics.cli.os_names import readable
 
     style = style or Style()
     highlight = tuple(highlight) + tuple(h for h in style.highlight if h not in highlight)
@@ -129,9 +130,9 @@ def draw_figure(entries: list[CurveEntry], kinds: Sequence[str] | None = None, s
 
 def save_figure(figure: Any, path: Path, style: Style | None = None) -> None:
     """Save at the figure's size (format from the extension); the legend has its own margin (:func:`draw_figure`)."""
-    style = style or Style()
-    from matplotlib import rc_context
+    from matplotlib import rc_context  # the optional plot extra, loaded to draw (module notes)
 
+    style = style or Style()
     with rc_context({"font.size": style.font_size}):
         figure.savefig(path, format=Path(path).suffix.lstrip("."), dpi=style.dpi)
 
@@ -142,8 +143,6 @@ def figure_writers(entries: list[CurveEntry], args: Any, formats: Sequence[str],
     ``pr_xlim``, ``pr_ylim``) for all formats; notes what is not drawn. Empty when no kind can be drawn."""
     style = getattr(args, "plot_style", None) or Style()
     methods = list(dict.fromkeys(e["method"] for e in entries))
-    from nobg_metrics.cli.config import closest
-
     for name in list(getattr(args, "highlight", None) or ()) + list(style.highlight):
         if name not in methods:
             note(f"--highlight {name!r}: no such method in the curves{closest(name, methods)}")

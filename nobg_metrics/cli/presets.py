@@ -7,7 +7,8 @@ protocol of the task, the protocol's own set stays. A metric this build lacks (`
 registered) is left out with a note, as the BiRefNet protocol does. A preset also writes the combined tables
 (:mod:`nobg_metrics.cli.tables`).
 
-Importable without torch (the argument parser uses it): the protocols are imported when the preset is applied.
+Importable without torch (the argument parser uses it): the protocols and the registry are imported when the preset
+is applied.
 
 Example:
     >>> import argparse
@@ -19,11 +20,11 @@ Example:
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from dataclasses import dataclass
 
 from nobg_metrics.cli.names import PRESET_NAMES
+from nobg_metrics.cli.ranks import prints_notes
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
 def preset_metrics(name: str, protocol: str, task: str, available: tuple[str, ...]) -> tuple[list[str], list[str]]:
     """``(metrics, left out)`` of preset ``name`` under ``protocol`` / ``task``: its columns in order, those this
     build lacks left out; ``([], [])`` when the protocol keeps its own set (another protocol of the task)."""
-    from nobg_metrics.cli.protocols import protocol_metrics
+    from nobg_metrics.cli.protocols import protocol_metrics  # loads the metric registry (torch): not for the parser
 
     preset = PRESETS[name]
     fixed = protocol_metrics(protocol, task)
@@ -101,9 +102,8 @@ def apply_preset(args: argparse.Namespace, notes: bool = True) -> None:
     name = getattr(args, "preset", None)
     if name is None:
         return
-    from nobg_metrics.cli.launch import LAUNCHED_ENV
-    from nobg_metrics.cli.protocols import resolve_task
-    from nobg_metrics.collection import METRIC_NAMES
+    from nobg_metrics.cli.protocols import resolve_task  # loads the metric registry (torch): not for the parser
+    from nobg_metrics.collection import METRIC_NAMES  # the registry (torch): not for the parser
 
     preset = PRESETS[name]
     if args.task is None and args.protocol is None:
@@ -112,7 +112,7 @@ def apply_preset(args: argparse.Namespace, notes: bool = True) -> None:
         return
     task, protocol = resolve_task(args.task, args.protocol)
     metrics, missing = preset_metrics(name, protocol, task, METRIC_NAMES)
-    say = notes and os.environ.get("RANK", "0") == "0" and os.environ.get(LAUNCHED_ENV) != "1"
+    say = notes and prints_notes()
     if missing and say:
         print(f"note: this build has no {', '.join(missing)} metric: the {name} preset's "
               f"{'column is' if len(missing) == 1 else 'columns are'} left out", file=sys.stderr)

@@ -6,6 +6,8 @@ import sys
 import time
 from typing import TextIO
 
+from nobg_metrics.cli.os_names import readable
+
 
 class Progress:
     """``DATASET / METHOD  [#####.....]  50/100  12.3 img/s`` on stderr; silent when ``enabled`` is False.
@@ -15,8 +17,6 @@ class Progress:
 
     def __init__(self, label: str, total: int, *, enabled: bool = True, stream: TextIO | None = None,
                  start: float | None = None) -> None:
-        from nobg_metrics.cli.os_names import readable
-
         self.label, self.total, self.enabled = readable(label), max(total, 0), enabled  # OS names: \xNN
         self.stream = stream or sys.stderr
         self.done, self._quarter = 0, -1
@@ -25,7 +25,7 @@ class Progress:
         self._tqdm = None
         if enabled and self.tty:
             try:
-                from tqdm import tqdm
+                from tqdm import tqdm  # optional (not a dependency): used on a terminal when installed
                 self._tqdm = tqdm(total=self.total, desc=self.label, unit="img", file=self.stream, leave=True)
             except ImportError:
                 pass

@@ -15,7 +15,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from nobg_metrics.cli.config import ConfigError
+import numpy as np
+
+from nobg_metrics.cli.errors import ConfigError
 from nobg_metrics.cli.names import BIREFNET_TASKS, MATTING_PROTOCOLS, PROTOCOLS, SOD_PROTOCOLS, TASKS  # noqa: F401
 from nobg_metrics.collection import P3M_TRIMAP_NAMES
 from nobg_metrics.functional.matting_p3m import PRINTED_SCALE as P3M_SCALE
@@ -156,8 +158,6 @@ def birefnet_cell(column: str, value: float | None, task: str) -> str:
         >>> birefnet_cell("maxFm", 0.91249, "DIS5K"), birefnet_cell("HCE", 1016.5, "DIS5K")
         ('.912', '1016')
     """
-    import numpy as np
-
     if value is None:
         return "-"
     number = np.float64(value)

@@ -3,9 +3,11 @@
 The numbers come from :func:`nobg_metrics.cli.stats.run_statistics` (docs/statistics.md); this module adds
 the ``eval`` flags, the markdown and the page. ``report.html`` is one self-contained file: inline CSS, the
 curves (``curves.png``, when the curve writer drew it into the same temporary folder before this writer
-runs: ``main._write`` adds the curve writers first) and the worst-image thumbnails as base64 PNG.
+runs: :func:`~nobg_metrics.cli.run_outputs.write_outputs` adds the curve writers first) and the worst-image
+thumbnails as base64 PNG.
 
-Importable without torch or numpy (the argument parser uses it): everything heavy is imported when used.
+Importable without torch or numpy (the argument parser uses it): the statistics (numpy) and the column formats
+(the metric registry, torch) are imported when the report is made.
 """
 
 from __future__ import annotations
@@ -18,7 +20,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from nobg_metrics.cli.aliases import Aliases, read_aliases
+from nobg_metrics.cli.os_names import readable
 from nobg_metrics.cli.report_gallery import gallery
+from nobg_metrics.cli.table_model import column_header, dataset_tables
+from nobg_metrics.cli.writing import text_writer
 
 
 def _count(minimum: int) -> Callable[[str], int]:
@@ -60,20 +66,15 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
 def report_writers(document: dict[str, Any], rows: list[dict[str, Any]], jobs: list,
                    args: argparse.Namespace) -> dict[str, Callable]:
     """``file name -> writer(path)`` for the statistics and the report page (the statistics are computed here)."""
-    from nobg_metrics.cli.stats import run_statistics
+    from nobg_metrics.cli.stats import run_statistics  # numpy: not for the parser, which imports this module
 
     stats = run_statistics(document, rows, resamples=getattr(args, "bootstrap", 1000), seed=getattr(args, "seed", 0),
                            alpha=getattr(args, "alpha", 0.05), permutations=getattr(args, "permutations", 10000),
                            worst_k=getattr(args, "worst_k", 5))
     text = json.dumps(stats, indent=2, allow_nan=False) + "\n"
-    from nobg_metrics.cli.os_names import readable
-    from nobg_metrics.cli.writing import text_writer
-
     writers: dict[str, Callable] = {"stats.json": lambda path: path.write_text(text, encoding="utf-8"),
                                     "stats.md": text_writer(stats_markdown(document, stats))}
     if not getattr(args, "no_report", False):  # OS names' undecodable bytes as \xNN (cli.os_names)
-        from nobg_metrics.cli.aliases import read_aliases
-
         digits, aliases = getattr(args, "digits", None), read_aliases(getattr(args, "aliases", None))
         writers["report.html"] = lambda path: path.write_text(
             readable(report_page(document, stats, jobs, path.parent / "curves.png", digits, aliases)), encoding="utf-8")
@@ -84,8 +85,7 @@ def _cells(document: dict[str, Any]) -> dict[str, tuple[str, Callable[[float | N
     """``metric -> (title, formatter)`` as the run's tables print them: the matting protocols' labels, units and
     scales (``SAD (÷1000) ↓``), BiRefNet's column names, paper names under a ``--preset``
     (:func:`~nobg_metrics.cli.table_model.column_header`); plain names and ``format_value`` otherwise."""
-    from nobg_metrics.cli.outputs import format_value, table_columns
-    from nobg_metrics.cli.table_model import column_header
+    from nobg_metrics.cli.cells import format_value, table_columns  # the metric registry (torch): not for the parser
 
     protocol = document.get("protocol", "pysodmetrics")
     columns = {name: (column_header(document, name, label)[0], format_value if protocol == "birefnet" else formatter)
@@ -178,9 +178,6 @@ def _results_tables(document: dict[str, Any], stats: dict[str, Any], digits: int
     sod`` run's matting measures in a table of their own, paper names under a preset, the top three marked, ``†`` on
     rows scored on a subset), each interval under its value, each table in a box that scrolls sideways when it is
     wider than the page."""
-    from nobg_metrics.cli.aliases import Aliases
-    from nobg_metrics.cli.table_model import dataset_tables
-
     names = aliases if aliases is not None else Aliases()
     cells = _cells(document)
     intervals = {(d, m, method): own["ci"] for d, m, entry in _metric_blocks(document, stats)

@@ -46,6 +46,7 @@ def _thumbnail(path: Path | None, kind: str) -> str | None:
     """A base64 PNG of ``path`` at :func:`thumbnail_size` (gt and prediction read as the metrics read them)."""
     if path is None:
         return None
+    # Pillow and the readers (numpy, torch): not for the argument parser, which imports the report module
     from PIL import Image
 
     from nobg_metrics.cli.files import ReadError, read_mask, read_prediction

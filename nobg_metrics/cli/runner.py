@@ -46,7 +46,7 @@ from torchmetrics import Metric, MetricCollection
 
 from nobg_metrics.cli.batching import batches_by_gt
 from nobg_metrics.cli.config import ConfigError, InputError
-from nobg_metrics.cli.curve_data import collect_curves
+from nobg_metrics.cli.curve_collection import collect_curves
 from nobg_metrics.cli.dist import gather_objects, shard, world
 from nobg_metrics.cli.jobs import Job, image_problems
 from nobg_metrics.cli.loading import Pairs, as_tensors, keep_list, worker_init

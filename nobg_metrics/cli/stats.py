@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from nobg_metrics.cli.os_names import os_bytes
+
 MEAN_RTOL = 1e-9
 """A metric counts as a per-image mean when ``|value - mean| <= MEAN_RTOL * max(1, |mean|)`` on every job."""
 
@@ -40,8 +42,6 @@ def batch_rows(n: int) -> int:
 def generator(seed: int, *keys: str) -> np.random.Generator:
     """A generator for one ``(seed, dataset, method, ...)``: the same keys give the same draws in any run,
     whatever the other jobs (keys hashed with CRC-32 of their bytes; an OS name's as the OS gives them)."""
-    from nobg_metrics.cli.os_names import os_bytes
-
     return np.random.default_rng(np.random.SeedSequence([seed, *(zlib.crc32(os_bytes(key)) for key in keys)]))
 
 

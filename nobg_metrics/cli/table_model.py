@@ -4,17 +4,17 @@
 here from results.json's document:
 
 - **columns**: the protocol's order; a ``--task sod`` run's matting measures in a table of their own, in their
-  benchmark's units (:func:`~nobg_metrics.cli.outputs.column_sets`);
+  benchmark's units (:func:`~nobg_metrics.cli.cells.column_sets`);
 - **headers**: the names papers print (``S_α``, ``F^ω_β``; :func:`~nobg_metrics.cli.names.paper_label`, with the
   printed unit) in the combined tables and in every table of a ``--preset`` run; otherwise the per-dataset tables
   print the collection names (what ``--metrics`` takes) and the matting protocols' headers (``SAD (÷1000)``);
   BiRefNet's per-dataset table its own field names. ``↑`` / ``↓`` after each;
-- **cells**: as :func:`~nobg_metrics.cli.outputs.table_columns` formats them (``--digits``, units, HCE an integer);
+- **cells**: as :func:`~nobg_metrics.cli.cells.table_columns` formats them (``--digits``, units, HCE an integer);
 - **marks**: the top three distinct printed values of each column, ties sharing a rank
-  (:func:`~nobg_metrics.cli.tables.ranks`): bold, underlined, italic (LaTeX ``\\first`` / ``\\second`` /
+  (:func:`~nobg_metrics.cli.marks.ranks`): bold, underlined, italic (LaTeX ``\\first`` / ``\\second`` /
   ``\\third``, HTML classes); BiRefNet's per-dataset table has none, as BiRefNet prints it;
 - **subset**: a row scored on fewer images than its dataset's full count gets ``†`` on its first value and a
-  footnote (:func:`~nobg_metrics.cli.tables.full_counts`).
+  footnote (:func:`full_counts`).
 
 Importable without torch.
 """
@@ -25,9 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from nobg_metrics.cli.aliases import Aliases
+from nobg_metrics.cli.marks import as_number, ranks, tex_escape
 from nobg_metrics.cli.names import paper_label
-
-LEGEND = "Best of each column **bold**, second <ins>underlined</ins>, third *italic* (at the printed precision)."
 
 
 @dataclass
@@ -67,11 +66,29 @@ def paper_header(name: str, label: str) -> tuple[str, str]:
 
 def column_header(document: dict[str, Any], name: str, label: str) -> tuple[str, str]:
     """``(Markdown, LaTeX)`` header of a per-dataset column (module notes: paper names under a ``--preset``)."""
-    from nobg_metrics.cli.outputs import tex_escape
-
     if document.get("preset") is not None and document.get("protocol") != "birefnet":
         return paper_header(name, label)
     return label, tex_escape(label)
+
+
+def full_counts(document: dict[str, Any]) -> dict[str, int]:
+    """A dataset's full image count: the largest, over its methods, of scored + missing + unreadable images (the
+    gt count, unless an image is absent for every method in a way results.json does not list)."""
+    lost: dict[tuple[str, str], int] = {}
+    for entry in document.get("missing", []) + document.get("unreadable", []):
+        key = (entry["dataset"], entry["method"])
+        lost[key] = lost.get(key, 0) + 1
+    full: dict[str, int] = {}
+    for r in document["results"]:
+        count = r["images"] + lost.get((r["dataset"], r["method"]), 0) + lost.get((r["dataset"], "*"), 0)
+        full[r["dataset"]] = max(full.get(r["dataset"], 0), count)
+    return full
+
+
+def datasets_of(document: dict[str, Any], aliases: Aliases | None = None) -> list[str]:
+    """The run's datasets, in the aliases' order (then the run's)."""
+    aliases = aliases if aliases is not None else Aliases()
+    return aliases.order("datasets", list(dict.fromkeys(r["dataset"] for r in document["results"])))
 
 
 def marked_protocol(document: dict[str, Any]) -> bool:
@@ -82,8 +99,7 @@ def marked_protocol(document: dict[str, Any]) -> bool:
 def dataset_tables(document: dict[str, Any], digits: int | None = None,
                    aliases: Aliases | None = None) -> list[DatasetTable]:
     """The per-dataset tables of a run, in the aliases' dataset and method order (module notes)."""
-    from nobg_metrics.cli.outputs import as_number, cell_text, column_sets, datasets_of
-    from nobg_metrics.cli.tables import full_counts, ranks
+    from nobg_metrics.cli.cells import cell_text, column_sets  # loads the metric registry (torch): not for the parser
 
     aliases = aliases if aliases is not None else Aliases()
     full = full_counts(document)

@@ -8,7 +8,9 @@
   marked ``†`` with a footnote. ``--aliases FILE`` (:mod:`~nobg_metrics.cli.aliases`) renames and orders
   datasets and methods; ``--digits N``.
 
-Importable without torch (the argument parser uses it); the outputs module is imported when tables are written.
+Importable without torch (the argument parser uses it): the column formats (:mod:`~nobg_metrics.cli.cells`) and the
+per-dataset tables (:mod:`~nobg_metrics.cli.outputs`) load the metric registry, and are imported when tables are
+built. ``combined.xlsx`` needs openpyxl, the ``xlsx`` extra (:mod:`~nobg_metrics.cli.xlsx`).
 """
 
 from __future__ import annotations
@@ -16,24 +18,21 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from nobg_metrics.cli.aliases import Aliases, check_aliases, read_aliases
-from nobg_metrics.cli.table_model import paper_header
+from nobg_metrics.cli.marks import LEGEND, RANK_LATEX, RANK_LATEX_DEFAULTS, RANK_MARKDOWN, SUBSET_MARK, as_number, ranks
+from nobg_metrics.cli.os_names import open_csv
+from nobg_metrics.cli.table_model import datasets_of, full_counts, paper_header
+from nobg_metrics.cli.writing import text_writer
+from nobg_metrics.cli.xlsx import XLSX_EXTRA, have_openpyxl, write_xlsx, xlsx_column
 
 COMBINED = "combined"
 """Stem of the combined table's files."""
-
-RANK_LATEX = {1: r"\first", 2: r"\second", 3: r"\third"}
-RANK_LATEX_DEFAULTS = (r"\providecommand{\first}[1]{\textbf{#1}}", r"\providecommand{\second}[1]{\underline{#1}}",
-                       r"\providecommand{\third}[1]{\textit{#1}}")
-"""Top-1/2/3 in LaTeX: bold, underlined, italic — macros, so a paper can ``\\newcommand`` them first (colours)."""
-RANK_MARKDOWN = {1: "**{}**", 2: "<ins>{}</ins>", 3: "*{}*"}
-SUBSET_MARK = "†"
-
 
 def add_arguments(group: argparse._ArgumentGroup) -> None:
     """The ``eval`` flags of this module."""
@@ -57,26 +56,6 @@ def _digits(text: str) -> int:
 
 
 # ---------------------------------------------------------------------------------------------- the model
-def ranks(values: list[float | None], higher: bool | None) -> list[int]:
-    """Top-1/2/3 of a column (0: unmarked): dense ranks of the distinct printed values, best first, the top three
-    marked whatever they are — the worst too when it is among them (a 2-row column marks its best and its second),
-    as PySODEvalToolkit's ``tools/converter.py`` marks the top three unique values; ties share a rank (a column of
-    equal values is all rank 1). Fewer than 2 values or no direction: nothing marked.
-
-    Example:
-        >>> ranks([0.9, 0.8, 0.9, 0.7, None, 0.6], True), ranks([0.1, 0.2], False), ranks([0.5, 0.5], True)
-        ([1, 2, 1, 3, 0, 0], [1, 2], [1, 1])
-        >>> ranks([0.3, None], True), ranks([0.1, 0.2], None)
-        ([0, 0], [0, 0])
-    """
-    present = [v for v in values if v is not None]
-    if higher is None or len(present) < 2:
-        return [0] * len(values)
-    distinct = sorted(set(present), reverse=bool(higher))
-    rank = {v: i + 1 for i, v in enumerate(distinct[:3])}
-    return [rank.get(v, 0) if v is not None else 0 for v in values]
-
-
 @dataclass
 class Combined:
     """One combined table: ``cells[method][dataset]`` = list of ``(text, rank)`` in column order."""
@@ -89,23 +68,9 @@ class Combined:
     subset: dict[tuple[str, str], tuple[int, int]]  # (method, dataset) -> (scored, full) where scored < full
 
 
-def full_counts(document: dict[str, Any]) -> dict[str, int]:
-    """A dataset's full image count: the largest, over its methods, of scored + missing + unreadable images (the
-    gt count, unless an image is absent for every method in a way results.json does not list)."""
-    lost: dict[tuple[str, str], int] = {}
-    for entry in document.get("missing", []) + document.get("unreadable", []):
-        key = (entry["dataset"], entry["method"])
-        lost[key] = lost.get(key, 0) + 1
-    full: dict[str, int] = {}
-    for r in document["results"]:
-        count = r["images"] + lost.get((r["dataset"], r["method"]), 0) + lost.get((r["dataset"], "*"), 0)
-        full[r["dataset"]] = max(full.get(r["dataset"], 0), count)
-    return full
-
-
 def combined_tables(document: dict[str, Any], digits: int | None, aliases: Aliases) -> list[Combined]:
     """The combined tables of a run (a ``--task sod`` run with matting measures: a second one of those)."""
-    from nobg_metrics.cli.outputs import as_number, cell_text, column_sets, datasets_of
+    from nobg_metrics.cli.cells import cell_text, column_sets  # loads the metric registry (torch): not for the parser
 
     datasets = datasets_of(document, aliases)
     methods = aliases.order("methods", list(dict.fromkeys(r["method"] for r in document["results"])))
@@ -176,8 +141,7 @@ def combined_markdown(tables: list[Combined], aliases: Aliases, transpose: bool 
                 row = [c for d in table.datasets for c in _marked(table, m, d, False)]
                 lines.append(f"| {aliases.shown('methods', m)} | " + " | ".join(row) + " |")
         notes = _footnotes(table, aliases, False)
-        legend = "Best of each column **bold**, second <ins>underlined</ins>, third *italic* (at the printed precision)."
-        lines += ["", legend] + (["", *notes] if notes else [])
+        lines += ["", LEGEND] + (["", *notes] if notes else [])
         parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"
 
@@ -223,13 +187,9 @@ def combined_latex(tables: list[Combined], aliases: Aliases, transpose: bool = F
 def write_combined_csv(path: Path, document: dict[str, Any], aliases: Aliases) -> None:
     """``dataset,method,images,of_images,<metric>...``: the raw dataset values (as results.json), aliases and
     order applied; ``of_images`` is the dataset's full count (:func:`full_counts`); empty cells for null."""
-    from nobg_metrics.cli.outputs import datasets_of
-
     full = full_counts(document)
     results = {(r["dataset"], r["method"]): r for r in document["results"]}
     methods = aliases.order("methods", list(dict.fromkeys(r["method"] for r in document["results"])))
-    from nobg_metrics.cli.os_names import open_csv
-
     with open_csv(path, "w") as handle:
         writer = csv.writer(handle)
         writer.writerow(["dataset", "method", "images", "of_images", *document["metrics"]])
@@ -245,8 +205,6 @@ def write_combined_csv(path: Path, document: dict[str, Any], aliases: Aliases) -
 
 def _number(text: str) -> tuple[float | str, int | None]:
     """A printed cell as an XLSX value: the number it shows with its decimals, or the text (``-``, ``nan``)."""
-    from nobg_metrics.cli.outputs import as_number
-
     value = as_number(text)
     if value is None:
         return text, None
@@ -257,8 +215,6 @@ def xlsx_sheets(tables: list[Combined], aliases: Aliases, transpose: bool = Fals
     """The combined tables as sheets ``(name, rows, merged ranges)`` for :func:`~nobg_metrics.cli.xlsx.write_xlsx`:
     numbers as printed (decimals kept as the cell's number format), top-1/2/3 bold / underlined / italic, the
     datasets' names merged over their columns, the subset notes in rows under the table."""
-    from nobg_metrics.cli.xlsx import xlsx_column
-
     fonts = {0: "", 1: "b", 2: "u", 3: "i"}
     sheets = []
     for table in tables:
@@ -288,10 +244,9 @@ def xlsx_sheets(tables: list[Combined], aliases: Aliases, transpose: bool = Fals
 
 
 def table_writers(document: dict[str, Any], args: argparse.Namespace) -> dict[str, Callable]:
-    """``file name -> writer(path)`` for every table of the run."""
-    from nobg_metrics.cli.outputs import latex_table, markdown_table
-    from nobg_metrics.cli.writing import text_writer
-    from nobg_metrics.cli.xlsx import write_xlsx
+    """``file name -> writer(path)`` for every table of the run; without openpyxl ``combined.xlsx`` is left out and
+    stderr says so, naming the extra to install."""
+    from nobg_metrics.cli.outputs import latex_table, markdown_table  # loads torch: not for the parser
 
     digits = getattr(args, "digits", None)
     aliases = read_aliases(getattr(args, "aliases", None))
@@ -305,5 +260,9 @@ def table_writers(document: dict[str, Any], args: argparse.Namespace) -> dict[st
         writers[f"{COMBINED}.md"] = text_writer(combined_markdown(tables, aliases, transpose))
         writers[f"{COMBINED}.tex"] = text_writer(combined_latex(tables, aliases, transpose), tex=True)
         writers[f"{COMBINED}.csv"] = lambda path: write_combined_csv(path, document, aliases)
-        writers[f"{COMBINED}.xlsx"] = lambda path: write_xlsx(path, xlsx_sheets(tables, aliases, transpose))
+        if have_openpyxl():
+            writers[f"{COMBINED}.xlsx"] = lambda path: write_xlsx(path, xlsx_sheets(tables, aliases, transpose))
+        else:
+            print(f"note: {COMBINED}.xlsx not written: it needs openpyxl ({XLSX_EXTRA}); {COMBINED}.csv holds its "
+                  "values", file=sys.stderr)
     return writers

@@ -19,9 +19,11 @@ Importable without torch (the argument parser uses it).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
+
+from nobg_metrics.cli.errors import ConfigError
+from nobg_metrics.cli.ranks import prints_notes
 
 _MODES = ("max", "mean", "adaptive")
 _THRESHOLD_MEASURES = {"fmeasure": "f_measure", "f1": "f1", "precision": "precision", "recall": "recall",
@@ -171,15 +173,11 @@ def apply_toolkit_flags(args: argparse.Namespace, ours: tuple[str, ...] | list[s
         args.num_bits = None
     if getattr(args, "num_workers", None) is not None:
         if args.num_workers < 0:
-            from nobg_metrics.cli.config import ConfigError
-
             raise ConfigError(f"--num-workers must be >= 0; got {args.num_workers}")
         if getattr(args, "workers", None) is None:
             args.workers = args.num_workers
         args.num_workers = None
-    from nobg_metrics.cli.launch import LAUNCHED_ENV
-
-    if notes and os.environ.get("RANK", "0") == "0" and os.environ.get(LAUNCHED_ENV) != "1":
+    if notes and prints_notes():
         print(f"note: PySODEvalToolkit's metric names: {'; '.join(dict.fromkeys(notes))}", file=sys.stderr)
         if any(note.lower().startswith("msiou =") for note in notes):
             print(f"note: {MSIOU_NOTE}", file=sys.stderr)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from nobg_metrics.cli.config import ConfigError
+from nobg_metrics.cli.errors import ConfigError
 from nobg_metrics.cli.os_names import open_csv, readable
 from nobg_metrics.cli.signals import checkpoint, deferred
 

@@ -43,6 +43,7 @@ from nobg_metrics.functional.family import (
 )
 from nobg_metrics.metrics.base import NobgMetric, Statistics
 from nobg_metrics.ops.histogram import NUM_LEVELS
+from nobg_metrics.plotting import plot_curves
 
 __all__ = ["ConfusionMetric"]
 
@@ -142,8 +143,6 @@ class ConfusionMetric(NobgMetric):
         """
         if self.mode not in ("max", "mean", "curve") and self._measure not in AUC_CURVES:
             return super().plot(val, ax)
-        from nobg_metrics.plotting import plot_curves
-
         return plot_curves(self.curves(), self._measure, ax=ax)
 
 

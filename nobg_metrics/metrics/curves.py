@@ -16,6 +16,7 @@ from torch import Tensor
 from nobg_metrics.functional.confusion import Request, check_requests
 from nobg_metrics.functional.threshold_curves import CURVE_NAMES, ThresholdCurves, e_measure, f_measure
 from nobg_metrics.metrics.confusion import ConfusionMetric
+from nobg_metrics.plotting import plot_threshold_curves
 
 __all__ = ["EMeasure", "FMeasure"]
 
@@ -47,8 +48,6 @@ class _CurveMetric(ConfusionMetric):
         """
         if self.mode == "binary":
             return super().plot(val, ax)
-        from nobg_metrics.plotting import plot_threshold_curves
-
         return plot_threshold_curves(self.curves(), axes=ax)
 
 

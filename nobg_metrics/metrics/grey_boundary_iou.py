@@ -23,6 +23,7 @@ from nobg_metrics.functional.grey_boundary_iou import (
 )
 from nobg_metrics.metrics.base import NobgMetric, Statistics
 from nobg_metrics.ops.histogram import NUM_LEVELS
+from nobg_metrics.plotting import plot_curves
 
 __all__ = ["GreyBoundaryIoU"]
 
@@ -85,6 +86,4 @@ class GreyBoundaryIoU(NobgMetric):
         """Plot the curve against the threshold (``mode="curve"``), else the scalar value (matplotlib)."""
         if self.mode != "curve":
             return super().plot(val, ax)
-        from nobg_metrics.plotting import plot_curves
-
         return plot_curves(self.curves(), "grey_boundary_iou", ax=ax)

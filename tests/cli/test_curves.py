@@ -17,7 +17,7 @@ import pytest
 import torch
 from PIL import Image
 
-from nobg_metrics.cli import curve_data
+from nobg_metrics.cli import curve_collection, curve_data
 from nobg_metrics.cli.config import ConfigError
 from nobg_metrics.cli.entry import main as entry_main
 from nobg_metrics.cli.files import read_mask, read_prediction
@@ -257,7 +257,7 @@ def test_collect_curves_reads_each_shared_state_once_and_equals_the_metrics() ->
             metric.update(pred, gt)
     members = dict(collection.items(keep_base=True, copy_state=False))
     collection.compute()
-    curves = curve_data.collect_curves(members)
+    curves = curve_collection.collect_curves(members)
     assert curves["sources"] == {"e_measure": "f_measure_adaptive", "f_measure": "f_measure_adaptive",
                                  "grey_boundary_iou": "grey_biou_max", "iou": "iou_mean",
                                  "precision": "f_measure_adaptive", "recall": "f_measure_adaptive"}
@@ -265,7 +265,7 @@ def test_collect_curves_reads_each_shared_state_once_and_equals_the_metrics() ->
     for measure, values in curves["values"].items():
         assert values == expected[measure].tolist(), measure
     assert curves["thresholds"] == expected["thresholds"].tolist()
-    assert curve_data.collect_curves({"mae": members["mae"]}) is None
+    assert curve_collection.collect_curves({"mae": members["mae"]}) is None
 
 
 def test_curves_of_the_earlier_flat_form_are_still_saved() -> None:

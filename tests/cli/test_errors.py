@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from nobg_metrics.cli import loading, metric_sets
+from nobg_metrics.cli import loading, metric_sets, run_outputs
 import nobg_metrics.cli.writing as cli_writing
 from nobg_metrics.cli.files import read_mask
 from nobg_metrics.cli.main import (
@@ -324,7 +324,7 @@ def test_a_failed_write_leaves_the_previous_outputs(dataset: Path, tmp_path: Pat
 
     def disk_full(path, *args):
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
-    monkeypatch.setattr(cli_main, "write_per_image_csv", disk_full)
+    monkeypatch.setattr(run_outputs, "write_per_image_csv", disk_full)
     _clean_failure(capsys, main(_eval(dataset, out)), EXIT_INPUTS, "could not write", "No space left")
     assert {p.name: p.read_bytes() for p in out.iterdir()} == files  # no temp folder, no lock, nothing replaced
 

@@ -4,13 +4,13 @@ and the matting measures of a SOD run printed apart."""
 
 from __future__ import annotations
 
+import argparse
 import csv
 import json
 import re
 import shutil
-import zipfile
+import sys
 from pathlib import Path
-from xml.etree import ElementTree
 
 import pytest
 
@@ -24,8 +24,10 @@ from nobg_metrics.cli.tables import (
     combined_tables,
     full_counts,
     ranks,
+    table_writers,
     xlsx_sheets,
 )
+from nobg_metrics.cli.xlsx import write_xlsx
 from tests.cli.folders import make_dataset, read_results
 
 FAST = ["--workers", "0", "--quiet", "--no-plots", "--procs", "1"]
@@ -165,38 +167,46 @@ def test_a_birefnet_run_keeps_its_rounding_with_paper_names_and_marks():
     assert "| A | **.912** | <ins>1016</ins> |" in md and "| B | <ins>.900</ins> | **981** |" in md
 
 
-def _cells(sheet_xml: bytes) -> dict[str, tuple[str, str | None, str]]:
-    """``ref -> (value, type, style)`` of a SpreadsheetML sheet."""
-    ns = {"x": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
-    out = {}
-    for cell in ElementTree.fromstring(sheet_xml).iterfind(".//x:c", ns):
-        text = cell.find("x:is/x:t", ns) if cell.get("t") == "inlineStr" else cell.find("x:v", ns)
-        out[cell.get("r")] = (None if text is None else text.text, cell.get("t"), cell.get("s"))
-    return out
-
-
-def test_xlsx_is_a_valid_workbook_with_numbers_merges_and_marks(tmp_path):
-    from nobg_metrics.cli.xlsx import write_xlsx
-
+def test_xlsx_is_a_workbook_with_numbers_merges_and_marks(tmp_path):
+    """combined.xlsx read back with openpyxl: the datasets merged over their columns, numbers (not text) with a number
+    format of their printed decimals, top-1/2/3 bold / underlined / italic, ``-`` as text, the subset note below."""
+    openpyxl = pytest.importorskip("openpyxl")
     path = tmp_path / "t.xlsx"
     write_xlsx(path, xlsx_sheets(combined_tables(FOUR, None, Aliases()), Aliases()))
-    with zipfile.ZipFile(path) as archive:
-        assert archive.testzip() is None
-        assert {"[Content_Types].xml", "xl/workbook.xml", "xl/styles.xml", "xl/worksheets/sheet1.xml"} <= \
-            set(archive.namelist())
-        cells = _cells(archive.read("xl/worksheets/sheet1.xml"))
-        sheet = archive.read("xl/worksheets/sheet1.xml").decode()
-    assert cells["B1"][:2] == ("DUTS-TE", "inlineStr") and cells["D1"][0] == "ECSSD"
-    assert '<mergeCell ref="B1:C1"/>' in sheet and '<mergeCell ref="A1:A2"/>' in sheet
-    assert cells["B3"][:2] == ("0.04", None) and cells["B5"][0] == "0.03"  # numbers, as printed
-    assert cells["A8"][0] == "† A on ECSSD: scored on 11 of 12 images"
-    openpyxl = pytest.importorskip("openpyxl")
     book = openpyxl.load_workbook(path)
+    assert book.sheetnames == ["Results"]
     ws = book["Results"]
-    assert ws["B2"].value == "MAE ↓" and ws["C2"].value == "S_α ↑" and ws["A3"].value == "A"
-    assert ws["B5"].value == 0.03 and ws["B5"].font.b and ws["B5"].number_format == "0.000"
-    assert ws["B3"].font.u and ws["B4"].font.i and not ws["B6"].font.b and ws["D5"].value == "-"
-    assert "B1:C1" in {str(r) for r in ws.merged_cells.ranges}
+    assert ws["A1"].value == "method" and ws["B1"].value == "DUTS-TE" and ws["D1"].value == "ECSSD"
+    assert {str(r) for r in ws.merged_cells.ranges} == {"A1:A2", "B1:C1", "D1:E1"}
+    assert ws["B1"].font.b and ws["B2"].value == "MAE ↓" and ws["C2"].value == "S_α ↑" and ws["A3"].value == "A"
+    assert ws["B3"].value == 0.04 and isinstance(ws["B3"].value, float) and ws["B3"].number_format == "0.000"
+    assert ws["B5"].value == 0.03 and ws["B5"].font.b and ws["B3"].font.u and ws["B4"].font.i  # MAE: C, A, B
+    assert not (ws["B6"].font.b or ws["B6"].font.u or ws["B6"].font.i) and ws["B6"].value == 0.06
+    assert ws["D5"].value == "-" and ws["D5"].data_type == "s"
+    assert ws["A8"].value == "† A on ECSSD: scored on 11 of 12 images"
+
+
+def test_xlsx_transposed_and_a_name_a_workbook_cannot_hold(tmp_path):
+    """``--transpose`` lays datasets x metrics out as rows; a control character in a name (which a workbook cannot
+    hold) is written as ``\\xNN``, as an OS name's undecodable byte is."""
+    openpyxl = pytest.importorskip("openpyxl")
+    document = _document({("D", "bell\x07"): {"mae": 0.5}, ("D", "plain"): {"mae": 0.25}})
+    path = tmp_path / "t.xlsx"
+    write_xlsx(path, xlsx_sheets(combined_tables(document, 2, Aliases()), Aliases(), transpose=True))
+    ws = openpyxl.load_workbook(path).active
+    assert [ws.cell(1, c).value for c in (1, 2, 3, 4)] == ["dataset", "metric", "bell\\x07", "plain"]
+    assert ws["A2"].value == "D" and ws["B2"].value == "MAE ↓" and ws["C2"].value == 0.5 and ws["D2"].font.b
+    assert ws["C2"].number_format == "0.00" and not ws.merged_cells.ranges
+
+
+def test_without_openpyxl_the_workbook_is_left_out_and_the_extra_named(monkeypatch, capsys):
+    """The command never skips a file without naming it: no openpyxl, no combined.xlsx, and stderr says what to
+    install; the other tables are written."""
+    monkeypatch.setitem(sys.modules, "openpyxl", None)  # an import of it fails, as when it is not installed
+    writers = table_writers(FOUR, argparse.Namespace(combined=True))
+    assert "combined.xlsx" not in writers and {"combined.md", "combined.tex", "combined.csv"} <= set(writers)
+    err = capsys.readouterr().err
+    assert "combined.xlsx not written" in err and 'pip install "nobg_metrics[xlsx]"' in err
 
 
 @pytest.fixture(scope="module")
