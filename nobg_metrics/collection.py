@@ -49,6 +49,9 @@ _REGISTRY: dict[str, tuple[str, dict[str, Any]]] = {
     "sad": ("SAD", {}),
     "mse_metric": ("MSE", {}),
     "boundary_iou": ("BoundaryIoU", {}),
+    # the Boundary IoU paper's comparison measures (docs/boundary_measures.md)
+    "trimap_iou": ("TrimapIoU", {}),
+    "boundary_f_measure": ("BoundaryFMeasure", {}),
     "f_measure_max": ("FMeasure", {"mode": "max"}),
     "f_measure_mean": ("FMeasure", {"mode": "mean"}),
     "f_measure_adaptive": ("FMeasure", {"mode": "adaptive"}),

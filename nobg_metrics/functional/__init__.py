@@ -1,6 +1,7 @@
 """Functional metrics: one call on a batch = the class's ``compute()`` after one ``update()``."""
 
 from nobg_metrics.functional.boundary import boundary_iou
+from nobg_metrics.functional.boundary_measures import boundary_f_measure, trimap_iou
 from nobg_metrics.functional.connectivity import connectivity_error
 from nobg_metrics.functional.camouflage_degree import camouflage_degree
 from nobg_metrics.functional.context_measure import camouflage_context_measure, context_measure
@@ -51,6 +52,7 @@ __all__ = [
     "ThresholdCurves",
     "accuracy",
     "ber",
+    "boundary_f_measure",
     "boundary_iou",
     "confusion_curves",
     "connectivity_error",
@@ -98,5 +100,6 @@ __all__ = [
     "size_invariant_values",
     "specificity",
     "threshold_curves",
+    "trimap_iou",
     "weighted_f_measure",
 ]

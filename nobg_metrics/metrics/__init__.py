@@ -1,6 +1,7 @@
 """``torchmetrics.Metric`` classes: fixed-size summed states, synced over DDP."""
 
 from nobg_metrics.metrics.boundary import BoundaryIoU
+from nobg_metrics.metrics.boundary_measures import BoundaryFMeasure, TrimapIoU
 from nobg_metrics.metrics.confusion import ConfusionMetric
 from nobg_metrics.metrics.connectivity import ConnectivityError
 from nobg_metrics.metrics.curves import EMeasure, FMeasure
@@ -53,6 +54,7 @@ __all__ = [
     "ROCAUC",
     "SAD",
     "Accuracy",
+    "BoundaryFMeasure",
     "BoundaryIoU",
     "ConfusionMetric",
     "ConnectivityError",
@@ -75,5 +77,6 @@ __all__ = [
     "SizeInvariantConfusion",
     "SizeInvariantMAE",
     "Specificity",
+    "TrimapIoU",
     "WeightedFMeasure",
 ]

@@ -1,0 +1,123 @@
+"""Binary dilation by a Euclidean disk, batched and exact, on bit-packed masks.
+
+The disk of radius ``r`` is ``skimage.morphology.disk(r)``: the offsets ``(dx, dy)`` with
+:math:`dx^2 + dy^2 \\le r^2`. ``dilate_disk(mask, r)`` is the OR over that footprint centred on each pixel,
+outside the image read as background: ``cv2.dilate(mask, disk(r))`` with OpenCV's default border (the
+davis2017-evaluation's ``f_measure``), which never lets the outside contribute to a dilation.
+
+How (packed rows of :mod:`nobg_metrics.ops.morphology`, pixel ``x`` at bit ``x % 64`` of word ``x // 64``):
+
+- the disk is the union over ``dy`` of horizontal segments of half-width ``w(dy) = isqrt(r² - dy²)``;
+- the horizontal dilations ``H_w`` for the distinct half-widths (at most ``r + 1``) are built as one chain
+  ``H_{c+s} = H_c | H_c(x - s) | H_c(x + s)`` (valid while ``s <= 2c + 1``: the three windows touch), so each
+  needs one or two steps of two bit shifts — ``O(r)`` word operations per 64 pixels, no ``r²`` work;
+- the rows then combine vertically: output row ``y`` ORs ``H_{w(dy)}`` of rows ``y - dy`` and ``y + dy``.
+
+The rows are padded with ``r`` zero bits on the left and enough on the right that no shift drops a bit the
+result needs; the padding is removed and bits past pixel ``W - 1`` are cleared before returning.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+from nobg_metrics.ops.morphology import pack_bits, shift_bits, unpack_bits
+
+_WORD_BITS = 64
+
+
+def disk_half_widths(radius: int) -> list[int]:
+    """Half-width of the disk's row at vertical offset ``dy = 0 .. r``: the largest ``w`` with ``w² + dy² <= r²``.
+
+    Example:
+        >>> disk_half_widths(3)
+        [3, 2, 2, 0]
+    """
+    return [math.isqrt(radius * radius - dy * dy) for dy in range(radius + 1)]
+
+
+def width_mask(width: int, words: int, device: torch.device) -> Tensor:
+    """:math:`(M,)` int64 with the bits of pixels ``0 .. width - 1`` set (``M = words``)."""
+    mask = torch.full((words,), -1, dtype=torch.int64, device=device)
+    full_words, rest = divmod(width, _WORD_BITS)
+    if full_words < words:
+        mask[full_words:] = 0
+        if rest:
+            mask[full_words] = (1 << rest) - 1  # a Python scalar fill: no host-to-device copy
+    return mask
+
+
+def _horizontal_dilations(words: Tensor, half_widths: list[int]) -> dict[int, Tensor]:
+    """``{w: OR of pixels x - w .. x + w}`` for each requested ``w``, by one chain of widening steps."""
+    out: dict[int, Tensor] = {}
+    current, reach = words, 0
+    for target in sorted(set(half_widths)):
+        while reach < target:  # bounded: at most r steps in all (usually about r / 2)
+            step = min(target - reach, 2 * reach + 1)
+            current = shift_bits(current, step).bitwise_or_(shift_bits(current, -step)).bitwise_or_(current)
+            reach += step
+        out[target] = current
+    return out
+
+
+def dilate_disk_packed(packed: Tensor, width: int, radius: int) -> Tensor:
+    """Dilation of packed masks by ``skimage.morphology.disk(radius)``; outside the image is background.
+
+    Args:
+        packed: :math:`(N, H, M)` int64 rows of bits (:func:`~nobg_metrics.ops.morphology.pack_bits`), zero past
+            pixel ``width - 1``.
+        width: ``W``, pixels per row.
+        radius: ``r >= 0``.
+
+    Returns:
+        :math:`(N, H, M)` int64, zero past pixel ``W - 1``.
+    """
+    if radius == 0:
+        return packed.clone()
+    height, words = packed.shape[-2], packed.shape[-1]
+    padded_words = -(-(width + 2 * radius) // _WORD_BITS)
+    padded = torch.nn.functional.pad(packed, (0, padded_words - words))
+    padded = shift_bits(padded, -radius)  # pixel x at bit x + r: left room for the shifts towards 0
+    half = disk_half_widths(radius)
+    rows = _horizontal_dilations(padded, half)
+    out = rows[half[0]].clone()
+    for dy in range(1, min(radius, height - 1) + 1):  # 2r vectorised row passes (the footprint's rows)
+        segment = rows[half[dy]]
+        out[..., dy:, :] |= segment[..., :-dy, :]
+        out[..., :-dy, :] |= segment[..., dy:, :]
+    result = shift_bits(out, radius)[..., :words]
+    return result.bitwise_and_(width_mask(width, words, packed.device))
+
+
+def dilate_disk(mask: Tensor, radius: int) -> Tensor:
+    """Binary dilation by a Euclidean disk (``x² + y² <= r²``); outside the image is background.
+
+    Equals ``cv2.dilate(m, skimage.morphology.disk(r))`` (OpenCV's default border).
+
+    Args:
+        mask: :math:`(B, H, W)` bool.
+        radius: ``r >= 0``.
+
+    Returns:
+        :math:`(B, H, W)` bool.
+
+    Example:
+        >>> m = torch.zeros(1, 5, 5, dtype=torch.bool)
+        >>> m[0, 2, 2] = True
+        >>> dilate_disk(m, 2).int()[0]
+        tensor([[0, 0, 1, 0, 0],
+                [0, 1, 1, 1, 0],
+                [1, 1, 1, 1, 1],
+                [0, 1, 1, 1, 0],
+                [0, 0, 1, 0, 0]], dtype=torch.int32)
+    """
+    if not isinstance(mask, Tensor) or mask.dtype != torch.bool or mask.ndim != 3:
+        got = f"{mask.dtype} of shape {tuple(mask.shape)}" if isinstance(mask, Tensor) else type(mask).__name__
+        raise TypeError(f"`mask` must be a bool tensor of shape (B, H, W), got {got}")
+    if isinstance(radius, bool) or not isinstance(radius, int) or radius < 0:
+        raise ValueError(f"`radius` must be an int >= 0, got {radius!r}")
+    width = mask.shape[-1]
+    return unpack_bits(dilate_disk_packed(pack_bits([mask]), width, radius), width)
