@@ -3,6 +3,9 @@
 from nobg_metrics.functional.boundary import boundary_iou
 from nobg_metrics.functional.boundary_measures import boundary_f_measure, trimap_iou
 from nobg_metrics.functional.connectivity import connectivity_error
+from nobg_metrics.functional.davis import davis_contour_accuracy, davis_region_similarity
+from nobg_metrics.functional.davis_sequences import davis_f, davis_j, davis_j_and_f
+from nobg_metrics.functional.davis_statistics import davis_statistics
 from nobg_metrics.functional.camouflage_degree import camouflage_degree
 from nobg_metrics.functional.context_measure import camouflage_context_measure, context_measure
 from nobg_metrics.functional.family import (
@@ -59,6 +62,12 @@ __all__ = [
     "camouflage_context_measure",
     "camouflage_degree",
     "context_measure",
+    "davis_contour_accuracy",
+    "davis_f",
+    "davis_j",
+    "davis_j_and_f",
+    "davis_region_similarity",
+    "davis_statistics",
     "dice",
     "e_measure",
     "e_measure_adaptive",

@@ -130,12 +130,13 @@ def _trimap_iou_update(pred: InputMaps, gt: InputMaps, threshold: float, dilatio
     """Sufficient statistics of a batch, by state name: the float64 sum of per-image values, the :math:`(3,)` int64
     pooled ``[∩, ∪, |P|]`` and the int64 number of images."""
     def per_image(batch: SegBatch) -> dict[str, Tensor]:
-        radius = dilation_radius(*batch.shape[-2:], dilation_ratio, dilation_pixels)
-        counts = _trimap_counts(batch, threshold, radius)
+        height, width = batch.shape[-2:]
+        counts = _trimap_counts(batch, threshold, dilation_radius(height, width, dilation_ratio, dilation_pixels))
         return {"value": _trimap_values(counts, batch.num_pixels, empty_gt), "counts": counts[:, :3]}
 
     sums, count = sum_per_image(per_image, prepare_segmentation(pred, gt, normalize=normalize,
                                                                 validate_args=validate_args))
+    assert isinstance(sums, dict)  # per_image returns a dict
     return {"trimap_value_sum": sums["value"], "trimap_counts": sums["counts"], "trimap_count": count}
 
 
@@ -154,11 +155,13 @@ def _boundary_f_update(pred: InputMaps, gt: InputMaps, threshold: float, dilatio
                        validate_args: bool) -> dict[str, Tensor]:
     """Sufficient statistics of a batch, by state name: the float64 sum of per-image values, the int64 images."""
     def per_image(batch: SegBatch) -> Tensor:
-        radius = dilation_radius(*batch.shape[-2:], dilation_ratio, dilation_pixels)
+        height, width = batch.shape[-2:]
+        radius = dilation_radius(height, width, dilation_ratio, dilation_pixels)
         return _boundary_f_values(_boundary_f_counts(batch, threshold, radius), batch.num_pixels, empty_gt)
 
     value_sum, count = sum_per_image(per_image, prepare_segmentation(pred, gt, normalize=normalize,
                                                                      validate_args=validate_args))
+    assert isinstance(value_sum, Tensor)  # per_image returns one tensor
     return {"boundary_f_value_sum": value_sum, "boundary_f_count": count}
 
 

@@ -5,6 +5,7 @@ from nobg_metrics.metrics.boundary_measures import BoundaryFMeasure, TrimapIoU
 from nobg_metrics.metrics.confusion import ConfusionMetric
 from nobg_metrics.metrics.connectivity import ConnectivityError
 from nobg_metrics.metrics.curves import EMeasure, FMeasure
+from nobg_metrics.metrics.davis import DavisF, DavisJ, DavisJAndF
 from nobg_metrics.metrics.family import (
     F1,
     FPR,
@@ -60,6 +61,9 @@ __all__ = [
     "ConnectivityError",
     "CamouflageContextMeasure",
     "ContextMeasure",
+    "DavisF",
+    "DavisJ",
+    "DavisJAndF",
     "Dice",
     "EMeasure",
     "FMeasure",
