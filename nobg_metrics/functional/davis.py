@@ -40,7 +40,7 @@ from nobg_metrics.functional.davis_statistics import (
     frame_keys,
     sequence_keys,
 )
-from nobg_metrics.ops.disk_morphology import dilate_disk_packed
+from nobg_metrics.ops.disk_morphology import bit_mask, dilate_disk_packed
 from nobg_metrics.ops.levels import binarize_gt
 from nobg_metrics.ops.morphology import count_bits, pack_bits, shift_bits
 
@@ -79,9 +79,7 @@ def seg2bmap_packed(seg: Tensor, width: int) -> Tensor:
     south[..., :-1, :] = seg[..., 1:, :]  # s[:-1, :] = seg[1:, :]
     differs_south = seg ^ south
     bmap = (seg ^ east).bitwise_or_(differs_south).bitwise_or_(seg ^ shift_bits(south, 1))  # seg^e | seg^s | seg^se
-    last_column = torch.zeros(seg.shape[-1], dtype=torch.int64, device=seg.device)
-    word, bit = divmod(width - 1, 64)
-    last_column[word] = (1 << bit) if bit < 63 else -(1 << 63)  # the int64 with only that bit set
+    last_column = bit_mask(width - 1, seg.shape[-1], seg.device)
     # b[:, -1] = seg[:, -1] ^ s[:, -1]; then b[-1, :] = seg[-1, :] ^ e[-1, :] with b[-1, -1] = 0
     bmap = (bmap & ~last_column).bitwise_or_(differs_south & last_column)
     bmap[..., -1, :] = (seg[..., -1, :] ^ east[..., -1, :]) & ~last_column

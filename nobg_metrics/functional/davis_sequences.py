@@ -104,7 +104,7 @@ def davis_j(pred: InputMaps, gt: InputMaps, void: InputMaps | None = None, *, se
         frame: frame order within sequences (``None``: the input order).
         statistic: ``"mean"``, ``"recall"`` or ``"decay"``.
         threshold: prediction threshold (strict ``>``).
-        decay_index: ``"exact"`` or ``"reference"`` (the uint8 wrap past 256 frames).
+        decay_index: ``"exact"`` or ``"reference"`` (the reference's uint8 bin edges from 256 frames on).
         validate_args: run the checks that force a device sync.
 
     Returns:

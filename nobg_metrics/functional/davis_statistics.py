@@ -15,10 +15,11 @@ exact integers: ``linspace(1, n, 5)[i] - 1 = i (n - 1) / 4`` (a dyadic fraction,
 (exact for every ``n < 2**19``, where ``1e-10`` stops moving a float64 ``.5``). Bins overlap at their shared
 edge, as the reference's inclusive slices do.
 
-``decay_index`` names what happens past 256 frames, where the reference's ``astype(np.uint8)`` wraps
-(``300 -> 44``) and ``ids[i + 1] + 1`` wraps in uint8 (``255 + 1 -> 0``): ``"exact"`` (default) uses the integer
-edges above; ``"reference"`` reproduces the wrapped slices, including the NaN decay of a slice they leave empty
-(numpy's ``nanmean`` of nothing). They agree on every sequence of at most 256 frames (DAVIS 2017's longest has 104).
+``decay_index`` names what happens from 256 frames on, where the reference's uint8 edges wrap: ``ids[4] = n - 1``
+makes ``ids[4] + 1`` wrap to 0 at ``n = 256`` (``255 + 1 -> 0``: an empty last bin, NaN decay), and
+``astype(np.uint8)`` wraps edges past 255 (``300 -> 44``). ``"exact"`` (default) uses the integer edges above;
+``"reference"`` reproduces the wrapped slices, including the NaN decay of a slice they leave empty (numpy's
+``nanmean`` of nothing). They agree on every sequence of at most 255 frames (DAVIS 2017's longest has 104).
 The dataset values (``J-Mean``, ``J-Recall``, ``J-Decay``, ...) are plain means over the sequences.
 
 Sequence keys: ``int64``. A ``str`` key is hashed (the first 8 bytes of its BLAKE2b digest, signed), so ranks

@@ -8,9 +8,11 @@ order within a sequence (``frame=`` overrides it), across ``merge_state`` (this 
 (rank order: pass ``frame=`` when one sequence's frames are spread over ranks). The names of ``str`` keys live
 beside the states (``state_dict``'s extra state) for the tables; keys from other ranks print as ints.
 
-Three pieces of list-state plumbing torchmetrics lacks: ``load_state_dict`` checks each list (the base class checks
-fixed-size tensors only); an empty rank's lists are sent as empty tensors of the state's dtype (torchmetrics would
-send the metric's float dtype); ``merge_state`` appends the incoming frames after this metric's.
+Four pieces of list-state plumbing torchmetrics and the base class lack: ``reset`` assigns new lists (torchmetrics
+clears them in place, emptying the snapshot a rejected ``forward`` restores); ``load_state_dict`` checks each list
+(the base class checks fixed-size tensors only); an empty rank's lists are sent as empty tensors of the state's
+dtype (torchmetrics would send the metric's float dtype); ``merge_state`` appends the incoming frames after this
+metric's.
 """
 
 from __future__ import annotations
@@ -127,6 +129,13 @@ class _DavisFrames(NobgMetric):
         return out
 
     # --------------------------------------------------------------------------------- list-state plumbing
+    def reset(self) -> None:
+        """torchmetrics' reset, on new empty lists: it clears list states in place, which would also empty the
+        references a snapshot holds (a rejected ``forward`` restores them)."""
+        for name in self._list_dtypes:
+            setattr(self, name, [])
+        super().reset()
+
     def get_extra_state(self) -> dict[str, dict[int, str]]:
         """The names of ``str`` sequence keys (saved in ``state_dict``)."""
         return {"sequence_names": dict(self._sequence_names)}
@@ -190,7 +199,7 @@ class DavisJAndF(_DavisFrames):
         statistic: ``"mean"`` (``J&F-Mean``), ``"recall"`` or ``"decay"`` (the average of J's and F's).
         threshold: prediction threshold (strict ``>``).
         bound_th: F's match distance, a fraction of the diagonal (``ceil``), or whole pixels when ``>= 1``.
-        decay_index: ``"exact"`` or ``"reference"`` (the reference's uint8 bin edges past 256 frames).
+        decay_index: ``"exact"`` or ``"reference"`` (the reference's uint8 bin edges from 256 frames on).
         validate_args: run the checks that force a device sync.
 
     As input to ``update``: ``pred``, ``gt``, optional ``void`` (:math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)`

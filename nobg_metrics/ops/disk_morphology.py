@@ -40,14 +40,28 @@ def disk_half_widths(radius: int) -> list[int]:
 
 
 def width_mask(width: int, words: int, device: torch.device) -> Tensor:
-    """:math:`(M,)` int64 with the bits of pixels ``0 .. width - 1`` set (``M = words``)."""
-    mask = torch.full((words,), -1, dtype=torch.int64, device=device)
-    full_words, rest = divmod(width, _WORD_BITS)
-    if full_words < words:
-        mask[full_words:] = 0
-        if rest:
-            mask[full_words] = (1 << rest) - 1  # a Python scalar fill: no host-to-device copy
-    return mask
+    """:math:`(M,)` int64 with the bits of pixels ``0 .. width - 1`` set (``M = words``; built on the device from
+    scalars: no host-to-device copy).
+
+    Example:
+        >>> width_mask(66, 2, torch.device("cpu")).tolist()
+        [-1, 3]
+    """
+    valid = (width - _WORD_BITS * torch.arange(words, device=device)).clamp_(0, _WORD_BITS)
+    partial = torch.ones_like(valid).bitwise_left_shift_(valid.clamp(max=_WORD_BITS - 1)).sub_(1)
+    return torch.where(valid == _WORD_BITS, -1, partial)
+
+
+def bit_mask(position: int, words: int, device: torch.device) -> Tensor:
+    """:math:`(M,)` int64 with only the bit of pixel ``position`` set (built on the device from scalars).
+
+    Example:
+        >>> bit_mask(65, 2, torch.device("cpu")).tolist()
+        [0, 2]
+    """
+    word, bit = divmod(position, _WORD_BITS)
+    value = (1 << bit) if bit < _WORD_BITS - 1 else -(1 << (_WORD_BITS - 1))  # the int64 with that bit alone
+    return torch.where(torch.arange(words, device=device) == word, value, 0)
 
 
 def _horizontal_dilations(words: Tensor, half_widths: list[int]) -> dict[int, Tensor]:
