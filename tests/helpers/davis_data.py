@@ -59,7 +59,8 @@ def _prediction(rng: np.random.Generator, labels: np.ndarray, objects: int, kind
     return out.astype(np.uint8)
 
 
-def _save(labels: np.ndarray, path: Path) -> None:
+def save_ids(labels: np.ndarray, path: Path) -> None:
+    """A palette PNG of uint8 ids (with a full palette: Pillow keeps the indices as they are)."""
     image = Image.fromarray(labels, mode="P")
     image.putpalette(PALETTE)
     image.save(path)
@@ -84,7 +85,7 @@ def write_davis(root: Path, sequences: dict[str, tuple[int, int, int, int]] | No
             (folder / name).mkdir(parents=True, exist_ok=True)
         predictions = {method: _prediction(rng, labels, objects, method) for method in methods}
         for t in range(frames):
-            _save(labels[t], davis / "Annotations" / "480p" / name / f"{t:05d}.png")
+            save_ids(labels[t], davis / "Annotations" / "480p" / name / f"{t:05d}.png")
             for method in methods:
-                _save(predictions[method][t], root / "results" / method / name / f"{t:05d}.png")
+                save_ids(predictions[method][t], root / "results" / method / name / f"{t:05d}.png")
     return folders
