@@ -3,8 +3,8 @@
 The tiers follow the seed's cost table and are cumulative (cheap ⊂ medium ⊂ expensive):
 
 - cheap, O(N) per image: mae, iou_metric, dice, accuracy, ber, sad, mse_metric, boundary_iou — per training step;
-- medium adds the histogram measures f_measure_{max,mean,adaptive}, e_measure_{max,mean,adaptive} and
-  gradient_error — per validation epoch;
+- medium adds the histogram measures f_measure_{max,mean,adaptive}, e_measure_{max,mean,adaptive},
+  gradient_error, and the Boundary IoU paper's trimap_iou and boundary_f_measure — per validation epoch;
 - expensive adds s_measure, weighted_f_measure, connectivity_error, msiou_max / msiou_mean (one pass),
   context_measure (Cm) and hce (the DIS Human Correction Effort, PySODMetrics' protocol) — final evaluation.
 
@@ -49,8 +49,7 @@ _REGISTRY: dict[str, tuple[str, dict[str, Any]]] = {
     "sad": ("SAD", {}),
     "mse_metric": ("MSE", {}),
     "boundary_iou": ("BoundaryIoU", {}),
-    # the Boundary IoU paper's comparison measures (docs/boundary_measures.md)
-    "trimap_iou": ("TrimapIoU", {}),
+    "trimap_iou": ("TrimapIoU", {}),  # the Boundary IoU paper's comparison measures (docs/boundary_measures.md)
     "boundary_f_measure": ("BoundaryFMeasure", {}),
     "f_measure_max": ("FMeasure", {"mode": "max"}),
     "f_measure_mean": ("FMeasure", {"mode": "mean"}),
@@ -140,6 +139,7 @@ TIERS: dict[str, tuple[str, ...]] = {
 TIERS["medium"] = TIERS["cheap"] + (
     "f_measure_max", "f_measure_mean", "f_measure_adaptive",
     "e_measure_max", "e_measure_mean", "e_measure_adaptive", "gradient_error",
+    "trimap_iou", "boundary_f_measure",  # the cost of boundary_iou or the F/E-measures (docs/boundary_measures.md)
 )
 TIERS["expensive"] = TIERS["medium"] + ("s_measure", "weighted_f_measure", "connectivity_error", "msiou_max",
                                         "msiou_mean", "context_measure", "hce")

@@ -10,12 +10,17 @@ its largest difference: per-frame J and F (``db_eval_iou``, ``db_eval_boundary``
 without void, against the port and against ``nobg_metrics.functional.davis_region_similarity`` /
 ``davis_contour_accuracy``; ``db_statistics`` for sequence lengths 1 .. 600 against the port and
 ``davis_statistics(decay_index="reference")``; and ``DAVISEvaluation(...).evaluate`` on the generated sequences of
-tests/helpers/davis_data.py against the port's protocol and ``DavisJAndF`` fed object by object.
+tests/helpers/davis_data.py against the port's protocol and ``DavisJAndF`` fed object by object; and, when pandas
+can be imported (``PYTHONPATH``), the reference's ``evaluation_method.py`` against ``nobg-metrics eval --preset
+davis``: both CSVs byte for byte and the printed tables line for line.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -133,8 +138,97 @@ def _diff(ours: np.ndarray, real: np.ndarray) -> str:
     return f"{np.abs(ours - real)[finite].max():.3g} (NaNs {'agree' if same_nans else 'DIFFER'}: {int((~finite).sum())})"
 
 
+def _tables(text: str) -> list[str]:
+    """The lines of the printed global and per-sequence tables (from the first dashed header to the end)."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("------"))
+    return [line for line in lines[start:] if line.strip() and not line.startswith("Total time")]
+
+
+def _with_images(davis: Path) -> None:
+    """Dummy JPEGImages/480p frames (the reference lists a sequence's frames there; it never reads them)."""
+    from PIL import Image
+
+    annotations = davis / "Annotations" / "480p"
+    for seq in os.listdir(annotations):
+        (davis / "JPEGImages" / "480p" / seq).mkdir(parents=True, exist_ok=True)
+        for name in os.listdir(annotations / seq):
+            Image.new("RGB", (2, 2)).save(davis / "JPEGImages" / "480p" / seq / f"{name[:-4]}.jpg")
+
+
+def _compare_command(tmp: Path, davis: Path, methods: dict[str, Path], label: str) -> None:
+    """The reference's evaluation_method.py against ``nobg-metrics eval --preset davis``: CSV bytes, printed
+    tables, and every per-object number of results.json against the reference's own ``evaluate``."""
+    _with_images(davis)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.environ["DAVIS2017_EVALUATION"], str(ROOT),
+                                                       os.environ.get("PYTHONPATH", "")])}
+    out = tmp / "out"
+    ours = subprocess.run([sys.executable, "-m", "nobg_metrics", "eval", "--preset", "davis", "--gt", str(davis),
+                           "--pred", *(f"{m}={f}" for m, f in methods.items()), "--out", str(out), "--device", "cpu"],
+                          env=env, capture_output=True, text=True, check=True).stdout
+    document = json.loads((out / "results.json").read_text())
+    names = list(methods)
+    for index, (method, folder) in enumerate(methods.items()):
+        block = ours.split(f"{method}:\n", 1)[1]
+        if index + 1 < len(names):  # up to the next method's header line
+            block = block.split(f"\n{names[index + 1]}:\n", 1)[0]
+        results = tmp / "reference" / method
+        shutil.copytree(folder, results)
+        real = subprocess.run([sys.executable, "evaluation_method.py", "--task", "semi-supervised", "--results_path",
+                               str(results), "--davis_path", str(davis)], env=env, cwd=os.environ["DAVIS2017_EVALUATION"],
+                              capture_output=True, text=True, check=True).stdout
+        same_csv = all((results / name).read_bytes() == (out / method / name).read_bytes()
+                       for name in ("global_results-val.csv", "per-sequence_results-val.csv"))
+        evaluated = DAVISEvaluation(str(davis), "semi-supervised", "val").evaluate(str(folder))
+        per_object = next(r for r in document["results"] if r["method"] == method)["per_object"]
+        worst, nans = 0.0, 0
+        for row, name in enumerate(evaluated["J"]["M_per_object"]):
+            for key in ("J", "F"):
+                for stat, label_ in zip("MRD", ("Mean", "Recall", "Decay")):
+                    real_value, value = evaluated[key][stat][row], per_object[name][f"{key}-{label_}"]
+                    if np.isnan(real_value):
+                        nans += value is None
+                    else:
+                        worst = max(worst, abs(value - real_value))
+        print(f"command on {label}, {method}: {len(per_object)} objects, max |diff| {worst:.3g} ({nans} NaN decays "
+              f"alike); CSVs byte-identical: {same_csv}; printed tables identical: {_tables(real) == _tables(block)}")
+
+
+def check_command() -> None:
+    try:
+        import pandas  # noqa: F401  (evaluation_method.py needs it)
+    except ImportError:
+        print("command: skipped (pandas is not importable; add it to PYTHONPATH)")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        folders = write_davis(Path(tmp), methods=("shifted", "missing"))
+        _compare_command(Path(tmp), folders["davis"], {m: folders[m] for m in ("shifted", "missing")},
+                         "generated sequences")
+    results = Path(os.environ["DAVIS2017_EVALUATION"]) / "results"
+    if not (results / "semi-supervised" / "osvos").is_dir():
+        print("real masks: skipped (unpack the reference's results/ folder beside davis2017/)")
+        return
+    from tests.helpers.davis_data import save_ids
+
+    with tempfile.TemporaryDirectory() as tmp:  # OSVOS's masks as the gt, RVOS's (ids above the count cut) as results
+        davis, rvos = Path(tmp) / "DAVIS", Path(tmp) / "rvos"
+        names = sorted(os.listdir(results / "semi-supervised" / "osvos"))
+        (davis / "ImageSets" / "2017").mkdir(parents=True)
+        (davis / "ImageSets" / "2017" / "val.txt").write_text("".join(f"{n}\n" for n in names))
+        for name in names:
+            shutil.copytree(results / "semi-supervised" / "osvos" / name, davis / "Annotations" / "480p" / name)
+            frames = sorted(os.listdir(davis / "Annotations" / "480p" / name))
+            count = int(davis_port.read_labels(str(davis / "Annotations" / "480p" / name / frames[0])).max())
+            (rvos / name).mkdir(parents=True)
+            for frame in frames:
+                ids = davis_port.read_labels(str(results / "unsupervised" / "rvos" / name / frame))
+                save_ids(np.where(ids > count, 0, ids).astype(np.uint8), rvos / name / frame)
+        _compare_command(Path(tmp), davis, {"rvos": rvos}, "real masks (30 DAVIS 2017 val sequences)")
+
+
 if __name__ == "__main__":
     torch.set_num_threads(1)
     check_frames()
     check_statistics()
     check_protocol()
+    check_command()

@@ -54,9 +54,17 @@ from nobg_metrics.functional.boundary import (
     _ratio_or_one,
     dilation_radius,
 )
-from nobg_metrics.ops.morphology import count_bits, pack_bits, square_window_packed
+from nobg_metrics.ops.levels import GT_CUT
+from nobg_metrics.ops.morphology import count_bits, pack_bits, pack_levels_at_least, square_window_packed
 
 TrimapReduction = Literal["mean", "pooled"]
+
+
+def gt_bits(batch: SegBatch) -> Tensor:
+    """The gt packed into bits: uint8 ``> 128`` straight from the bytes (SWAR, no comparison pass), else its mask."""
+    if batch.gt_raw.dtype == torch.uint8 and batch._gt is None:
+        return pack_levels_at_least(batch.gt_raw, GT_CUT + 1)
+    return pack_bits([batch.gt])
 
 
 def _window(packed: Tensor, width: int, radius: int, use_and: bool) -> Tensor:
@@ -89,7 +97,7 @@ def _agreement(values: Tensor, pred_fg: Tensor, gt_fg: Tensor, num_pixels: int) 
 def _trimap_counts(batch: SegBatch, threshold: float, radius: int) -> Tensor:
     """:math:`(B, 4)` int64 ``[|G_d ∩ G ∩ P|, |G_d ∩ (G ∪ P)|, |P|, |G|]`` of one equal-size batch."""
     size, width = batch.shape[0], batch.shape[-1]
-    pred, gt = _packed_pred(batch, threshold), pack_bits([batch.gt])
+    pred, gt = _packed_pred(batch, threshold), gt_bits(batch)
     gt_band = band(gt, width, radius)  # G_d: from the gt only (the measure is asymmetric by design)
     pieces = torch.cat([gt_band & gt & pred, gt_band & (gt | pred), pred, gt])
     return count_bits(pieces).reshape(4, size).T
@@ -98,7 +106,7 @@ def _trimap_counts(batch: SegBatch, threshold: float, radius: int) -> Tensor:
 def _boundary_f_counts(batch: SegBatch, threshold: float, radius: int) -> Tensor:
     """:math:`(B, 6)` int64 ``[|P_1 ∩ G_d|, |P_1|, |G_1 ∩ P_d|, |G_1|, |P|, |G|]`` of one equal-size batch."""
     size, width = batch.shape[0], batch.shape[-1]
-    masks = torch.cat([_packed_pred(batch, threshold), pack_bits([batch.gt])])  # P then G: one pass for both
+    masks = torch.cat([_packed_pred(batch, threshold), gt_bits(batch)])  # P then G: one pass for both
     contours = masks & _window(masks, width, 1, True).bitwise_not_()
     near = _window(contours, width, radius, False)  # within d of a contour pixel (bits past W: ANDed away below)
     pred_contour, gt_contour, pred_near, gt_near = contours[:size], contours[size:], near[:size], near[size:]

@@ -33,16 +33,18 @@ from nobg_metrics._inputs import (
     check_number,
 )
 from nobg_metrics.functional.boundary import _packed_pred
-from nobg_metrics.functional.boundary_measures import _ratio_or_one
+from nobg_metrics.functional.boundary_measures import _ratio_or_one, gt_bits
 from nobg_metrics.functional.davis_statistics import (
     FrameKeys,
     SequenceKeys,
     frame_keys,
     sequence_keys,
 )
-from nobg_metrics.ops.disk_morphology import bit_mask, dilate_disk_packed
-from nobg_metrics.ops.levels import binarize_gt
-from nobg_metrics.ops.morphology import count_bits, pack_bits, shift_bits
+from nobg_metrics.ops.disk_morphology import bit_mask, dilate_disk_packed, shift_flat, width_mask
+from nobg_metrics.ops.byte_counts import count_ones
+from nobg_metrics.ops.levels import binarize_gt, foreground_indicator
+from nobg_metrics.ops.morphology import count_bits, pack_bits
+from nobg_metrics.ops.uint8_stats import above
 
 DAVIS_BOUND_TH = 0.008
 """davis2017-evaluation's ``bound_th``: the match distance as a fraction of the diagonal."""
@@ -74,16 +76,20 @@ def seg2bmap_packed(seg: Tensor, width: int) -> Tensor:
     Returns:
         :math:`(N, H, M)` int64 boundary map, zero past pixel ``W - 1``.
     """
-    east = shift_bits(seg, 1)  # e[:, :-1] = seg[:, 1:]; the last column reads the zero padding
+    shape, words = seg.shape, seg.shape[-1]
+    # e[:, :-1] = seg[:, 1:] as one stream: a row's last column reads the zero padding, or, when W % 64 == 0, the
+    # next row's first pixel — that column is recomputed below, and bits past W are cleared at the end
+    east = shift_flat(seg.reshape(-1), 1).view(shape)
     south = torch.zeros_like(seg)
     south[..., :-1, :] = seg[..., 1:, :]  # s[:-1, :] = seg[1:, :]
     differs_south = seg ^ south
-    bmap = (seg ^ east).bitwise_or_(differs_south).bitwise_or_(seg ^ shift_bits(south, 1))  # seg^e | seg^s | seg^se
-    last_column = bit_mask(width - 1, seg.shape[-1], seg.device)
+    south_east = shift_flat(south.reshape(-1), 1).view(shape)
+    bmap = (seg ^ east).bitwise_or_(differs_south).bitwise_or_(south_east.bitwise_xor_(seg))  # seg^e | seg^s | seg^se
+    last_column = bit_mask(width - 1, words, seg.device)
     # b[:, -1] = seg[:, -1] ^ s[:, -1]; then b[-1, :] = seg[-1, :] ^ e[-1, :] with b[-1, -1] = 0
-    bmap = (bmap & ~last_column).bitwise_or_(differs_south & last_column)
+    bmap = bmap.bitwise_and_(~last_column).bitwise_or_(differs_south.bitwise_and_(last_column))
     bmap[..., -1, :] = (seg[..., -1, :] ^ east[..., -1, :]) & ~last_column
-    return bmap
+    return bmap.bitwise_and_(width_mask(width, words, seg.device))
 
 
 def prepare_davis(pred: InputMaps, gt: InputMaps, void: InputMaps | None,
@@ -111,17 +117,51 @@ def prepare_davis(pred: InputMaps, gt: InputMaps, void: InputMaps | None,
     out = []
     for _, group in runs:
         run = {name: torch.cat([it[name] for it in group]) if len(group) > 1 else group[0][name] for name in maps}
-        pred_raw = run["pred"].float() if run["pred"].dtype in (torch.float16, torch.bfloat16, torch.bool) else \
-            run["pred"]
+        pred_raw = run["pred"].float() if run["pred"].dtype in (torch.float16, torch.bfloat16) else run["pred"]
         out.append((SegBatch(pred_raw, run["gt"], False), binarize_gt(run["void"]) if void is not None else None))
     return out
+
+
+def _pred_bits(batch: SegBatch, threshold: float) -> Tensor:
+    """``pred > threshold`` packed; a bool prediction (object masks, DAVIS's case) packed as it is."""
+    if batch.pred_raw.dtype == torch.bool:
+        return pack_bits([batch.pred_raw if threshold < 1 else torch.zeros_like(batch.pred_raw)])
+    return _packed_pred(batch, threshold)
+
+
+def _indicator(batch: SegBatch, threshold: float) -> Tensor:
+    """:math:`(B, N)` uint8 0/1 bytes of ``pred > threshold`` (a bool prediction as it is, uint8 levels by saturating
+    byte arithmetic)."""
+    raw = batch.pred_raw
+    if raw.dtype == torch.bool:
+        return (raw if threshold < 1 else torch.zeros_like(raw)).reshape(raw.shape[0], -1).view(torch.uint8)
+    if batch.is_uint8:
+        first = next((level for level in range(256) if level / 255 > threshold), 256)
+        cut = torch.full((raw.shape[0],), first - 1, dtype=torch.int64, device=raw.device)
+        return above(raw, cut)
+    return (raw > threshold).reshape(raw.shape[0], -1).view(torch.uint8)
+
+
+def _region_similarity_bytes(batch: SegBatch, void: Tensor | None, threshold: float) -> Tensor:
+    """J from byte masks (no packing: J alone needs three counts), ``|P ∪ G| = |P| + |G| - |P ∩ G|``."""
+    pred = _indicator(batch, threshold)
+    raw_gt = batch.gt_raw
+    gt = foreground_indicator(raw_gt if raw_gt.dtype in (torch.bool, torch.uint8) else batch.gt)
+    if void is not None:
+        keep = void.reshape(pred.shape).view(torch.uint8) ^ 1
+        pred, gt = pred & keep, gt & keep
+    inter = count_ones(pred & gt)
+    union = count_ones(pred) + count_ones(gt) - inter
+    return _ratio_or_one(inter.double(), union.double())  # j = inters / union; j[isclose(union, 0)] = 1
 
 
 def _frame_values(batch: SegBatch, void: Tensor | None, threshold: float, bound_th: float,
                   measures: tuple[str, ...]) -> dict[str, Tensor]:
     """``{measure: (B,) float64}`` per-frame J and/or F of one equal-size run."""
+    if measures == ("J",):
+        return {"J": _region_similarity_bytes(batch, void, threshold)}
     size, (height, width) = batch.shape[0], batch.shape[-2:]
-    pred, gt = _packed_pred(batch, threshold), pack_bits([batch.gt])
+    pred, gt = _pred_bits(batch, threshold), gt_bits(batch)
     if void is not None:  # P ∖ V and G ∖ V: J's counts and F's zeroed void pixels alike
         keep = pack_bits([void]).bitwise_not_()
         pred, gt = pred & keep, gt & keep
