@@ -38,3 +38,21 @@ def test_bad_arguments():
         dilate_disk(torch.zeros(4, 4, dtype=torch.bool), 1)
     with pytest.raises(ValueError, match="radius"):
         dilate_disk(torch.zeros(1, 4, 4, dtype=torch.bool), -1)
+
+
+def test_stream_shifts_cross_words_and_rows():
+    from nobg_metrics.ops.disk_morphology import shift_flat
+    from nobg_metrics.ops.morphology import pack_bits, unpack_bits
+
+    bits = torch.rand(1, 1, 300, generator=torch.Generator().manual_seed(0)) > 0.5
+    words = pack_bits([bits]).reshape(-1)
+    stream = unpack_bits(words.reshape(1, 1, -1), words.shape[0] * 64)[0, 0]
+    for shift in (1, 5, 63, 64, 65, 130, -1, -7, -64, -100, 400, -400):
+        moved = unpack_bits(shift_flat(words, shift).reshape(1, 1, -1), words.shape[0] * 64)[0, 0]
+        expected = torch.zeros_like(stream)
+        size = stream.shape[0]
+        if 0 <= shift < size:
+            expected[:size - shift] = stream[shift:]
+        elif -size < shift < 0:
+            expected[-shift:] = stream[:size + shift]
+        assert torch.equal(moved, expected), shift
