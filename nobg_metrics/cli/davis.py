@@ -57,6 +57,7 @@ from nobg_metrics.cli.writing import (
     text_writer,
     write_atomically,
 )
+from nobg_metrics.metrics.davis import DavisJAndF
 
 _OTHER_FLAGS = ("config", "dataset_json", "method_json", "trimap", "image", "metrics", "tier", "protocol", "task",
                 "categories", "prefix", "suffix")
@@ -102,7 +103,7 @@ def _check_args(args: argparse.Namespace, layout: DavisLayout, methods: dict[str
 def _score(layout: DavisLayout, folder: Path, device: torch.device, batch_size: int, decay_index: str,
            gt_cache: dict[str, tuple[np.ndarray, int]]) -> tuple[dict[str, tuple[float, ...]], list[list[Any]]]:
     """Per-object statistics ``{"<seq>_<id>": (JM, JR, JD, FM, FR, FD)}`` and per-frame rows of one method."""
-    metric = nobg_metrics.DavisJAndF(validate_args=False).to(device)
+    metric = DavisJAndF(validate_args=False).to(device)
     names: list[tuple[str, str, int]] = []
     for sequence in layout.sequences:
         if sequence.name not in gt_cache:

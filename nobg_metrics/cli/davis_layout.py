@@ -43,7 +43,7 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
 
 
 @dataclass(frozen=True)
-class Sequence:
+class DavisSequence:
     """One sequence of the gt: its name, gt frame files in order and their ids."""
 
     name: str
@@ -61,7 +61,7 @@ class DavisLayout:
 
     annotations: Path
     set_name: str
-    sequences: tuple[Sequence, ...]
+    sequences: tuple[DavisSequence, ...]
 
 
 def _pngs(folder: Path) -> tuple[Path, ...]:
@@ -94,7 +94,7 @@ def read_layout(gt: str, set_name: str, resolution: str) -> DavisLayout:
         if len(frames) < 3:  # the first and last frames are not scored: the reference's statistics are NaN
             raise InputError(f"sequence {name} has {len(frames)} gt frame(s) in {folder}; the semi-supervised "
                              f"protocol scores every frame but the first and the last, so it needs at least 3")
-        sequences.append(Sequence(name, frames))
+        sequences.append(DavisSequence(name, frames))
     if not sequences:
         raise ConfigError(f"--gt {root}: no sequence folder in {annotations}")
     return DavisLayout(annotations, set_name, tuple(sequences))
@@ -122,7 +122,7 @@ def _compact(ids: np.ndarray) -> np.ndarray:
     return ids if ids.dtype == np.uint8 else ids.astype(np.int32)
 
 
-def gt_objects(sequence: Sequence) -> tuple[np.ndarray, int]:
+def gt_objects(sequence: DavisSequence) -> tuple[np.ndarray, int]:
     """``(ids of the scored frames (T, H, W), number of objects)``: void read as background, objects ``1 .. max`` of
     the first frame."""
     frames = [read_ids(path) for path in sequence.frames]
@@ -134,7 +134,7 @@ def gt_objects(sequence: Sequence) -> tuple[np.ndarray, int]:
     return ids[1:-1], int(ids[0].max())
 
 
-def result_objects(folder: Path, sequence: Sequence, shape: tuple[int, int], count: int) -> np.ndarray:
+def result_objects(folder: Path, sequence: DavisSequence, shape: tuple[int, int], count: int) -> np.ndarray:
     """The ids of a method's results on the scored frames, :math:`(T, H, W)`, checked against the gt."""
     frames = []
     for frame_id in sequence.ids[1:-1]:
