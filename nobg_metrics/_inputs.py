@@ -53,6 +53,7 @@ class InputGroup:
         trimap: :math:`(B, H, W)` uint8 / float, or ``None``.
         image: :math:`(B, 3, H, W)` uint8 RGB, or ``None``.
         gt_skeleton: :math:`(B, H, W)` bool / uint8, or ``None``.
+        void: :math:`(B, H, W)` bool / uint8 / float mask of pixels to leave out, or ``None``.
     """
 
     pred: Tensor
@@ -60,10 +61,12 @@ class InputGroup:
     trimap: Tensor | None = None
     image: Tensor | None = None
     gt_skeleton: Tensor | None = None
+    void: Tensor | None = None
 
 
 def prepare(pred: InputMaps, gt: InputMaps, *, trimap: InputMaps | None = None, image: InputMaps | None = None,
-            gt_skeleton: InputMaps | None = None, validate_args: bool = True) -> list[InputGroup]:
+            gt_skeleton: InputMaps | None = None, void: InputMaps | None = None,
+            grouping: Literal["size", "runs"] = "size", validate_args: bool = True) -> list[InputGroup]:
     """Check every input of a batch and group its images by size: the one preparer every functional uses.
 
     Args:
@@ -72,10 +75,13 @@ def prepare(pred: InputMaps, gt: InputMaps, *, trimap: InputMaps | None = None, 
         trimap: optional, the same layout; uint8 {0, 128, 255} or float {0, 0.5, 1} (bool refused).
         image: optional RGB, :math:`(B, 3, H, W)` / :math:`(3, H, W)` uint8, one per ``pred`` (a list beside lists).
         gt_skeleton: optional, the same layout as ``gt``; bool or uint8.
+        void: optional, the same layout; a mask (bool, uint8 ``> 128``, float ``> 0.5``) of pixels to leave out.
+        grouping: ``"size"``: one group per distinct image size and dtypes; ``"runs"``: one per run of consecutive
+            equal-size images, in input order (video frames).
         validate_args: run the checks that force a device sync (NaN, inf, value range, trimap levels).
 
     Returns:
-        One :class:`InputGroup` per distinct image size and dtypes (a tensor input gives exactly one).
+        The :class:`InputGroup` of each size (or run); a tensor input gives exactly one.
 
     Example:
         >>> prepare(torch.rand(2, 4, 6), torch.ones(2, 4, 5))
@@ -88,7 +94,7 @@ def prepare(pred: InputMaps, gt: InputMaps, *, trimap: InputMaps | None = None, 
         [(2, 4, 6), (1, 5, 5)]
     """
     maps: dict[str, InputMaps] = {"pred": pred, "gt": gt}
-    for name, value in (("trimap", trimap), ("gt_skeleton", gt_skeleton)):
+    for name, value in (("trimap", trimap), ("gt_skeleton", gt_skeleton), ("void", void)):
         if value is not None:
             maps[name] = value
     items = _paired_images(maps)
@@ -102,7 +108,9 @@ def prepare(pred: InputMaps, gt: InputMaps, *, trimap: InputMaps | None = None, 
                     _check_trimap_values(tensor, name + where)
         if images is not None:
             item["image"] = images[index]
-    return [InputGroup(**group) for group in _group_by_size([item for _, item in items])]
+    check_option("grouping", grouping, ("size", "runs"))
+    grouped = _group_by_size if grouping == "size" else _group_runs
+    return [InputGroup(**group) for group in grouped([item for _, item in items])]
 
 
 def check_option(name: str, value: object, allowed: object) -> None:
@@ -185,6 +193,7 @@ def _to_bhw(name: str, tensor: Tensor) -> Tensor:
 
 
 _KINDS = {"pred": "float in [0, 1], uint8 on 0..255 or bool", "gt": "float in [0, 1], uint8 on 0..255 or bool",
+          "void": "float in [0, 1], uint8 on 0..255 or bool",
           "trimap": "uint8 {0, 128, 255} or float {0, 0.5, 1}", "gt_skeleton": "bool or uint8"}
 
 
@@ -289,6 +298,18 @@ def _paired_rgb(image: InputMaps, items: list[tuple[str, dict[str, Tensor]]]) ->
             raise ValueError(f"`{name}` must be on the device of its pred / gt ({batch.device}); got {tensor.device}")
         checked.append(tensor.contiguous())
     return checked
+
+
+def _group_runs(items: list[dict[str, Tensor]]) -> list[dict[str, Tensor]]:
+    """Concatenate runs of consecutive items of equal (H, W) and dtypes: the groups keep the input order."""
+    runs: list[list[dict[str, Tensor]]] = []
+    for item in items:  # a loop over images (one run per change of size)
+        key = tuple((name, tensor.shape[-2:], tensor.dtype) for name, tensor in item.items())
+        if runs and tuple((n, t.shape[-2:], t.dtype) for n, t in runs[-1][0].items()) == key:
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+    return [run[0] if len(run) == 1 else {name: torch.cat([it[name] for it in run]) for name in run[0]} for run in runs]
 
 
 def _group_by_size(items: list[dict[str, Tensor]]) -> list[dict[str, Tensor]]:

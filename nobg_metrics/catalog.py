@@ -8,7 +8,8 @@ functional module and its tests (docs/adding_a_metric.md).
 Tiers, by measured cost per image (docs/performance.md), cumulative:
 
 - ``cheap``, O(N): mae, iou_metric, dice, accuracy, ber, sad, mse_metric, boundary_iou — per training step;
-- ``medium`` adds the histogram measures (F and E max / mean / adaptive) and gradient_error — per validation epoch;
+- ``medium`` adds the histogram measures (F and E max / mean / adaptive), gradient_error and the Boundary IoU paper's
+  trimap_iou and boundary_f_measure (the cost of boundary_iou) — per validation epoch;
 - ``expensive`` adds s_measure, weighted_f_measure, connectivity_error, msiou_max / msiou_mean, context_measure and
   hce — final evaluation.
 """
@@ -128,6 +129,10 @@ _DECLARED: tuple[Descriptor, ...] = (
       for mode in ("max", "mean", "adaptive")),
     _entry("gradient_error", M.GradientError, F.gradient_error, tier="medium", **_MATTING, reference=_DIM,
            page="matting.md"),
+    _entry("trimap_iou", M.TrimapIoU, F.trimap_iou, tier="medium", reference="the Boundary IoU paper's Trimap IoU",
+           page="boundary_measures.md"),
+    _entry("boundary_f_measure", M.BoundaryFMeasure, F.boundary_f_measure, tier="medium",
+           reference="the Boundary IoU paper's boundary F-measure", page="boundary_measures.md"),
     # expensive
     _entry("s_measure", M.SMeasure, F.s_measure, tier="expensive", reference=f"{_PYSOD} Smeasure",
            page="s_measure.md"),

@@ -199,6 +199,10 @@ def _hint_unmatched(jobs) -> None:
 def run_eval(args: argparse.Namespace) -> int:
     """The ``eval`` command; returns the exit status (errors are raised: see :func:`run_guarded`)."""
     tune_cpu_allocator()  # freed tensor memory is reused, not faulted in again per image (forked ranks inherit)
+    if getattr(args, "preset", None) == "davis":  # a layout, scoring and tables of its own
+        from nobg_metrics.cli.davis import run_davis
+
+        return run_davis(args)
     plan = _plan(args)
     apply_config_options(args, plan.options)  # our config's options: (the command line wins)
     apply_toolkit_flags(args, list(METRIC_NAMES) + _PROTOCOL_ONLY)  # PySODEvalToolkit's names and flags

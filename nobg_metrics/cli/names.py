@@ -20,6 +20,8 @@ PROTOCOL_ONLY_METRICS = ("birefnet_mse", "birefnet_mba", "birefnet_hce")
 
 PRESET_NAMES = ("sod", "dis", "cod", "hrsod", "matting")
 """``--preset``: the metric sets and column orders of the field's tables (:data:`nobg_metrics.cli.presets.PRESETS`)."""
+LAYOUT_PRESETS = ("davis",)
+"""``--preset`` values with a layout and tables of their own (``davis``: :mod:`nobg_metrics.cli.davis`)."""
 
 # ---------------------------------------------------------------------------------------------- paper labels
 _LABELS: dict[str, tuple[str, str]] = {  # name -> (Markdown / Unicode, LaTeX), as the papers print them
@@ -40,6 +42,8 @@ _LABELS: dict[str, tuple[str, str]] = {  # name -> (Markdown / Unicode, LaTeX), 
     "grey_biou_max": ("maxBIoU", "maxBIoU"),
     "grey_biou_mean": ("meanBIoU", "meanBIoU"),
     "boundary_iou": ("BIoU", "BIoU"),
+    "trimap_iou": ("TrimapIoU", "TrimapIoU"),
+    "boundary_f_measure": ("BF", "BF"),
     "iou_metric": ("IoU", "IoU"),
     "dice": ("Dice", "Dice"),
     "accuracy": ("Acc", "Acc"),

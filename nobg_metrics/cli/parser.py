@@ -14,6 +14,7 @@ from nobg_metrics._version import __version__
 from nobg_metrics.cli import (
     cache,
     curve_data,
+    davis_options,
     instances_command,
     merge,
     panoptic_command,
@@ -92,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--quiet", action="store_true", help="no progress bars and no table on the console")
     # each output's own flags live beside its code (all importable without torch)
     presets.add_arguments(what)
+    davis_options.add_arguments(run.add_argument_group("DAVIS (--preset davis)"))
     tables.add_arguments(run.add_argument_group("tables"))
     curve_data.add_arguments(run.add_argument_group("curves"))
     report.add_arguments(run.add_argument_group("statistics and report"))

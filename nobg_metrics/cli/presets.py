@@ -23,7 +23,7 @@ import argparse
 import sys
 from dataclasses import dataclass
 
-from nobg_metrics.cli.names import PRESET_NAMES
+from nobg_metrics.cli.names import LAYOUT_PRESETS, PRESET_NAMES
 from nobg_metrics.cli.ranks import prints_notes
 
 
@@ -72,10 +72,11 @@ _BIREFNET_NAMES = {"hce": "birefnet_hce", "mba": "birefnet_mba"}
 
 def add_arguments(group: argparse._ArgumentGroup) -> None:
     """The ``eval`` flags of this module."""
-    group.add_argument("--preset", choices=PRESET_NAMES, default=None,
+    group.add_argument("--preset", choices=PRESET_NAMES + LAYOUT_PRESETS, default=None,
                        help="a field's table: sod (PySODEvalToolkit), dis (BiRefNet DIS5K), cod, hrsod (BiRefNet "
                             "HRSOD), matting (Composition-1k); sets --task/--protocol/--metrics unless given, and "
-                            "writes the combined tables (docs/tables.md)")
+                            "writes the combined tables (docs/tables.md); davis: DAVIS 2017 semi-supervised J & F "
+                            "from a DAVIS layout, as davis2017-evaluation prints them (docs/boundary_measures.md)")
 
 
 def preset_metrics(name: str, protocol: str, task: str, available: tuple[str, ...]) -> tuple[list[str], list[str]]:

@@ -27,7 +27,7 @@ one wrong number, and a ``state_dict`` saved under other options does not load.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -61,6 +61,7 @@ class NobgMetric(Metric):
         super().__init__(**kwargs)
         check_flag("validate_args", validate_args)
         self.validate_args = validate_args
+        self._list_layouts: dict[str, tuple[torch.dtype, tuple[int, ...]]] = {}
         api.transactional_update(self)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -92,16 +93,17 @@ class NobgMetric(Metric):
             return self._statistics(*inputs, **named)
 
     def _accumulate(self, statistics: Statistics) -> None:
-        """Add a batch's statistics to the states: ``state + statistic`` for sums, ``[*state, statistic]`` for lists.
+        """Add statistics to the states: ``state + statistic`` for sums; for lists, the batch's record appended (a list
+        of records, as ``merge_state`` brings, extends them).
 
         Every new value is formed before the first is assigned, and each is a new object (no in-place write): an
-        error leaves every state as it was, and references to the old states (a ``forward`` snapshot, a collection's
-        group) stay valid."""
+        error leaves every state as it was, and references to the old states stay valid."""
         updated: dict[str, Tensor | list[Tensor]] = {}
         for name, statistic in statistics.items():
             state = getattr(self, name)
             if isinstance(state, list):
-                updated[name] = [*state, statistic.cpu() if self.compute_on_cpu else statistic]
+                records = list(statistic) if isinstance(statistic, (list, tuple)) else [statistic]
+                updated[name] = [*state, *(record.cpu() if self.compute_on_cpu else record for record in records)]
                 continue
             total = state + statistic
             if total.shape != state.shape or total.dtype != state.dtype:
@@ -148,11 +150,41 @@ class NobgMetric(Metric):
         return _squeezed(self._value(states))
 
     def merge_state(self, incoming_state: dict[str, Any] | Metric) -> None:
-        """torchmetrics' ``merge_state``; merging an updated metric makes this one updated too (no "compute before
-        update" warning on a metric that holds data)."""
-        incoming_updates = incoming_state.update_count if isinstance(incoming_state, Metric) else 1
-        super().merge_state(incoming_state)
-        api.count_update(self, incoming_updates)
+        """Add another metric's states (or a ``metric_state`` dict) to this one's, as one more batch: sums add, the
+        incoming records follow this metric's. Merging an updated metric makes this one updated too."""
+        if isinstance(incoming_state, Metric):
+            if not isinstance(incoming_state, type(self)):
+                raise ValueError(f"Expected incoming state to be an instance of {type(self).__name__} but got "
+                                 f"{type(incoming_state)}")
+            incoming, updates = incoming_state.metric_state, incoming_state.update_count
+        elif isinstance(incoming_state, dict):
+            incoming, updates = incoming_state, 1
+        else:
+            raise ValueError(f"Expected incoming state to be a dict or an instance of Metric but got "
+                             f"{type(incoming_state)}")
+        missing = sorted(set(self.metric_state) - set(incoming))
+        if missing:
+            raise ValueError(f"the incoming state of {type(self).__name__} lacks the states {missing}")
+        self._accumulate(self._incoming_statistics({name: incoming[name] for name in self.metric_state}))
+        api.count_update(self, updates)
+
+    def _incoming_statistics(self, incoming: dict[str, Any]) -> dict[str, Any]:
+        """Another metric's states as statistics to add to this one's (a metric whose records carry arrival numbers
+        renumbers them here)."""
+        return incoming
+
+    def sync(self, dist_sync_fn: Callable | None = None, process_group: Any = None, should_sync: bool = True,
+             distributed_available: Callable | None = None) -> None:
+        """torchmetrics' ``sync``; a rank without records first holds an empty record of each list state's layout, so
+        that it gathers with the ranks that have data (torchmetrics would send a 1-D float32 empty tensor)."""
+        available = distributed_available or self.distributed_available_fn
+        if should_sync and self._list_layouts and available():
+            empty = {name: torch.zeros((0, *shape), dtype=dtype, device=self.device)
+                     for name, (dtype, shape) in self._list_layouts.items() if not self.metric_state[name]}
+            if empty:
+                self._accumulate(empty)
+        super().sync(dist_sync_fn=dist_sync_fn, process_group=process_group, should_sync=should_sync,
+                     distributed_available=distributed_available)
 
     # -------------------------------------------------------------------------------- states
     def _add_sum(self, name: str, shape: Sequence[int] = ()) -> None:
@@ -163,9 +195,11 @@ class NobgMetric(Metric):
         """An int64 count state of fixed ``shape``."""
         self.add_state(name, torch.zeros(tuple(shape), dtype=torch.int64), dist_reduce_fx="sum", persistent=True)
 
-    def _add_list(self, name: str) -> None:
-        """A list state, one tensor per batch, concatenated over batches and ranks (``dist_reduce_fx="cat"``); only
-        for statistics that grow with the data itself (per-detection records), never with pixels."""
+    def _add_list(self, name: str, dtype: torch.dtype, shape: Sequence[int] = ()) -> None:
+        """A list state of records :math:`(n, *shape)` of ``dtype``, one per batch, concatenated over batches and
+        ranks (``dist_reduce_fx="cat"``); only for statistics that grow with the data itself (per-detection or
+        per-frame records), never with pixels."""
+        self._list_layouts[name] = (dtype, tuple(shape))
         self.add_state(name, [], dist_reduce_fx="cat", persistent=True)
 
     def _add_fingerprint(self, options: Mapping[str, object]) -> None:
@@ -216,10 +250,16 @@ class NobgMetric(Metric):
                 continue
             value = state_dict[full]
             if isinstance(current, list):
-                if not isinstance(value, list) or not all(isinstance(item, Tensor) for item in value):
-                    raise ValueError(f"`{full}` of this {name} must be a list of tensors; got {type(value).__name__}")
-                state_dict[full] = [item.to(self.device) for item in value]
-                holds_data = holds_data or bool(value)
+                dtype, shape = self._list_layouts.get(key, (None, None))
+                items = value if isinstance(value, list) else [value]
+                for item in items:
+                    if not isinstance(item, Tensor) or (dtype is not None and (
+                            item.dtype != dtype or tuple(item.shape[1:]) != shape or item.ndim != len(shape) + 1)):
+                        got = f"{item.dtype} {tuple(item.shape)}" if isinstance(item, Tensor) else type(item).__name__
+                        raise ValueError(f"`{full}` of this {name} must be a list of {dtype} records of shape "
+                                         f"(n, {', '.join(map(str, shape))}); the state_dict holds {got}")
+                state_dict[full] = [item.to(self.device) for item in items]
+                holds_data = holds_data or any(item.numel() for item in items)
                 continue
             if not isinstance(value, Tensor) or value.shape != current.shape or value.dtype != current.dtype:
                 got = f"{value.dtype} {tuple(value.shape)}" if isinstance(value, Tensor) else type(value).__name__

@@ -16,13 +16,12 @@ image order is ``image_id`` where the targets give one, else (arrival index on t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
 import torch.distributed as dist
 from torch import Tensor
-from torchmetrics import Metric
 
 from nobg_metrics.functional.instance_options import AREA_RANGES, make_options
 from nobg_metrics.functional.mean_average_precision import (
@@ -119,18 +118,16 @@ class MeanAveragePrecision(NobgMetric):
         self._add_count("image_count")
         self._add_count("images_with_ids")
         areas, levels = len(AREA_RANGES), len(options.iou_thresholds)
-        layouts: dict[str, tuple[tuple[int, ...], torch.dtype]] = {
-            "det_scores": ((0,), torch.float64), "det_labels": ((0,), torch.int64), "det_keys": ((0, 4), torch.int64),
-            "gt_labels": ((0,), torch.int64), "gt_counted": ((0, areas), torch.bool),
-            "image_keys": ((0, 2), torch.int64),
+        layouts: dict[str, tuple[torch.dtype, tuple[int, ...]]] = {
+            "det_scores": (torch.float64, ()), "det_labels": (torch.int64, ()), "det_keys": (torch.int64, (4,)),
+            "gt_labels": (torch.int64, ()), "gt_counted": (torch.bool, (areas,)), "image_keys": (torch.int64, (2,)),
         }
         if options.needs_macro:
-            layouts["det_outcomes"] = ((0, areas, levels), torch.int8)
+            layouts["det_outcomes"] = (torch.int8, (areas, levels))
         if average == "micro":
-            layouts["det_outcomes_micro"] = ((0, areas, levels), torch.int8)
-        self._layouts = layouts
-        for name in layouts:  # statistics that grow with the detections: list states, concatenated over ranks
-            self.add_state(name, default=[], dist_reduce_fx="cat", persistent=True)
+            layouts["det_outcomes_micro"] = (torch.int8, (areas, levels))
+        for name, (dtype, shape) in layouts.items():  # statistics that grow with the detections: list states
+            self._add_list(name, dtype, shape)
 
     def _world_rank(self) -> int:
         if dist.is_available() and dist.is_initialized():
@@ -147,7 +144,7 @@ class MeanAveragePrecision(NobgMetric):
         numbered on from this rank's ``image_count``."""
         stats = _mean_average_precision_update(preds, target, self.options, self.image_count, self._world_rank(),
                                                self.validate_args)
-        records = {name: stats[name].to(self.device, non_blocking=True) for name in self._layouts}
+        records = {name: stats[name].to(self.device, non_blocking=True) for name in self._list_layouts}
         with_ids = sum(1 for gt in target if "image_id" in gt)
         device = self.image_count.device  # counts filled on the device: no host-to-device copy
         counts = {"image_count": torch.full((), len(target), dtype=torch.int64, device=device),
@@ -161,57 +158,21 @@ class MeanAveragePrecision(NobgMetric):
             return value
         if value:
             return torch.cat(value)
-        shape, dtype = self._layouts[name]
-        return torch.zeros(shape, dtype=dtype, device=self.device)
+        dtype, shape = self._list_layouts[name]
+        return torch.zeros((0, *shape), dtype=dtype, device=self.device)
 
     def _value(self, states: Mapping[str, Any]) -> dict[str, Tensor]:
         """The output dictionary (class docstring)."""
-        records = {name: self._record_tensor(states, name) for name in self._layouts}
+        records = {name: self._record_tensor(states, name) for name in self._list_layouts}
         return _mean_average_precision_compute(records, self.options, int(states["images_with_ids"]))
 
-    def merge_state(self, incoming_state: dict[str, Any] | Metric) -> None:
-        """Add another metric's (or state dict's) images after this one's: without image ids, their arrival numbers
-        move on from this metric's ``image_count`` (ties keep breaking by arrival, as one metric fed both)."""
-        incoming = dict(incoming_state.metric_state) if isinstance(incoming_state, Metric) else dict(incoming_state)
-        if isinstance(incoming_state, Metric) and not isinstance(incoming_state, type(self)):
-            raise ValueError(f"Expected incoming state to be an instance of {type(self).__name__} but got "
-                             f"{type(incoming_state)}")
+    def _incoming_statistics(self, incoming: dict[str, Any]) -> dict[str, Any]:
+        """``merge_state``: without image ids, the incoming images' arrival numbers move on from this metric's
+        ``image_count`` (ties keep breaking by arrival, as if one metric had seen both)."""
         if int(self.images_with_ids) == 0:
             offset = self.image_count
             for name in ("det_keys", "image_keys"):  # column 0: the arrival index on its rank
                 items = incoming[name] if isinstance(incoming[name], list) else [incoming[name]]
                 incoming[name] = [torch.cat([item[:, :1] + offset.to(item.device), item[:, 1:]], dim=1)
                                   for item in items]
-        super().merge_state(incoming)
-
-    def sync(self, dist_sync_fn: Callable | None = None, process_group: Any = None, should_sync: bool = True,
-             distributed_available: Callable | None = None) -> None:
-        """torchmetrics' ``sync``; a rank without data first holds an empty record of each state's layout, so that it
-        gathers with the ranks that have data (torchmetrics would send a 1-D float32 empty tensor)."""
-        available = distributed_available or self.distributed_available_fn
-        empty = {name: torch.zeros(shape, dtype=dtype, device=self.device)
-                 for name, (shape, dtype) in self._layouts.items() if isinstance(self.metric_state[name], list)
-                 and not self.metric_state[name]}
-        if empty and should_sync and available():
-            self._accumulate(empty)
-        super().sync(dist_sync_fn=dist_sync_fn, process_group=process_group, should_sync=should_sync,
-                     distributed_available=distributed_available)
-
-    def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
-                              missing_keys: list[str], unexpected_keys: list[str], error_msgs: list[str]) -> None:
-        """Accept list states only as lists of tensors of this metric's layouts (dtype and trailing shape)."""
-        for name, (shape, dtype) in self._layouts.items():
-            value = state_dict.get(prefix + name)
-            if value is None:
-                if strict:
-                    raise ValueError(f"the state_dict has no `{prefix + name}` for this MeanAveragePrecision")
-                continue
-            items = value if isinstance(value, list) else [value]
-            for item in items:
-                if not isinstance(item, Tensor) or item.dtype != dtype or tuple(item.shape[1:]) != shape[1:]:
-                    got = f"{item.dtype} {tuple(item.shape)}" if isinstance(item, Tensor) else type(item).__name__
-                    raise ValueError(f"`{prefix + name}` must hold {dtype} tensors of shape (n, {shape[1:]}); "
-                                     f"got {got}")
-            state_dict[prefix + name] = [item.to(self.device) for item in items]
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                                      error_msgs)
+        return incoming
