@@ -3,6 +3,7 @@
 from nobg_metrics.functional.boundary import boundary_iou
 from nobg_metrics.functional.connectivity import connectivity_error
 from nobg_metrics.functional.camouflage_degree import camouflage_degree
+from nobg_metrics.functional.cityscapes_instances import cityscapes_instance_ap
 from nobg_metrics.functional.context_measure import camouflage_context_measure, context_measure
 from nobg_metrics.functional.family import (
     confusion_curves,
@@ -56,6 +57,7 @@ __all__ = [
     "connectivity_error",
     "camouflage_context_measure",
     "camouflage_degree",
+    "cityscapes_instance_ap",
     "context_measure",
     "dice",
     "e_measure",

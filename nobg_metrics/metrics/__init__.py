@@ -1,6 +1,7 @@
 """``torchmetrics.Metric`` classes: fixed-size summed states, synced over DDP."""
 
 from nobg_metrics.metrics.boundary import BoundaryIoU
+from nobg_metrics.metrics.cityscapes_instances import CityscapesInstanceAP
 from nobg_metrics.metrics.confusion import ConfusionMetric
 from nobg_metrics.metrics.connectivity import ConnectivityError
 from nobg_metrics.metrics.curves import EMeasure, FMeasure
@@ -54,6 +55,7 @@ __all__ = [
     "SAD",
     "Accuracy",
     "BoundaryIoU",
+    "CityscapesInstanceAP",
     "ConfusionMetric",
     "ConnectivityError",
     "CamouflageContextMeasure",

@@ -1,0 +1,100 @@
+"""The Cityscapes AP integration (boundary-iou-api ``evaluateMatches`` / cityscapesScripts), for every class and
+overlap threshold at once, from per-prediction entry counts.
+
+For one class and threshold the reference collects entries ``(y_true, y_score)`` (one per true or false entry of
+:mod:`nobg_metrics.functional.cityscapes_matching`) and, with ``D`` the class's gts (each is a true entry or a miss,
+so ``tp + fn = D``):
+
+- at each distinct entry score ``u_k`` (ascending): ``tp_k`` / ``fp_k`` = true / false entries scoring ``>= u_k``,
+  ``p_k = tp_k / (tp_k + fp_k)``, ``r_k = tp_k / D`` (``np.unique`` of the sorted scores, then the cumsum below each);
+- an artificial last point ``(p, r) = (1, 0)``;
+- ``AP = Σ_k p_k · w_k`` with ``w_k = 0.5 r_{k-1} - 0.5 r_{k+1}`` (``np.convolve(recall, [-0.5, 0, 0.5], 'valid')`` on the
+  recalls with the first repeated and a 0 appended: ``r_{-1} = r_0``, and the artificial point's ``w = 0.5 r_last``).
+
+Here every prediction of every class is sorted once by (class, score); equal scores form one group, whose summed true
+and false entries make the point. ``tp_k`` is a suffix sum within the class; the next point's recall is
+``(tp_k - true_k) / D`` (groups without entries between two points change nothing) and the previous point is found by a
+running maximum over point positions. Each term ``p_k · w_k`` is the reference's value bit for bit; the sum runs in
+torch's order (numpy's ``np.dot``: last-bit differences). Integer sums are exact, so any batching and any number of
+DDP ranks give bit-identical values.
+
+Policies (named, as the reference's): no gt of the class -> NaN (left out of every average); gts but no
+prediction of the class -> 0; predictions but no entry at a threshold (every one ignored) -> 0, where the reference
+fails (``IndexError`` on an empty cumsum) — 0 is what its integration gives for the artificial point alone.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+
+def _class_sums(values: Tensor, group_class: Tensor, num_classes: int) -> Tensor:
+    """``(T, G)`` values summed per class of each group into ``(T, C)``: a padded ``(T, C, G_max)`` layout and one
+    ``sum`` (deterministic on every device, unlike a scatter-add of floats)."""
+    per_class = torch.zeros(num_classes + 1, dtype=torch.int64, device=values.device).index_add_(
+        0, group_class, torch.ones_like(group_class))
+    first = torch.cumsum(per_class, 0) - per_class
+    position = torch.arange(group_class.numel(), device=values.device) - first[group_class]
+    widest = int(per_class.max()) if group_class.numel() else 0  # host read in compute (the layout's size)
+    layout = values.new_zeros((values.shape[0], num_classes + 1, max(widest, 1)))
+    layout[:, group_class, position] = values
+    return layout[:, :num_classes].sum(-1)
+
+
+def class_average_precision(scores: Tensor, classes: Tensor, true_entries: Tensor, false_entries: Tensor,
+                            gt_counts: Tensor, pred_counts: Tensor) -> Tensor:
+    """AP per class and threshold.
+
+    Args:
+        scores: :math:`(P,)` float64 detection scores.
+        classes: :math:`(P,)` int64 evaluated class ``0 .. C-1``, ``-1`` for a dropped detection.
+        true_entries, false_entries: :math:`(P, T)` int64 entries each detection contributes per threshold.
+        gt_counts: :math:`(C,)` int64 gts per class (``D``).
+        pred_counts: :math:`(C,)` int64 kept predictions per class.
+
+    Returns:
+        :math:`(C, T)` float64 (the reference's ``resultApMatrix[0]``), NaN for classes without gts.
+    """
+    num_classes, num_thresholds = gt_counts.numel(), true_entries.shape[1]
+    classes = torch.where(classes >= 0, classes, num_classes)  # dropped detections: a class past the last
+    order = torch.argsort(scores, stable=True)
+    order = order[torch.argsort(classes[order], stable=True)]  # (class, score) ascending
+    score, klass = scores[order], classes[order]
+    starts = torch.ones_like(klass, dtype=torch.bool)
+    starts[1:] = (score[1:] != score[:-1]) | (klass[1:] != klass[:-1])
+    group = torch.cumsum(starts, 0) - 1  # groups of equal (class, score); at most P of them
+    size = klass.numel()
+    true_g = true_entries.new_zeros((num_thresholds, size)).index_add_(1, group, true_entries[order].T)
+    false_g = false_entries.new_zeros((num_thresholds, size)).index_add_(1, group, false_entries[order].T)
+    group_class = torch.full((size,), num_classes, dtype=torch.int64, device=scores.device).scatter(0, group, klass)
+
+    # suffix sums within the class: entries scoring >= each group's score
+    def suffix(counts: Tensor) -> Tensor:
+        total = torch.cat([counts.flip(1).cumsum(1).flip(1), counts.new_zeros((num_thresholds, 1))], 1)
+        per_class = torch.zeros(num_classes + 1, dtype=torch.int64, device=counts.device).index_add_(
+            0, group_class, torch.ones_like(group_class))
+        end = (torch.cumsum(per_class, 0))[group_class]  # first group of the next class
+        return total[:, :size] - total[:, end]
+
+    tp, fp = suffix(true_g), suffix(false_g)
+    point = (true_g + false_g) > 0
+    gts = torch.cat([gt_counts, gt_counts.new_zeros(1)])[group_class]
+    denominator = torch.where(gts > 0, gts, 1).double()
+    precision = tp.double() / torch.where(tp + fp > 0, tp + fp, 1).double()  # p = float(tp) / (tp + fp)
+    recall = tp.double() / denominator  # r = float(tp) / (tp + fn), tp + fn = D
+    recall_next = (tp - true_g).double() / denominator
+    positions = torch.arange(size, device=scores.device).expand(num_thresholds, size)
+    last_point = torch.cummax(torch.where(point, positions, -1), dim=1).values
+    previous = torch.cat([last_point.new_full((num_thresholds, 1), -1), last_point[:, :-1]], 1)
+    class_first = torch.zeros(num_classes + 1, dtype=torch.int64, device=scores.device).index_add_(
+        0, group_class, torch.ones_like(group_class))
+    class_first = (torch.cumsum(class_first, 0) - class_first)[group_class]
+    has_previous = previous >= class_first
+    recall_previous = torch.where(has_previous, tp.gather(1, previous.clamp(min=0)).double() / denominator, recall)
+    term = precision * (0.5 * (recall_previous - recall_next))  # p_k * (0.5 r_{k-1} - 0.5 r_{k+1})
+    top = point & (tp == true_g) & (fp == false_g)  # no entry above: the artificial (1, 0) point follows
+    values = torch.where(point, term, 0.0) + torch.where(top, 0.5 * recall, 0.0)
+    ap = _class_sums(values, group_class, num_classes).T  # (C, T)
+    ap = torch.where(pred_counts.view(-1, 1) > 0, ap, 0.0)
+    return torch.where(gt_counts.view(-1, 1) > 0, ap, torch.nan)

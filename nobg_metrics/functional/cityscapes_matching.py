@@ -1,0 +1,156 @@
+"""Per-prediction statistics of the Cityscapes instance evaluation for one group of equal-size images.
+
+What boundary-iou-api's ``evalInstanceLevelSemanticLabeling.py`` does image by image and prediction by prediction
+(``assignGt2Preds``, then the loops of ``evaluateMatches``), here for all images of one size at once:
+
+1. **Segments**: every distinct value of each gt map (``instances2dict``); class ``v // 1000`` (``v < 1000``: the
+   value itself, a *group* region for an evaluated class); ``pixels = |gt == v|``; in boundary mode the size of its
+   band ``mask_to_boundary(gt == v, ratio)`` (:func:`~nobg_metrics.ops.segment_bands.segment_interiors`).
+2. **Pairs** (prediction, segment of its image): ``|mask ∩ segment|`` and ``|band(mask) ∩ band(segment)|``, from
+   the list of predicted pixels (one count per pixel, never a mask per pair). A pair is *recorded* when the
+   classes agree, the mask intersection is > 0 and, in boundary mode, the band intersection is > 0
+   (``if (intersection > 0 and boundary_intersection > 0)``).
+3. **Per overlap threshold** ``t`` of ``np.arange(0.5, 1., 0.05)``: a recorded pair matches when
+   ``overlap > t`` (strict), ``overlap = inter / (gt + pred - inter)``, or its min with the band IoU
+   (``overlap = min(overlap, overlap_boundary)``). A gt (``v >= 1000``, ``pixels >= minRegionSize``) with matches
+   gives one *true* entry at the best score and one *false* entry per other match ("the prediction with the lower
+   score is automatically a false positive"); the best is credited to the first prediction holding that score — the
+   entries, hence the AP, are the same whichever one carries it. A prediction matching no segment at all (groups and
+   small gts included) is a false entry unless ``(void + Σ group ∩ + Σ small ∩) / pixels > t`` over its recorded
+   pairs (``proportionIgnore <= overlapTh``; a small group counts twice, as there). Void: pixels whose raw gt value
+   is an ``ignoreInEval`` label id.
+
+Host reads (the shapes below are data): the number of distinct gt values, the number of predicted pixels and the
+most segments of one image — three per group of equal-size images on CUDA; everything after them is fixed-shape.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from nobg_metrics.functional.cityscapes_inputs import SizeGroup
+from nobg_metrics.functional.cityscapes_labels import (
+    EVAL_LABEL_IDS,
+    GROUP_LIMIT,
+    HIGHEST_LABEL_ID,
+    LOWEST_LABEL_ID,
+    eval_class_index,
+    is_void_value,
+    label_ids,
+)
+from nobg_metrics.ops.morphology import square_window_bits
+from nobg_metrics.ops.segment_bands import segment_interiors
+
+OVERLAPS: tuple[float, ...] = tuple(0.5 + i * ((0.5 + 0.05) - 0.5) for i in range(10))
+"""``np.arange(0.5, 1., 0.05)`` value for value: numpy fills ``start + i * (start + step - start)``."""
+_VALUE_SPAN = (HIGHEST_LABEL_ID + 1) * GROUP_LIMIT - LOWEST_LABEL_ID  # values -1 .. 33999 -> keys 0 .. 34000
+
+
+def _counts(index: Tensor, size: int, weights: Tensor | None = None) -> Tensor:
+    """int64 ``bincount`` of ``index`` into ``size`` bins (``index_add_``: no read of the largest index)."""
+    ones = torch.ones_like(index) if weights is None else weights.to(torch.int64)
+    return torch.zeros(size, dtype=torch.int64, device=index.device).index_add_(0, index, ones)
+
+
+def _segments(gts: Tensor) -> tuple[Tensor, Tensor]:
+    """``(keys, inverse)``: the distinct ``(image, value)`` keys in order, and each pixel's segment index.
+
+    A presence table over the bounded key range and its cumulative sum rank the keys (no sort of the pixels).
+    """
+    images = gts.shape[0]
+    keys = (gts - LOWEST_LABEL_ID) + _VALUE_SPAN * torch.arange(images, device=gts.device).view(-1, 1, 1)
+    present = torch.zeros(images * _VALUE_SPAN, dtype=torch.bool, device=gts.device)
+    present[keys.flatten()] = True
+    rank = torch.cumsum(present, 0) - 1
+    return present.nonzero().flatten(), rank[keys.flatten()]  # host read: the number of segments
+
+
+def _band_bits(masks: Tensor, radius: int, pred_index: Tensor, pixel: Tensor, width: int) -> Tensor:
+    """Whether each listed predicted pixel lies in its mask's band (``mask - erode(mask)``)."""
+    eroded, _ = square_window_bits([masks], radius, True)  # packed: pixel (y, x) at bit x % 64 of word x // 64
+    row, column = torch.div(pixel, width, rounding_mode="floor"), pixel % width
+    words = eroded[pred_index, row, torch.div(column, 64, rounding_mode="floor")]
+    return ((words >> (column % 64)) & 1) == 0
+
+
+def group_statistics(group: SizeGroup, boundary: bool, radius: int, min_region_size: int) -> dict[str, Tensor]:
+    """Sufficient statistics of one size group (module doc).
+
+    Returns:
+        ``detection_scores`` :math:`(P,)` float64, ``detection_classes`` :math:`(P,)` int64 (evaluated class 0..7,
+        ``-1`` for a dropped prediction), ``detection_true`` / ``detection_false`` :math:`(P, T)` int64 entries per
+        threshold, ``gt_instance_count`` / ``prediction_count`` :math:`(C,)` int64 per class.
+    """
+    gts, masks, image_of = group.gts, group.masks, group.image_of
+    device, (images, height, width), count = gts.device, gts.shape, masks.shape[0]
+    num_classes, thresholds = len(EVAL_LABEL_IDS), torch.tensor(OVERLAPS, dtype=torch.float64, device=gts.device)
+
+    keys, inverse = _segments(gts)
+    num_segments = keys.numel()
+    value = keys % _VALUE_SPAN + LOWEST_LABEL_ID
+    seg_class = eval_class_index(label_ids(value))
+    seg_pixels = _counts(inverse, num_segments)
+    seg_group, seg_small = value < GROUP_LIMIT, seg_pixels < min_region_size
+    seg_is_gt = (seg_class >= 0) & ~seg_group & ~seg_small  # gt["instID"] >= 1000 and pixelCount >= minRegionSize
+    per_image = _counts(torch.div(keys, _VALUE_SPAN, rounding_mode="floor"), images)
+    start = torch.cumsum(per_image, 0) - per_image
+    columns = int(per_image.max())  # host read: the widest image's segments, the pair table's width
+
+    pred_class = eval_class_index(group.labels)
+    pred_index, pixel = masks.reshape(count, height * width).nonzero(as_tuple=True)  # host read: predicted pixels
+    pixel_image = image_of[pred_index]
+    segment = inverse.view(images, height * width)[pixel_image, pixel]
+    code = pred_index * columns + (segment - start[pixel_image])
+    pair_pixels = _counts(code, count * columns).view(count, columns)
+    pred_pixels = pair_pixels.sum(1)
+    if boundary:
+        outside = ~segment_interiors(gts, radius).view(images, height * width)
+        seg_band = _counts(inverse, num_segments, weights=outside.flatten())
+        in_band = _band_bits(masks, radius, pred_index, pixel, width)
+        pred_band = _counts(pred_index, count, weights=in_band)
+        both = in_band & outside[pixel_image, pixel]
+        pair_band = _counts(code, count * columns, weights=both).view(count, columns)
+
+    column = torch.arange(columns, device=device)
+    pair_segment = (start[image_of].view(-1, 1) + column).clamp(max=max(num_segments - 1, 0))  # (P, columns)
+    exists = column < per_image[image_of].view(-1, 1)
+    kept = (pred_class >= 0) & (pred_pixels > 0)  # evaluated label, non-empty mask ("skip if actually empty")
+    recorded = exists & kept.view(-1, 1) & (seg_class[pair_segment] == pred_class.view(-1, 1)) & (pair_pixels > 0)
+    # overlap = float(intersection) / (gt["pixelCount"] + pred["pixelCount"] - intersection)
+    overlap = pair_pixels.double() / (seg_pixels[pair_segment] + pred_pixels.view(-1, 1) - pair_pixels).clamp(min=1)
+    if boundary:
+        recorded &= pair_band > 0
+        band_union = (seg_band[pair_segment] + pred_band.view(-1, 1) - pair_band).clamp(min=1)
+        overlap = torch.minimum(overlap, pair_band.double() / band_union)
+    matched = recorded.unsqueeze(-1) & (overlap.unsqueeze(-1) > thresholds)  # (P, columns, T)
+
+    # gt side: per (gt, threshold) the best score among its matches is the true entry, the others false entries
+    counted = matched & seg_is_gt[pair_segment].unsqueeze(-1)
+    scores = group.scores.view(-1, 1, 1).expand_as(counted)
+    target = pair_segment.unsqueeze(-1).expand_as(counted).reshape(-1, thresholds.numel())
+    best = torch.full((num_segments, thresholds.numel()), -torch.inf, dtype=torch.float64, device=device)
+    best = best.scatter_reduce(0, target, torch.where(counted, scores, -torch.inf).reshape(target.shape), "amax")
+    tied = counted & (scores == best.gather(0, target).view(counted.shape))
+    order = torch.arange(count, device=device).view(-1, 1, 1).expand_as(counted)
+    first = torch.full_like(best, count, dtype=torch.int64).scatter_reduce(
+        0, target, torch.where(tied, order, count).reshape(target.shape), "amin")
+    credited = tied & (order == first.gather(0, target).view(counted.shape))
+    true_entries = credited.sum(1)
+    false_entries = (counted & ~credited).sum(1)
+
+    # prediction side: no match with any segment -> a false entry unless mostly on void, groups or small gts
+    void = (pair_pixels * (exists & is_void_value(value)[pair_segment])).sum(1)
+    ignored = void + (pair_pixels * (recorded & seg_group[pair_segment])).sum(1) \
+        + (pair_pixels * (recorded & seg_small[pair_segment])).sum(1)
+    proportion = ignored.double() / pred_pixels.clamp(min=1)  # float(nbIgnorePixels) / pred["pixelCount"]
+    unmatched = kept.view(-1, 1) & ~matched.any(1) & (proportion.view(-1, 1) <= thresholds)
+    class_slot = seg_class.clamp(min=0)
+    return {
+        "detection_scores": group.scores,
+        "detection_classes": torch.where(kept, pred_class, -1),
+        "detection_true": true_entries,
+        "detection_false": false_entries + unmatched,
+        "gt_instance_count": _counts(class_slot, num_classes, weights=seg_is_gt),
+        "prediction_count": _counts(pred_class.clamp(min=0), num_classes, weights=kept),
+    }

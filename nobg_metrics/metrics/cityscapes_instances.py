@@ -1,0 +1,142 @@
+"""Cityscapes instance AP / Boundary AP as a ``Metric``: the state of
+:func:`nobg_metrics.functional.cityscapes_instance_ap`.
+
+States: per detection (they grow with the detections, never with pixels; ``dist_reduce_fx="cat"``) its score
+(float64), evaluated class (int64, ``-1`` when dropped) and its true / false entries per overlap threshold
+(:math:`(N, 10)` int64); per class (fixed size, summed) the gts and the kept predictions; and the fingerprint of the
+options. Integer entries and a sort by (class, score) make the value independent of batching, image order and the
+number of DDP ranks, bit for bit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import Tensor
+from torchmetrics.utilities.distributed import gather_all_tensors
+
+from nobg_metrics.functional.cityscapes_inputs import InstanceIds, Predictions
+from nobg_metrics.functional.cityscapes_instances import (
+    COUNT_STATES,
+    DETECTION_STATES,
+    IouType,
+    _check_cityscapes_args,
+    _cityscapes_compute,
+    _cityscapes_update,
+)
+from nobg_metrics.functional.cityscapes_labels import EVAL_LABEL_IDS
+from nobg_metrics.metrics.base import NobgMetric
+
+
+class CityscapesInstanceAP(NobgMetric):
+    """Cityscapes instance-level AP (``iou_type="segm"``) or Boundary AP (``"boundary"``), as boundary-iou-api's
+    ``tools/cityscapes_instance_evaluation.py`` computes it.
+
+    Args:
+        iou_type: ``"segm"`` (mask IoU, the reference tool's default) or ``"boundary"`` (``min(mask IoU, boundary
+            IoU)``).
+        dilation_ratio: band width as a fraction of each instanceIds map's diagonal (Cityscapes: 0.005).
+        min_region_size: gts under this many pixels are ignore regions (the reference's 100).
+        validate_args: check values (NaN scores, unknown label ids, the map encoding) on the host.
+
+    As input to ``update``:
+        - ``preds``: one dict per image: ``masks`` :math:`(N, H, W)` bool, ``scores`` :math:`(N,)` float,
+          ``labels`` :math:`(N,)` Cityscapes label ids.
+        - ``target``: the ``*_instanceIds`` maps, :math:`(B, H, W)` or a list of :math:`(H, W)` integer tensors.
+
+    As output of ``compute``: a dict of float64 tensors — ``ap``, ``ap_50`` (averages over the classes with gts),
+    ``ap_per_class`` / ``ap_50_per_class`` :math:`(8,)` (NaN for a class without gts), ``ap_matrix`` :math:`(8, 10)`
+    and ``classes`` (the label ids, int64). See :func:`nobg_metrics.functional.cityscapes_instance_ap`.
+
+    Example:
+        >>> gt = torch.full((40, 60), 7)
+        >>> gt[5:25, 5:25] = 26000
+        >>> masks = torch.zeros(2, 40, 60, dtype=torch.bool)
+        >>> masks[0, 5:25, 5:24] = True
+        >>> masks[1, 0:4, 0:4] = True
+        >>> metric = CityscapesInstanceAP(iou_type="boundary")
+        >>> metric.update([{"masks": masks, "scores": torch.tensor([0.95, 0.9]), "labels": torch.tensor([26, 26])}],
+        ...               [gt])
+        >>> result = metric.compute()
+        >>> result["ap_50"], result["ap"]  # mask IoU 0.95, band IoU 56/94 = 0.60: a match at 0.5 and 0.55 only
+        (tensor(1., dtype=torch.float64), tensor(0.2000, dtype=torch.float64))
+    """
+
+    detection_scores: list[Tensor]
+    detection_classes: list[Tensor]
+    detection_true: list[Tensor]
+    detection_false: list[Tensor]
+    gt_instance_count: Tensor
+    prediction_count: Tensor
+    full_state_update = False
+    is_differentiable = False
+    higher_is_better = True
+    plot_lower_bound = 0.0
+    plot_upper_bound = 1.0
+
+    def __init__(self, iou_type: IouType = "segm", dilation_ratio: float = 0.005, *, min_region_size: int = 100,
+                 validate_args: bool = True, **kwargs: Any) -> None:
+        super().__init__(validate_args=validate_args, **kwargs)
+        _check_cityscapes_args(iou_type, dilation_ratio, min_region_size)
+        self.iou_type, self.dilation_ratio, self.min_region_size = iou_type, dilation_ratio, min_region_size
+        self._add_fingerprint({"iou_type": iou_type, "dilation_ratio": float(dilation_ratio),
+                               "min_region_size": min_region_size})
+        for name in DETECTION_STATES:
+            self.add_state(name, default=[], dist_reduce_fx="cat", persistent=True)
+        for name in COUNT_STATES:
+            self._add_count(name, (len(EVAL_LABEL_IDS),))
+
+    def update(self, preds: Predictions, target: InstanceIds) -> None:
+        """Add a batch: one prediction dict per image and the images' instanceIds maps."""
+        stats = _cityscapes_update(preds, target, self.iou_type, self.dilation_ratio, self.min_region_size,
+                                   self.validate_args)
+        # one final step: new lists and new tensors (a rejected batch above changed nothing)
+        self.detection_scores = [*self.detection_scores, stats["detection_scores"]]
+        self.detection_classes = [*self.detection_classes, stats["detection_classes"]]
+        self.detection_true = [*self.detection_true, stats["detection_true"]]
+        self.detection_false = [*self.detection_false, stats["detection_false"]]
+        self.gt_instance_count = self.gt_instance_count + stats["gt_instance_count"]
+        self.prediction_count = self.prediction_count + stats["prediction_count"]
+
+    def _detections(self, name: str) -> Tensor:
+        dtype, trailing = DETECTION_STATES[name]
+        value = getattr(self, name)
+        if isinstance(value, Tensor):  # after a DDP sync torchmetrics holds the gathered tensor
+            return value
+        return torch.cat(value) if value else torch.zeros((0, *trailing), dtype=dtype, device=self.device)
+
+    def compute(self) -> dict[str, Tensor]:
+        """The result dict (class doc)."""
+        scores, classes, true, false = (self._detections(name) for name in DETECTION_STATES)
+        return _cityscapes_compute(scores, classes, true, false, self.gt_instance_count, self.prediction_count)
+
+    def _sync_dist(self, dist_sync_fn: Callable = gather_all_tensors, process_group: Any | None = None) -> None:
+        """Gather over DDP ranks; a rank without detections sends empty tensors of each state's dtype and shape.
+
+        torchmetrics stands a 1-D float32 ``tensor([])`` in for an empty list state, which cannot be gathered with
+        the other ranks' float64 / :math:`(N, 10)` int64 rows (``sync`` puts the states back afterwards).
+        """
+        for name, (dtype, trailing) in DETECTION_STATES.items():
+            if not getattr(self, name):
+                setattr(self, name, [torch.zeros((0, *trailing), dtype=dtype, device=self.device)])
+        super()._sync_dist(dist_sync_fn, process_group)
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
+                              missing_keys: list[str], unexpected_keys: list[str], error_msgs: list[str]) -> None:
+        """Load only per-detection lists of this metric's dtypes and row shapes (then the base's checks)."""
+        for name, (dtype, trailing) in DETECTION_STATES.items():
+            value = state_dict.get(prefix + name)
+            if value is None:
+                continue
+            rows = value if isinstance(value, (list, tuple)) else [value]
+            for row in rows:
+                if not isinstance(row, Tensor) or row.dtype != dtype or tuple(row.shape[1:]) != trailing:
+                    got = f"{row.dtype} {tuple(row.shape)}" if isinstance(row, Tensor) else type(row).__name__
+                    shape = "(N" + "".join(f", {size}" for size in trailing) + ")"
+                    raise ValueError(f"`{prefix + name}` of this {type(self).__name__} must hold {dtype} tensors of "
+                                     f"shape {shape}; the state_dict holds {got}")
+            state_dict[prefix + name] = [row.to(self.device) for row in rows]
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
