@@ -57,6 +57,9 @@ def class_average_precision(scores: Tensor, classes: Tensor, true_entries: Tenso
         :math:`(C, T)` float64 (the reference's ``resultApMatrix[0]``), NaN for classes without gts.
     """
     num_classes, num_thresholds = gt_counts.numel(), true_entries.shape[1]
+    if scores.numel() == 0:  # no detection at all: 0 for the classes with gts
+        zeros = torch.zeros((num_classes, num_thresholds), dtype=torch.float64, device=scores.device)
+        return torch.where(gt_counts.view(-1, 1) > 0, zeros, torch.nan)
     classes = torch.where(classes >= 0, classes, num_classes)  # dropped detections: a class past the last
     order = torch.argsort(scores, stable=True)
     order = order[torch.argsort(classes[order], stable=True)]  # (class, score) ascending

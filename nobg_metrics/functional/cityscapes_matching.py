@@ -107,7 +107,7 @@ def group_statistics(group: SizeGroup, boundary: bool, radius: int, min_region_s
     if boundary:
         outside = ~segment_interiors(gts, radius).view(images, height * width)
         seg_band = _counts(inverse, num_segments, weights=outside.flatten())
-        in_band = _band_bits(masks, radius, pred_index, pixel, width)
+        in_band = _band_bits(masks, radius, pred_index, pixel, width) if count else pixel.new_zeros(0, dtype=torch.bool)
         pred_band = _counts(pred_index, count, weights=in_band)
         both = in_band & outside[pixel_image, pixel]
         pair_band = _counts(code, count * columns, weights=both).view(count, columns)

@@ -180,10 +180,12 @@ _SNAPSHOT_ATTRIBUTES = ("_update_count", "_computed", "_forward_cache", "_to_syn
 def take_snapshot(metric: Metric) -> dict[str, Any]:
     """The states and update bookkeeping of a metric, by reference.
 
-    References suffice: every update of the library assigns new state tensors (``state = state + batch``), as
-    torchmetrics' ``reset``, ``forward`` and ``merge_state`` do, and never writes into one.
+    References suffice for tensors: every update of the library assigns new state tensors (``state = state +
+    batch``), as torchmetrics' ``reset``, ``forward`` and ``merge_state`` do, and never writes into one. List states
+    are copied (shallow): torchmetrics' ``reset`` — which ``forward`` calls — empties them in place.
     """
-    snapshot = {name: metric.__dict__[name] for name in metric._defaults}
+    snapshot = {name: list(value) if isinstance(value, list) else value
+                for name, value in ((name, metric.__dict__[name]) for name in metric._defaults)}
     for name in _SNAPSHOT_ATTRIBUTES:
         if name in metric.__dict__:
             snapshot[name] = metric.__dict__[name]

@@ -164,3 +164,18 @@ def write_cityscapes_folders(root, data: list[tuple[np.ndarray, list[Prediction]
             lines.append(f"{name} {label} {score!r}\n")
         (result_dir / f"{stem}_pred.txt").write_text("".join(lines))
     return gt_dir, result_dir
+
+
+def as_torch(data: list[tuple[np.ndarray, list[Prediction]]]):
+    """``(preds, target)`` in the library's input format: one ``{"masks", "scores", "labels"}`` dict per image and
+    the list of (H, W) int64 maps."""
+    import torch
+
+    preds, target = [], []
+    for gt, image_preds in data:
+        target.append(torch.from_numpy(np.asarray(gt, np.int64)))
+        masks = np.stack([m for m, _, _ in image_preds]) if image_preds else np.zeros((0, *gt.shape), bool)
+        preds.append({"masks": torch.from_numpy(masks),
+                      "labels": torch.tensor([label for _, label, _ in image_preds], dtype=torch.int64),
+                      "scores": torch.tensor([score for _, _, score in image_preds], dtype=torch.float64)})
+    return preds, target
