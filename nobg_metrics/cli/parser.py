@@ -14,6 +14,7 @@ import nobg_metrics
 from nobg_metrics.cli import (
     cache,
     curve_data,
+    instances_command,
     merge,
     plot_command,
     presets,
@@ -95,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     cache.add_arguments(run.add_argument_group("incremental runs"))
     plot_command.add_parser(commands)
     merge.add_parser(commands)
+    instances_command.add_parser(commands)
     return parser
 
 

@@ -20,6 +20,7 @@ from nobg_metrics.functional.grey_boundary_iou import grey_boundary_iou
 from nobg_metrics.functional.hce import hce, hce_per_image
 from nobg_metrics.functional.hqsam import hqsam_boundary_iou, hqsam_iou, hqsam_metrics
 from nobg_metrics.functional.mae import mae
+from nobg_metrics.functional.mean_average_precision import mean_average_precision
 from nobg_metrics.functional.matting import mse_metric, sad
 from nobg_metrics.functional.matting_p3m import p3m_mad, p3m_mse, p3m_sad
 from nobg_metrics.functional.mba import mean_boundary_accuracy
@@ -79,6 +80,7 @@ __all__ = [
     "iou_metric",
     "kappa",
     "mae",
+    "mean_average_precision",
     "mean_boundary_accuracy",
     "mse_metric",
     "msiou",

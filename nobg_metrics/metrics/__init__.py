@@ -28,6 +28,7 @@ from nobg_metrics.metrics.matting_p3m import (
     P3MGradientError,
 )
 from nobg_metrics.metrics.mba import MBA
+from nobg_metrics.metrics.mean_average_precision import MeanAveragePrecision
 from nobg_metrics.metrics.context_measure import CamouflageContextMeasure, ContextMeasure
 from nobg_metrics.metrics.msiou import MSIoU
 from nobg_metrics.metrics.overlap import BER, Accuracy, Dice, IoU
@@ -68,6 +69,7 @@ __all__ = [
     "IoU",
     "Kappa",
     "MSIoU",
+    "MeanAveragePrecision",
     "P3MConnectivityError",
     "P3MGradientError",
     "Precision",

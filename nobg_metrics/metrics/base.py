@@ -111,6 +111,8 @@ class NobgMetric(Metric):
             raise ValueError(f"the state_dict was saved by a {name} with other options (fingerprint {theirs}) than "
                              f"this one ({ours}: {options}); build the metric with the options it was saved with")
         for key, default in self._defaults.items():
+            if isinstance(default, list):  # list states (per-detection statistics): the subclass checks them
+                continue
             full = prefix + key
             if full not in state_dict:
                 if strict and self._persistent[key]:

@@ -1,0 +1,225 @@
+"""The evaluation of ``nobg-metrics instances`` (the flags: :mod:`nobg_metrics.cli.instances_command`).
+
+Steps: read the annotation file (:mod:`.coco_files`) and the results file (:mod:`.coco_results`); for each image in
+increasing id order, decode its ground truths' and detections' masks (:mod:`.coco_masks`) and pass them to
+:class:`nobg_metrics.MeanAveragePrecision` in one ``update``; print the reference's summary
+(:mod:`.instances_summary`); write ``--out/results.json`` atomically. Images with neither ground truths nor
+detections are skipped (the reference's ``evaluateImg`` gives ``None`` for them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import signal
+import sys
+import traceback
+from typing import Any
+
+import torch
+from torch import Tensor
+
+import nobg_metrics
+from nobg_metrics.cli.coco_files import (
+    GroundTruth,
+    GtImage,
+    InstancesInputError,
+    load_ground_truth,
+)
+from nobg_metrics.cli.coco_masks import SegmentationError, segmentation_masks
+from nobg_metrics.cli.coco_results import (
+    LVIS_MAX_DETS,
+    Detection,
+    Results,
+    load_results,
+)
+from nobg_metrics.cli.config import ConfigError
+from nobg_metrics.cli.dist import pick_device
+from nobg_metrics.cli.instances_command import (
+    EXIT_BUSY,
+    EXIT_INPUTS,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_USAGE,
+)
+from nobg_metrics.cli.instances_summary import coco_lines, lvis_lines
+from nobg_metrics.cli.progress import Progress
+from nobg_metrics.cli.signals import checkpoint, exit_status, interruptible, signal_name
+from nobg_metrics.cli.writing import (
+    OutputBusy,
+    OutputLock,
+    json_writer,
+    write_atomically,
+)
+
+
+class MetricUnavailable(Exception):
+    """This build has no :class:`nobg_metrics.MeanAveragePrecision` (exit status 3)."""
+
+
+def _ids(values: frozenset[int], device: torch.device) -> Tensor:
+    return torch.tensor(sorted(values), dtype=torch.int64, device=device)
+
+
+def image_inputs(gt: GroundTruth, image: GtImage, detections: list[Detection], results: Results,
+                 device: torch.device, lvis: bool = False) -> tuple[dict[str, Tensor], dict[str, Any]]:
+    """One image's ``(pred, target)`` dicts for ``MeanAveragePrecision.update`` (``lvis``: with LVIS's lists).
+
+    Raises:
+        InstancesInputError: a segmentation that cannot be read, named by file, position and image id.
+    """
+    anns = [ann for _, ann in image.annotations]
+    try:
+        gt_masks = segmentation_masks([ann["segmentation"] for ann in anns], image.height, image.width)
+    except SegmentationError as error:
+        position, ann = image.annotations[error.index]
+        raise InstancesInputError(f"{gt.path}: annotations[{position}] (id {ann['id']}, image {image.id}): "
+                                  f"{error.reason}") from None
+    try:
+        det_masks = segmentation_masks([d.segmentation for d in detections], image.height, image.width)
+    except SegmentationError as error:
+        raise InstancesInputError(f"{results.path}: detection {detections[error.index].position} (image {image.id}): "
+                                  f"{error.reason}") from None
+    scores = torch.tensor([d.score for d in detections], dtype=torch.float64)
+    labels = torch.tensor([d.category_id for d in detections], dtype=torch.int64)
+    area = None
+    if results.area_from_box:
+        area = torch.tensor([d.box_area for d in detections], dtype=torch.float64)
+    elif results.drop_empty:  # LVIS: get_ann_ids keeps area > 0 only (the mask's pixel count here)
+        keep = det_masks.flatten(1).any(1)
+        det_masks, scores, labels = det_masks[keep], scores[keep], labels[keep]
+    pred: dict[str, Tensor] = {"masks": det_masks.to(device), "scores": scores.to(device),
+                               "labels": labels.to(device)}
+    if area is not None:
+        pred["area"] = area.to(device)
+    target: dict[str, Any] = {
+        "masks": gt_masks.to(device),
+        "labels": torch.tensor([ann["category_id"] for ann in anns], dtype=torch.int64, device=device),
+        "iscrowd": torch.tensor([bool(ann.get("iscrowd", 0)) for ann in anns], dtype=torch.bool, device=device),
+        "ignore": torch.tensor([bool(ann.get("ignore", 0)) for ann in anns], dtype=torch.bool, device=device),
+        "area": torch.tensor([float(ann["area"]) for ann in anns], dtype=torch.float64, device=device),
+        "image_id": torch.tensor(image.id, dtype=torch.int64, device=device),
+    }
+    if lvis:  # lvis: img_nel = d.get("not_exhaustive_category_ids", []); img_nl only when is_lvis
+        target["not_exhaustive_category_ids"] = _ids(image.not_exhaustive_category_ids, device)
+        if gt.federated:
+            target["neg_category_ids"] = _ids(image.neg_category_ids, device)
+    return pred, target
+
+
+def build_metric(args: argparse.Namespace, gt: GroundTruth, device: torch.device) -> Any:
+    """The :class:`nobg_metrics.MeanAveragePrecision` of the flags (per-class values on)."""
+    try:
+        from nobg_metrics import MeanAveragePrecision
+    except ImportError:
+        raise MetricUnavailable("this build of nobg_metrics has no MeanAveragePrecision") from None
+    options: dict[str, Any] = {"iou_type": args.iou_type, "dilation_ratio": args.dilation_ratio,
+                               "protocol": "lvis" if args.lvis else "coco", "class_metrics": True}
+    if args.lvis:
+        options["max_detection_thresholds"] = [args.max_dets or LVIS_MAX_DETS]
+        if gt.frequencies is not None:
+            options["category_frequencies"] = gt.frequencies
+    return MeanAveragePrecision(**options).to(device)
+
+
+def _number(value: Any) -> Any:
+    if isinstance(value, Tensor):
+        return value.item() if value.numel() == 1 and value.ndim == 0 else value.tolist()
+    return value
+
+
+def results_document(args: argparse.Namespace, gt: GroundTruth, results: Results, values: dict[str, Any],
+                     lines: list[str], scored: int, notes: list[str]) -> dict[str, Any]:
+    """``results.json``: the flags, the counts, every value of the metric, per class with names, the summary."""
+    plain = {key: _number(value) for key, value in values.items()}
+    per_class_keys = [key for key in plain if key.endswith("_per_class")]
+    classes = plain.get("classes", [])
+    classes = classes if isinstance(classes, list) else [classes]
+    names = {c["id"]: c.get("name") for c in gt.categories}
+    per_class = []
+    for index, category in enumerate(classes):
+        row: dict[str, Any] = {"category_id": category, "name": names.get(category)}
+        for key in per_class_keys:
+            column = plain[key] if isinstance(plain[key], list) else [plain[key]]
+            row[key[: -len("_per_class")]] = column[index] if index < len(column) else None
+        per_class.append(row)
+    return {
+        "command": "instances", "version": nobg_metrics.__version__,
+        "gt_json_file": str(args.gt_json_file), "dt_json_file": str(args.dt_json_file),
+        "iou_type": args.iou_type, "dilation_ratio": args.dilation_ratio, "protocol": "lvis" if args.lvis else "coco",
+        "max_dets": [args.max_dets or LVIS_MAX_DETS] if args.lvis else [1, 10, 100],
+        "detection_area": "bbox w*h" if results.area_from_box else "mask pixels",
+        "images": len(gt.images), "images_scored": scored,
+        "detections": {"in_file": results.count, "evaluated": results.kept},
+        "results": {key: value for key, value in plain.items() if key not in per_class_keys and key != "classes"},
+        "per_class": per_class, "summary": lines, "notes": notes,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    """Evaluate; errors are raised (see :func:`run_guarded`)."""
+    try:
+        device = pick_device(args.device)
+    except RuntimeError as error:
+        raise ConfigError(str(error)) from None
+    with OutputLock(args.out) if args.out is not None else contextlib.nullcontext():
+        gt = load_ground_truth(args.gt_json_file, lvis=args.lvis)
+        results = load_results(args.dt_json_file, gt, lvis=args.lvis, max_dets=args.max_dets or LVIS_MAX_DETS)
+        notes = gt.notes + results.notes
+        if not args.quiet:
+            for note in notes:
+                print(f"note: {note}", file=sys.stderr)
+        metric = build_metric(args, gt, device)
+        todo = [image for image in gt.images if image.annotations or results.per_image.get(image.id)]
+        progress = Progress(f"instances {args.iou_type}", len(todo), enabled=not args.quiet)
+        for image in todo:  # one update per image: images differ in size
+            checkpoint()
+            pred, target = image_inputs(gt, image, results.per_image.get(image.id, []), results, device, args.lvis)
+            metric.update([pred], [target])
+            progress.update()
+        progress.close()
+        values = metric.compute()
+        plain = {key: _number(value) for key, value in values.items()}
+        if args.lvis:
+            lines = lvis_lines(plain, args.max_dets or LVIS_MAX_DETS)
+        else:
+            lines = coco_lines(plain)
+        print("\n".join(lines))
+        if args.out is not None:
+            document = results_document(args, gt, results, values, lines, len(todo), notes)
+            try:
+                write_atomically(args.out, {"results.json": json_writer(document)})
+            except OSError as error:
+                raise InstancesInputError(f"could not write {args.out}/results.json: {error}") from None
+            if not args.quiet:
+                print(f"wrote results.json to {args.out}", file=sys.stderr)
+    return EXIT_OK
+
+
+def run_guarded(args: argparse.Namespace) -> int:
+    """:func:`run` with every outcome turned into an exit status and a one-line message (no traceback for 1, 2, 4
+    or an interruption)."""
+    with interruptible():
+        try:
+            return run(args)
+        except InstancesInputError as error:
+            print(f"nobg-metrics: failed: {error}; nothing was written", file=sys.stderr)
+            return EXIT_INPUTS
+        except ConfigError as error:
+            print(f"nobg-metrics: error: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        except OutputBusy as error:
+            print(f"nobg-metrics: error: {error}", file=sys.stderr)
+            return EXIT_BUSY
+        except MetricUnavailable as error:
+            print(f"nobg-metrics: failed: {error}", file=sys.stderr)
+            return EXIT_INTERNAL
+        except KeyboardInterrupt as interrupt:
+            signum = getattr(interrupt, "signum", signal.SIGINT)
+            print(f"nobg-metrics: interrupted ({signal_name(signum)}); nothing was written", file=sys.stderr)
+            return exit_status(signum)
+        except Exception:  # noqa: BLE001 - the last resort: a bug, reported as one
+            print("nobg-metrics: internal error (please report it with the traceback below); nothing was written",
+                  file=sys.stderr)
+            traceback.print_exc()
+            return EXIT_INTERNAL

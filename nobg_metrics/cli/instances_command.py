@@ -1,0 +1,82 @@
+"""``nobg-metrics instances``: COCO / LVIS mask AP and Boundary AP of a results file (docs/instance_segmentation.md).
+
+The offline evaluation of boundary-iou-api's ``tools/coco_instance_evaluation.py`` and
+``tools/lvis_instance_evaluation.py``, with their flags::
+
+    nobg-metrics instances --gt-json-file instances_val2017.json --dt-json-file coco_instances_results.json \\
+        --iou-type boundary --out results/
+
+Exit status: 0 evaluated; 1 an input file that cannot be used (missing, not JSON, a missing key, a detection of an
+image or category not in the annotation file, a mask of another size than its image, a malformed RLE or polygon:
+the message names the file, the entry and its image id), or outputs that could not be written; 2 a bad command
+line; 3 an internal error (with a traceback); 4 ``--out`` in use by another run; 128 + N stopped by signal N.
+
+Importable without torch (the argument parser uses it); the evaluation itself is :mod:`nobg_metrics.cli.instances`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_INPUTS, EXIT_USAGE, EXIT_INTERNAL, EXIT_BUSY = 0, 1, 2, 3, 4
+"""The statuses of :mod:`nobg_metrics.cli.main` (not imported from there: it loads torch)."""
+
+
+def _ratio(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
+    return value
+
+
+def _positive(text: str) -> int:
+    if text.isdigit() and int(text) >= 1:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """Register the ``instances`` sub-command (its handler: ``args.handler(args)`` returns the exit status)."""
+    parser = commands.add_parser(
+        "instances", help="COCO / LVIS mask AP or Boundary AP of a detectron2-style results file",
+        description="Evaluate instance segmentation results (COCO / LVIS JSON) with mask IoU (segm) or Boundary "
+                    "IoU (boundary), as boundary-iou-api's tools/coco_instance_evaluation.py and "
+                    "tools/lvis_instance_evaluation.py do; prints the reference's summary.")
+    parser.add_argument("--gt-json-file", type=Path, required=True, metavar="GT.json",
+                        help="COCO or LVIS annotation file (images, annotations, categories)")
+    parser.add_argument("--dt-json-file", type=Path, required=True, metavar="DT.json",
+                        help="results file: a list of {image_id, category_id, score, segmentation[, bbox]}")
+    parser.add_argument("--iou-type", choices=("segm", "boundary"), default="segm",
+                        help="segm: mask IoU; boundary: min(mask IoU, Boundary IoU) (default: segm)")
+    parser.add_argument("--dilation-ratio", type=_ratio, default=0.02,
+                        help="boundary width as a fraction of the image diagonal (default 0.02; the paper uses "
+                             "0.02 for COCO / LVIS, 0.005 for Cityscapes)")
+    parser.add_argument("--lvis", action="store_true",
+                        help="LVIS's evaluation (lvis_instance_evaluation.py): 300 detections per image, "
+                             "federated filters, APr/APc/APf")
+    parser.add_argument("--max-dets", type=_positive, default=None,
+                        help="with --lvis: detections kept per image (default 300; lvis_instance_evaluation.py's "
+                             "--max-dets)")
+    parser.add_argument("--out", type=Path, default=None, metavar="DIR",
+                        help="write DIR/results.json (every value, per class too); default: print only")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                        help="where masks are scored (default: CUDA when available)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar and no notes on stderr")
+    parser.set_defaults(handler=run_instances)
+
+
+def run_instances(args: argparse.Namespace) -> int:
+    """The ``instances`` command; returns the exit status (messages on stderr, the summary on stdout)."""
+    if args.max_dets is not None and not args.lvis:
+        print("nobg-metrics: error: --max-dets applies to --lvis (COCO's are 1, 10, 100 per image and category)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    from nobg_metrics.cli.instances import run_guarded
+
+    return run_guarded(args)

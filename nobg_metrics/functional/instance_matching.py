@@ -1,0 +1,158 @@
+"""COCO's greedy matching (pycocotools ``COCOeval.evaluateImg``) for every IoU threshold and area range at once.
+
+The reference, per (image, category, area range) and threshold ``t``: gts outside the area range, crowd or
+flagged ``ignore`` are *ignored* and sorted last (stably); detections are taken in score order; each starts at
+``iou = min(t, 1 - 1e-10)`` and walks the gts::
+
+    if gtm[g] > 0 and not iscrowd[g]: continue      # a matched gt is gone, unless crowd
+    if m > -1 and gtIg[m] == 0 and gtIg[g] == 1: break
+    if ious[d, g] < iou: continue
+    iou = ious[d, g]; m = g                         # equal IoU: the later gt wins
+
+so a detection takes, among the gts still available with IoU >= ``iou``, the non-ignored one of highest IoU
+(ties: the last in gt order) or, when there is none, the ignored one of highest IoU (ties: the last). It
+inherits that gt's ignore flag; an unmatched detection is ignored when its own area is out of range (LVIS:
+also when its category is not exhaustively annotated in the image), else it is a false positive.
+
+Vectorised here: detections are grouped by (image, category) — groups never share a gt — and laid out as
+``(group, rank)`` slots, the group's gts as ``(group, j)`` slots. Round ``k`` matches the ``k``-th detection of
+every group, for all thresholds and area ranges together: ``rounds`` (the longest group, at most the
+detection cap) vectorised rounds. Where reading sizes back is free (CPU) the layout is as small as the data;
+on a device it takes the bounds the shapes give, so no round reads the device.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+TP, FP, IGNORED, ABSENT = 1, 2, 0, 3
+"""Per-(detection, area range, threshold) outcome codes: a true positive, a false positive, ignored (present in
+the ranking, counted neither way) and absent (not evaluated at all: LVIS' dropped detections)."""
+
+
+def segment_ranks(sorted_keys: Tensor) -> tuple[Tensor, Tensor]:
+    """Rank of each element within its run of equal keys, and the run's index.
+
+    Args:
+        sorted_keys: :math:`(N,)` int64, equal keys adjacent.
+
+    Returns:
+        ``(ranks, runs)``: :math:`(N,)` int64 each.
+
+    Example:
+        >>> segment_ranks(torch.tensor([4, 4, 7, 9, 9, 9]))
+        (tensor([0, 1, 0, 0, 1, 2]), tensor([0, 0, 1, 2, 2, 2]))
+    """
+    count = sorted_keys.shape[0]
+    positions = torch.arange(count, device=sorted_keys.device)
+    starts = torch.ones(count, dtype=torch.bool, device=sorted_keys.device)
+    starts[1:] = sorted_keys[1:] != sorted_keys[:-1]
+    first = torch.where(starts, positions, torch.zeros_like(positions)).cummax(dim=0).values
+    return positions - first, starts.long().cumsum(dim=0) - 1
+
+
+def stable_order(*keys: Tensor) -> Tensor:
+    """The permutation sorting by ``keys[0]``, then ``keys[1]``, ... (stable: ties keep input order)."""
+    order = torch.arange(keys[0].shape[0], device=keys[0].device)
+    for key in reversed(keys):  # least significant first; each stable sort keeps the earlier order of ties
+        order = order[torch.sort(key[order], stable=True).indices]
+    return order
+
+
+def match_detections(
+    iou: Tensor, det_image: Tensor, det_local: Tensor, det_key: Tensor, det_rank: Tensor, det_active: Tensor,
+    det_unmatched_ignored: Tensor, gt_local: Tensor, gt_key: Tensor, gt_crowd: Tensor, gt_ignored: Tensor,
+    thresholds: Tensor, max_rounds: int, exact_sizes: bool,
+) -> Tensor:
+    """Outcome of every detection under every area range and IoU threshold (module notes).
+
+    Args:
+        iou: :math:`(B, D, G)` float64 IoU of each image's detections (rows) and gts (columns), padded.
+        det_image, det_local: :math:`(N,)` int64 the image of each detection and its row in ``iou``.
+        det_key: :math:`(N,)` int64 its group (image and category, one int); det_rank: :math:`(N,)` its rank in
+            the group (score order). det_active: :math:`(N,)` bool (inactive ones never match).
+        det_unmatched_ignored: :math:`(A, N)` bool: ignored when unmatched (area out of range, ...).
+        gt_local: :math:`(M,)` int64 the column of each gt; gt_key: :math:`(M,)` its group key (-2: no group).
+        gt_crowd: :math:`(M,)` bool; gt_ignored: :math:`(A, M)` bool.
+        thresholds: :math:`(T,)` float64, already ``min(t, 1 - 1e-10)``.
+        max_rounds: detections of rank >= ``max_rounds`` are not matched (the per-group cap).
+        exact_sizes: size the layout by the data (a host read; free on CPU) instead of the shape bounds.
+
+    Returns:
+        :math:`(N, A, T)` int8 codes :data:`TP`, :data:`FP`, :data:`IGNORED` (ranks >= ``max_rounds`` get
+        :data:`IGNORED`; they are never counted).
+    """
+    count, areas, levels = det_key.shape[0], gt_ignored.shape[0], thresholds.shape[0]
+    device = iou.device
+    outcomes = torch.zeros((count + 1, areas, levels), dtype=torch.int8, device=device)  # + a row for empty slots
+    if count == 0:
+        return outcomes[:0]
+    order = stable_order(det_key, det_rank)
+    ranks, groups = segment_ranks(det_key[order])
+    num_groups = int(groups[-1]) + 1 if exact_sizes else count
+    rounds = min(max_rounds, int(ranks.max()) + 1 if exact_sizes else iou.shape[1])
+    # slots: slot[s, k] = the detection of rank k in group s, or `count` (an empty slot); column `rounds` collects
+    # the detections past the last round, so no boolean selection (a device sync) is needed
+    slots = torch.full((num_groups, rounds + 1), count, dtype=torch.int64, device=device)
+    slots[groups, ranks.clamp(max=rounds)] = order
+    slots = slots[:, :rounds]
+    group_key = torch.full((num_groups,), -1, dtype=torch.int64, device=device)
+    group_key[groups] = det_key[order]
+    group_image = torch.zeros(num_groups, dtype=torch.int64, device=device)
+    group_image[groups] = det_image[order]
+    # the gts of each group: a run of the gts sorted by key (input order kept within a run)
+    gt_order = torch.sort(gt_key, stable=True).indices
+    sorted_gt_key = gt_key[gt_order]
+    low = torch.searchsorted(sorted_gt_key, group_key, side="left")
+    high = torch.searchsorted(sorted_gt_key, group_key, side="right")
+    width = int((high - low).max()) if exact_sizes else iou.shape[2]
+    width = max(width, 1)
+    gt_slot = low[:, None] + torch.arange(width, device=device)
+    gt_valid = gt_slot < high[:, None]
+    gt_index = gt_order[gt_slot.clamp(max=max(gt_key.shape[0] - 1, 0))] if gt_key.shape[0] else gt_slot * 0
+    slot_valid = slots < count
+    slot_det = slots.clamp(max=count - 1)
+    # iou_s[s, k, j] = IoU(detection in slot (s, k), gt j of group s); -inf where a slot is empty
+    if gt_key.shape[0]:
+        gathered = iou[group_image[:, None, None], det_local[slot_det][:, :, None], gt_local[gt_index][:, None, :]]
+        crowd = gt_crowd[gt_index] & gt_valid
+        non_ignored = ~gt_ignored[:, gt_index]  # (A, S, J)
+    else:
+        gathered = torch.zeros((num_groups, rounds, width), dtype=iou.dtype, device=device)
+        crowd = torch.zeros((num_groups, width), dtype=torch.bool, device=device)
+        non_ignored = torch.zeros((areas, num_groups, width), dtype=torch.bool, device=device)
+    usable = slot_valid[:, :, None] & gt_valid[:, None, :] & det_active[slot_det][:, :, None]
+    iou_s = torch.where(usable, gathered, torch.full_like(gathered, -torch.inf))
+    unmatched_ignored = det_unmatched_ignored[:, slot_det]  # (A, S, K)
+    _rounds(iou_s, non_ignored, crowd, unmatched_ignored, thresholds, slots, outcomes)
+    return outcomes[:count]
+
+
+def _rounds(iou_s: Tensor, non_ignored: Tensor, crowd: Tensor, unmatched_ignored: Tensor, thresholds: Tensor,
+            slots: Tensor, outcomes: Tensor) -> None:
+    """Run the matching rounds over the slot layout and write each slot's outcome into ``outcomes``."""
+    num_groups, rounds, width = iou_s.shape
+    levels = thresholds.shape[0]
+    columns = torch.arange(width, device=iou_s.device)
+    threshold = thresholds.view(1, levels, 1, 1)
+    non_ignored = non_ignored[:, None]  # (A, 1, S, J)
+    ignored = ~non_ignored
+    keeps = ~crowd[None, None]  # a matched crowd gt stays available
+    available = torch.ones((non_ignored.shape[0], levels, num_groups, width), dtype=torch.bool, device=iou_s.device)
+    minus_inf = torch.full((), -torch.inf, dtype=iou_s.dtype, device=iou_s.device)
+    for k in range(rounds):  # a bounded number of vectorised rounds: one per detection rank
+        iou_k = iou_s[None, None, :, k]  # (1, 1, S, J)
+        candidates = available & (iou_k >= threshold)
+        preferred = candidates & non_ignored
+        pool = torch.where(preferred.any(dim=-1, keepdim=True), preferred, candidates)
+        values = torch.where(pool, iou_k, minus_inf)
+        best = values.amax(dim=-1, keepdim=True)
+        chosen = torch.where(pool & (values == best), columns, -1).amax(dim=-1)  # the last gt of highest IoU
+        hit = columns == chosen[..., None]  # one-hot (all False: unmatched)
+        matched = chosen >= 0
+        on_ignored = (hit & ignored).any(dim=-1)
+        available = available & ~(hit & keeps)
+        code = torch.where(matched, torch.where(on_ignored, IGNORED, TP),
+                           torch.where(unmatched_ignored[:, None, :, k], IGNORED, FP)).to(torch.int8)
+        outcomes[slots[:, k]] = code.permute(2, 0, 1)  # empty slots all write the spare last row
