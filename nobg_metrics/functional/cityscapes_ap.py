@@ -14,9 +14,10 @@ so ``tp + fn = D``):
 Here every prediction of every class is sorted once by (class, score); equal scores form one group, whose summed true
 and false entries make the point. ``tp_k`` is a suffix sum within the class; the next point's recall is
 ``(tp_k - true_k) / D`` (groups without entries between two points change nothing) and the previous point is found by a
-running maximum over point positions. Each term ``p_k · w_k`` is the reference's value bit for bit; the sum runs in
-torch's order (numpy's ``np.dot``: last-bit differences). Integer sums are exact, so any batching and any number of
-DDP ranks give bit-identical values.
+running maximum over point positions. Each term ``p_k · w_k`` is the reference's value bit for bit and, on the CPU,
+they are added in the reference's order (left to right: ``np.dot``'s order when its BLAS adds them one by one — its
+vector kernels and fused multiply-adds can change the last bit). Integer sums are exact, so any batching and any
+number of DDP ranks give bit-identical values.
 
 Policies (named, as the reference's): no gt of the class -> NaN (left out of every average); gts but no
 prediction of the class -> 0; predictions but no entry at a threshold (every one ignored) -> 0, where the reference
@@ -29,17 +30,23 @@ import torch
 from torch import Tensor
 
 
-def _class_sums(values: Tensor, group_class: Tensor, num_classes: int) -> Tensor:
-    """``(T, G)`` values summed per class of each group into ``(T, C)``: a padded ``(T, C, G_max)`` layout and one
-    ``sum`` (deterministic on every device, unlike a scatter-add of floats)."""
-    per_class = torch.zeros(num_classes + 1, dtype=torch.int64, device=values.device).index_add_(
+def _class_sums(terms: Tensor, extra: Tensor, group_class: Tensor, num_classes: int) -> Tensor:
+    """Per class, ``terms[g]`` then ``extra[g]`` of its groups in order, summed left to right: :math:`(T, G)` x 2 ->
+    :math:`(T, C)`.
+
+    The reference's ``np.dot(precision, stepWidths)`` adds its terms in curve order (with the artificial point's
+    last); so does a running sum over a padded :math:`(T, C, 2 G_{max})` layout (``cumsum``, sequential on the CPU;
+    the padding adds exact zeros). Deterministic on every device, unlike a scatter-add of floats.
+    """
+    per_class = torch.zeros(num_classes + 1, dtype=torch.int64, device=terms.device).index_add_(
         0, group_class, torch.ones_like(group_class))
     first = torch.cumsum(per_class, 0) - per_class
-    position = torch.arange(group_class.numel(), device=values.device) - first[group_class]
+    position = 2 * (torch.arange(group_class.numel(), device=terms.device) - first[group_class])
     widest = int(per_class.max()) if group_class.numel() else 0  # host read in compute (the layout's size)
-    layout = values.new_zeros((values.shape[0], num_classes + 1, max(widest, 1)))
-    layout[:, group_class, position] = values
-    return layout[:, :num_classes].sum(-1)
+    layout = terms.new_zeros((terms.shape[0], num_classes + 1, 2 * max(widest, 1)))
+    layout[:, group_class, position] = terms
+    layout[:, group_class, position + 1] = extra
+    return layout[:, :num_classes].cumsum(-1)[..., -1]
 
 
 def class_average_precision(scores: Tensor, classes: Tensor, true_entries: Tensor, false_entries: Tensor,
@@ -97,7 +104,7 @@ def class_average_precision(scores: Tensor, classes: Tensor, true_entries: Tenso
     recall_previous = torch.where(has_previous, tp.gather(1, previous.clamp(min=0)).double() / denominator, recall)
     term = precision * (0.5 * (recall_previous - recall_next))  # p_k * (0.5 r_{k-1} - 0.5 r_{k+1})
     top = point & (tp == true_g) & (fp == false_g)  # no entry above: the artificial (1, 0) point follows
-    values = torch.where(point, term, 0.0) + torch.where(top, 0.5 * recall, 0.0)
-    ap = _class_sums(values, group_class, num_classes).T  # (C, T)
+    artificial = torch.where(top, 0.5 * recall, 0.0)  # precision 1 * (0.5 r_last - 0.5 * 0)
+    ap = _class_sums(torch.where(point, term, 0.0), artificial, group_class, num_classes).T  # (C, T)
     ap = torch.where(pred_counts.view(-1, 1) > 0, ap, 0.0)
     return torch.where(gt_counts.view(-1, 1) > 0, ap, torch.nan)

@@ -38,6 +38,7 @@ from nobg_metrics.functional.cityscapes_inputs import (
 )
 from nobg_metrics.functional.cityscapes_labels import EVAL_LABEL_IDS
 from nobg_metrics.functional.cityscapes_matching import OVERLAPS, group_statistics
+from nobg_metrics.ops.numpy_sum import pairwise_sum
 
 IouType = Literal["segm", "boundary"]
 DETECTION_STATES = {"detection_scores": (torch.float64, ()), "detection_classes": (torch.int64, ()),
@@ -77,15 +78,23 @@ def _cityscapes_update(preds: Predictions, target: InstanceIds, iou_type: IouTyp
     return stats
 
 
+def _nanmean(values: Tensor) -> Tensor:
+    """``np.nanmean`` of a vector bit for bit: NaN replaced by 0, numpy's pairwise sum, over the non-NaN count (0/0:
+    NaN when every value is NaN, as numpy returns with its warning)."""
+    valid = ~torch.isnan(values)
+    return pairwise_sum(torch.where(valid, values, 0.0).view(1, -1))[0] / valid.sum()
+
+
 def _cityscapes_compute(detection_scores: Tensor, detection_classes: Tensor, detection_true: Tensor,
                         detection_false: Tensor, gt_instance_count: Tensor, prediction_count: Tensor) -> dict[str, Tensor]:
     """The result from accumulated statistics (:func:`cityscapes_instance_ap` lists the keys)."""
     matrix = class_average_precision(detection_scores, detection_classes, detection_true, detection_false,
                                      gt_instance_count, prediction_count)
+    # numpy's pairwise summation order, so the averages are the reference's to the last bit (given its matrix)
     return {
-        "ap": torch.nanmean(matrix),  # np.nanmean(aps[dInf, :, :])
-        "ap_50": torch.nanmean(matrix[:, 0]),  # np.nanmean(aps[dInf, :, o50])
-        "ap_per_class": matrix.mean(1),  # np.average(aps[dInf, lI, :])
+        "ap": _nanmean(matrix.flatten()),  # np.nanmean(aps[dInf, :, :])
+        "ap_50": _nanmean(matrix[:, 0]),  # np.nanmean(aps[dInf, :, o50])
+        "ap_per_class": pairwise_sum(matrix) / matrix.shape[1],  # np.average(aps[dInf, lI, :])
         "ap_50_per_class": matrix[:, 0],
         "ap_matrix": matrix,
         "classes": torch.tensor(EVAL_LABEL_IDS, dtype=torch.int64, device=matrix.device),

@@ -119,11 +119,6 @@ class NobgMetric(Metric):
                     raise ValueError(f"the state_dict has no `{full}` for this {name} (states: {sorted(self._defaults)})")
                 continue
             value, current = state_dict[full], getattr(self, key)
-            if isinstance(current, list):  # a per-detection list state: the class declaring it checks its rows
-                if not isinstance(value, (list, tuple)) or not all(isinstance(row, Tensor) for row in value):
-                    raise ValueError(f"`{full}` of this {name} must be a list of tensors; the state_dict holds "
-                                     f"{type(value).__name__}")
-                continue
             if not isinstance(value, Tensor) or value.shape != current.shape or value.dtype != current.dtype:
                 got = f"{value.dtype} {tuple(value.shape)}" if isinstance(value, Tensor) else type(value).__name__
                 raise ValueError(f"`{full}` of this {name} must be a {current.dtype} tensor of shape "
