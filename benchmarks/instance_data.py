@@ -63,9 +63,21 @@ def _paste(patch: np.ndarray, corner: tuple[int, int], height: int, width: int, 
     return out
 
 
+def _degrade_simply(patch: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A cheap stand-in for a model's mask of ``patch``: grown or shrunk by one pixel here and there (tests)."""
+    mask = patch > 128
+    padded = np.pad(mask, 1)
+    grown = padded[1:-1, 1:-1] | padded[:-2, 1:-1] | padded[2:, 1:-1] | padded[1:-1, :-2] | padded[1:-1, 2:]
+    shrunk = padded[1:-1, 1:-1] & padded[:-2, 1:-1] & padded[2:, 1:-1] & padded[1:-1, :-2] & padded[1:-1, 2:]
+    noise = rng.random(mask.shape)
+    out = np.where(noise < 0.3, grown, np.where(noise > 0.8, shrunk, mask))
+    return np.where(out, 255, 0).astype(np.uint8)
+
+
 def make_image(rng: np.random.Generator, height: int, width: int, instances: float = 7.0, detections: float = 20.0,
-               categories: int = 80, crowd_rate: float = 0.03, max_side: float = 0.7) -> InstanceImage:
-    """One COCO-like image (see the module notes)."""
+               categories: int = 80, crowd_rate: float = 0.03, max_side: float = 0.7,
+               degrade: str = "model") -> InstanceImage:
+    """One COCO-like image (see the module notes); ``degrade="simple"`` makes detections cheaply (tests)."""
     n_gt = int(rng.poisson(instances))
     present = rng.choice(categories, size=max(1, min(categories, int(rng.integers(1, 5)))), replace=False)
     gt_masks, gt_labels, gt_crowd, sources = [], [], [], []
@@ -83,7 +95,10 @@ def make_image(rng: np.random.Generator, height: int, width: int, instances: flo
         if sources and choice < 0.6:  # a detection of a gt: degraded, sometimes shifted, sometimes duplicated
             index = int(rng.integers(len(sources)))
             patch, corner = sources[index]
-            pred = make_prediction(patch, rng) if min(patch.shape) >= 4 else patch
+            if degrade == "simple" or min(patch.shape) < 4:
+                pred = _degrade_simply(patch, rng)
+            else:
+                pred = make_prediction(patch, rng)
             shift = (int(rng.integers(-2, 3)), int(rng.integers(-2, 3))) if rng.random() < 0.3 else (0, 0)
             mask = _paste(pred, corner, height, width, shift)
             label = gt_labels[index] if rng.random() < 0.9 else int(rng.integers(categories))
@@ -182,3 +197,13 @@ def to_coco(images: list[InstanceImage], categories: int = 80, with_bbox: bool =
         imgs.append(entry)
     dataset = {"images": imgs, "annotations": gt_anns, "categories": [{"id": c, "name": str(c)} for c in sorted(labels)]}
     return dataset, results
+
+
+def box_areas(masks: np.ndarray) -> np.ndarray:
+    """``w * h`` of each mask's bounding box (pycocotools ``toBbox``; 0 for an empty mask): :math:`(N,)` float64."""
+    areas = np.zeros(len(masks), np.float64)
+    for index, mask in enumerate(masks):
+        rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+        if rows.size:
+            areas[index] = float(rows[-1] - rows[0] + 1) * float(cols[-1] - cols[0] + 1)
+    return areas

@@ -20,8 +20,14 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from nobg_metrics.cli.coco_polygons import BadPolygon, polygon_masks
-from nobg_metrics.cli.coco_rle import MalformedRle, counts_to_masks, decode_strings
+from nobg_metrics.cli.coco_polygons import BadPolygon, polygon_intervals
+from nobg_metrics.cli.coco_rle import (
+    MalformedRle,
+    check_counts,
+    decode_strings,
+    intervals_to_masks,
+    rle_intervals,
+)
 
 
 class SegmentationError(ValueError):
@@ -63,8 +69,8 @@ def _polygon_list(index: int, segmentation: list) -> list:
 def segmentation_masks(segmentations: Sequence[object], height: int, width: int) -> Tensor:
     """The masks of ``N`` segmentations of one ``height x width`` image, read as pycocotools reads them.
 
-    Polygons of all segmentations are drawn together, compressed strings decoded together, uncompressed counts
-    filled together.
+    Compressed strings are decoded together, polygons walked together; every mask's foreground, as column-major
+    intervals (RLE runs, polygon insides; an object's parts united, pycocotools ``merge``), is drawn in one pass.
 
     Args:
         segmentations: ``N`` JSON values: polygon lists, or RLE dicts with list or string ``counts``.
@@ -82,7 +88,6 @@ def segmentation_masks(segmentations: Sequence[object], height: int, width: int)
         >>> masks.sum((1, 2)).tolist()
         [4, 9]
     """
-    out = torch.zeros(len(segmentations), height, width, dtype=torch.bool)
     polygons: list = []
     polygon_owner: list[int] = []
     strings: list[str | bytes] = []
@@ -114,34 +119,34 @@ def segmentation_masks(segmentations: Sequence[object], height: int, width: int)
             raise SegmentationError(index, "a segmentation must be a list of polygons or an RLE dict with 'size' "
                                            f"and 'counts', got {type(segmentation).__name__}"
                                            f"{' without counts' if isinstance(segmentation, dict) else ''}")
-    try:
-        if strings:
-            counts, lengths = decode_strings(strings)
-            out[torch.tensor(string_owner)] = counts_to_masks(counts, lengths, height, width)
-    except MalformedRle as error:
-        raise SegmentationError(string_owner[error.index], f"malformed RLE: {error.reason}") from None
-    try:
-        if lists:
-            counts, lengths = torch.tensor(lists, dtype=torch.int64), torch.tensor(list_lengths)
-            out[torch.tensor(list_owner)] = counts_to_masks(counts, lengths, height, width)
-    except MalformedRle as error:
-        raise SegmentationError(list_owner[error.index], f"malformed RLE: {error.reason}") from None
+    rows: list[Tensor] = []
+    starts: list[Tensor] = []
+    stops: list[Tensor] = []
+    for owners, decode in ((string_owner, lambda: decode_strings(strings)),
+                           (list_owner, lambda: (torch.tensor(lists, dtype=torch.int64), torch.tensor(list_lengths)))):
+        if not owners:
+            continue
+        try:
+            counts, lengths = decode()
+            check_counts(counts, lengths, height, width)
+        except MalformedRle as error:
+            raise SegmentationError(owners[error.index], f"malformed RLE: {error.reason}") from None
+        rle, start, stop = rle_intervals(counts, lengths)
+        rows.append(torch.tensor(owners)[rle])
+        starts.append(start)
+        stops.append(stop)
+    overlap = 1
     if polygons:
         try:
-            drawn = polygon_masks(polygons, height, width)
+            polygon, start, stop = polygon_intervals(polygons, height, width)
         except BadPolygon as error:
             raise SegmentationError(polygon_owner[error.index], error.reason) from None
-        _merge_into(out, drawn, torch.tensor(polygon_owner))
-    return out
-
-
-def _merge_into(out: Tensor, drawn: Tensor, owner: Tensor) -> None:
-    """``out[owner[i]] |= drawn[i]`` (pycocotools ``merge``: the union of an object's parts), ``owner``
-    non-decreasing: one vectorised round per part number, as many rounds as the object with most parts has."""
-    first = torch.ones_like(owner, dtype=torch.bool)
-    first[1:] = owner[1:] != owner[:-1]
-    start = torch.cummax(torch.where(first, torch.arange(owner.numel()), 0), 0).values
-    part = torch.arange(owner.numel()) - start
-    for rank in range(int(part.max()) + 1):  # bounded by the most parts of one object
-        pick = part == rank
-        out[owner[pick]] |= drawn[pick]
+        owner = torch.tensor(polygon_owner)
+        rows.append(owner[polygon])
+        starts.append(start)
+        stops.append(stop)
+        overlap = int(torch.bincount(owner).max())  # merge: the parts of one object may overlap
+    if not rows:
+        return torch.zeros(len(segmentations), height, width, dtype=torch.bool)
+    return intervals_to_masks(torch.cat(rows), torch.cat(starts), torch.cat(stops), len(segmentations), height,
+                              width, overlap)

@@ -15,19 +15,23 @@ on an ``h x w`` grid in four steps, reproduced here with the same float64 operat
    h))``.
 4. **Fill by parity**: the crossings, as column-major positions ``col * h + row``, toggle the mask on and off;
    a pixel is inside when an odd number of crossings lie at or before it (pycocotools' sorted differences,
-   with its merging of zero-length runs, are this parity).
+   with its merging of zero-length runs, are this parity): sorted, they pair up into intervals.
 
-:func:`polygon_masks` draws many polygons of one image at once (no Python loop over points or edges; polygons
-are drawn in chunks of bounded memory). Merging the polygons of one object (pycocotools ``merge``: their union)
-is :func:`nobg_metrics.cli.coco_masks.segmentation_masks`'s.
+:func:`polygon_intervals` walks many polygons of one image at once (no Python loop over points or edges; in
+chunks of bounded memory) and gives their insides as intervals; :func:`polygon_masks` draws them.
+:func:`nobg_metrics.cli.coco_masks.segmentation_masks` unites an object's parts (pycocotools ``merge``) by
+drawing all their intervals into the object's one mask.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import torch
 from torch import Tensor
+
+from nobg_metrics.cli.coco_rle import intervals_to_masks
 
 SCALE = 5.0
 """maskApi.c's upsampling factor (``double scale=5``)."""
@@ -38,8 +42,8 @@ C_INT_MIN = -(2**31)
 MAX_COORDINATE = (2**31 - 1) / SCALE - 1
 """Coordinates beyond this overflow maskApi.c's ``int`` after upsampling; they are refused."""
 
-CHUNK_PIXELS = 1 << 25
-"""At most this many mask pixels (polygons x h x w) are filled at once."""
+CHUNK_POINTS = 1 << 21
+"""Polygons are walked (step 2) in chunks of about this many points (memory: ~100 bytes a point)."""
 
 
 class BadPolygon(ValueError):
@@ -102,20 +106,71 @@ def _crossings(coords: Tensor, points: Tensor, height: int, width: int) -> tuple
 
 
 def _check(polygons: Sequence[Sequence[float]]) -> tuple[Tensor, Tensor]:
+    """Every polygon's used coordinates as one float64 tensor, and the point count of each."""
     points = torch.tensor([len(p) // 2 for p in polygons], dtype=torch.int64)
-    flat: list[float] = []
-    for index, polygon in enumerate(polygons):  # the JSON lists, once each
-        used = polygon[: 2 * (len(polygon) // 2)]
-        if not all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in used):
-            raise BadPolygon(index, "its coordinates must be numbers")
-        flat.extend(used)
-    coords = torch.tensor(flat, dtype=torch.float64)
+    used = [p if len(p) % 2 == 0 else p[:-1] for p in polygons]
+    try:  # one conversion for all (numbers; JSON true/false read as 1/0, as numpy reads them for pycocotools)
+        coords = torch.tensor(list(itertools.chain.from_iterable(used)), dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError, OverflowError):
+        for index, polygon in enumerate(used):  # find the culprit
+            try:
+                torch.tensor(polygon, dtype=torch.float64)
+            except (TypeError, ValueError, RuntimeError, OverflowError):
+                raise BadPolygon(index, "its coordinates must be numbers") from None
+        raise
     if coords.numel() and not bool(torch.isfinite(coords).all() and (coords.abs() <= MAX_COORDINATE).all()):
         bad = ~(torch.isfinite(coords) & (coords.abs() <= MAX_COORDINATE))
         owner = torch.repeat_interleave(torch.arange(points.numel()), 2 * points)
         raise BadPolygon(int(owner[bad.to(torch.uint8).argmax()]),
                          f"a coordinate is not finite or beyond +-{MAX_COORDINATE:.0f} (pycocotools' int overflows)")
     return coords, points
+
+
+def _walk_lengths(coords: Tensor, points: Tensor) -> Tensor:
+    """``(P,)``: how many points step 2 walks for each polygon (the sum of its edges' ``max(dx, dy) + 1``)."""
+    n = points.numel()
+    polygon = torch.repeat_interleave(torch.arange(n), points)
+    first = torch.cumsum(points, 0) - points
+    index = torch.arange(int(points.sum()))
+    following = torch.where(index + 1 < first[polygon] + points[polygon], index + 1, first[polygon])
+    x, y = _c_int(SCALE * coords[0::2] + 0.5), _c_int(SCALE * coords[1::2] + 0.5)
+    steps = torch.maximum((x[following] - x).abs(), (y[following] - y).abs()) + 1
+    return torch.zeros(n, dtype=torch.int64).index_add_(0, polygon, steps)
+
+
+def polygon_intervals(polygons: Sequence[Sequence[float]], height: int,
+                      width: int) -> tuple[Tensor, Tensor, Tensor]:
+    """The inside of each polygon (step 4) as column-major intervals ``(polygon, start, stop)``.
+
+    A polygon's crossings, sorted, pair up: ``[c0, c1)``, ``[c2, c3)``, ... (a last unpaired one runs to ``h * w``,
+    pycocotools' final count) — the parity fill, duplicates included (``[a, b), [b, c)`` is ``[a, c)``).
+    Polygons are walked in chunks of at most :data:`CHUNK_POINTS` points.
+
+    Raises:
+        BadPolygon: see :func:`polygon_masks`.
+    """
+    coords, points = _check(polygons)
+    pixels = height * width
+    n = points.numel()
+    walk = _walk_lengths(coords, points)
+    coord_offsets = torch.cat([points.new_zeros(1), torch.cumsum(2 * points, 0)]).tolist()
+    chunk_of = (torch.cumsum(walk, 0) - walk) // CHUNK_POINTS
+    bounds = torch.cat([torch.zeros(1, dtype=torch.int64), torch.cumsum(torch.bincount(chunk_of), 0)]).tolist()
+    keys = []
+    for start, stop in itertools.pairwise(bounds):  # bounded memory: chunks of polygons
+        if stop == start:
+            continue
+        owner, position = _crossings(coords[coord_offsets[start]:coord_offsets[stop]], points[start:stop], height,
+                                     width)
+        keys.append((owner + start) * (pixels + 1) + position)
+    key = torch.sort(torch.cat(keys) if keys else torch.zeros(0, dtype=torch.int64)).values
+    owner, position = key // (pixels + 1), key % (pixels + 1)
+    count = torch.bincount(owner, minlength=n)
+    rank = torch.arange(key.numel()) - (torch.cumsum(count, 0) - count)[owner]
+    paired = torch.cat([owner[1:] == owner[:-1], owner.new_zeros(min(1, key.numel()), dtype=torch.bool)])
+    following = torch.where(paired, torch.roll(position, -1), pixels)
+    opens = rank % 2 == 0
+    return owner[opens], position[opens], following[opens]
 
 
 def polygon_masks(polygons: Sequence[Sequence[float]], height: int, width: int) -> Tensor:
@@ -136,19 +191,4 @@ def polygon_masks(polygons: Sequence[Sequence[float]], height: int, width: int) 
         >>> polygon_masks([[0.5, 0.5, 3.5, 0.5, 3.5, 2.5, 0.5, 2.5]], 4, 5)[0].int().tolist()
         [[0, 0, 0, 0, 0], [0, 1, 1, 1, 0], [0, 1, 1, 1, 0], [0, 0, 0, 0, 0]]
     """
-    coords, points = _check(polygons)
-    n = points.numel()
-    pixels = height * width
-    out = torch.empty(n, height, width, dtype=torch.bool)
-    per_chunk = max(1, CHUNK_PIXELS // max(pixels, 1))
-    coord_offsets = torch.cat([points.new_zeros(1), torch.cumsum(2 * points, 0)]).tolist()
-    for start in range(0, n, per_chunk):  # bounded memory: chunks of polygons
-        stop = min(n, start + per_chunk)
-        chunk = coords[coord_offsets[start]:coord_offsets[stop]]
-        owner, position = _crossings(chunk, points[start:stop], height, width)
-        # one row of h*w + 1 per polygon: a crossing at position h*w (row h of the last column) changes nothing
-        toggles = torch.zeros(stop - start, pixels + 1, dtype=torch.uint8)
-        toggles.view(-1).index_add_(0, owner * (pixels + 1) + position, torch.ones_like(position, dtype=torch.uint8))
-        inside = torch.cumsum(toggles[:, :pixels], 1, dtype=torch.uint8) & 1  # parity (uint8 wraps at 256: even)
-        out[start:stop].copy_(inside.view(stop - start, width, height).transpose(1, 2))
-    return out
+    return intervals_to_masks(*polygon_intervals(polygons, height, width), len(polygons), height, width)

@@ -137,6 +137,47 @@ def check_counts(counts: Tensor, lengths: Tensor, height: int, width: int) -> No
                                   f"{height * width}")
 
 
+def intervals_to_masks(rows: Tensor, starts: Tensor, stops: Tensor, n: int, height: int, width: int,
+                       overlap: int = 1) -> Tensor:
+    """``(n, height, width)`` bool masks that are the union of column-major pixel intervals.
+
+    Args:
+        rows: ``(K,)`` int64, the mask each interval belongs to (``0 <= rows < n``).
+        starts, stops: ``(K,)`` int64, intervals ``[start, stop)`` of column-major positions ``col * h + row``,
+            ``0 <= start <= stop <= height * width``.
+        n, height, width: the output's shape.
+        overlap: the most intervals of one mask that may cover one pixel (int8 counting below 127).
+
+    Returns:
+        ``(n, height, width)`` bool (contiguous): one difference array (+1 at a start, -1 at a stop) and one
+        cumulative sum for all masks.
+
+    Example:
+        >>> intervals_to_masks(torch.tensor([0, 0]), torch.tensor([1, 2]), torch.tensor([3, 4]), 1, 2, 3,
+        ...                    overlap=2).int().tolist()
+        [[[0, 1, 0], [1, 1, 0]]]
+    """
+    pixels = height * width
+    dtype = torch.int8 if overlap < 127 else torch.int32
+    edges = torch.zeros(n * pixels + 1, dtype=dtype)
+    offset = rows * pixels
+    ones = torch.ones(rows.numel(), dtype=dtype)
+    edges.index_add_(0, offset + starts, ones).index_add_(0, offset + stops, -ones)  # a stop of h*w: next row's 0
+    inside = torch.cumsum(edges[:-1], 0, dtype=dtype).view(n, width, height)  # each mask's intervals sum to 0
+    return torch.empty(n, height, width, dtype=torch.bool).copy_(inside.transpose(1, 2))
+
+
+def rle_intervals(counts: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """The foreground runs of ``N`` RLEs as ``(rle, start, stop)`` column-major intervals (runs of length 0 left
+    out); the counts must be checked (:func:`check_counts`)."""
+    n = lengths.numel()
+    owner = torch.repeat_interleave(torch.arange(n), lengths)
+    j = torch.arange(counts.numel()) - _segment_starts(lengths)[owner]
+    stop = _segment_cumsum(counts, owner, _segment_starts(lengths))
+    foreground = (j % 2 == 1) & (counts > 0)  # runs alternate 0, 1, 0, ...
+    return owner[foreground], (stop - counts)[foreground], stop[foreground]
+
+
 def counts_to_masks(counts: Tensor, lengths: Tensor, height: int, width: int) -> Tensor:
     """Masks from the counts of ``N`` RLEs of one size (pycocotools ``decode``).
 
@@ -153,18 +194,7 @@ def counts_to_masks(counts: Tensor, lengths: Tensor, height: int, width: int) ->
         [[[0, 1, 0], [1, 0, 0]]]
     """
     check_counts(counts, lengths, height, width)
-    n = lengths.numel()
-    if n == 0:
-        return torch.zeros(0, height, width, dtype=torch.bool)
-    owner = torch.repeat_interleave(torch.arange(n), lengths)
-    j = torch.arange(counts.numel()) - _segment_starts(lengths)[owner]
-    stop = torch.cumsum(counts, 0)  # the RLEs are consecutive: each adds up to height * width
-    foreground = (j % 2 == 1) & (counts > 0)  # runs alternate 0, 1, 0, ...
-    edges = torch.zeros(n * height * width + 1, dtype=torch.int8)  # +1 at a run's start, -1 past its end
-    ones = torch.ones(int(foreground.sum()), dtype=torch.int8)
-    edges.index_add_(0, (stop - counts)[foreground], ones).index_add_(0, stop[foreground], -ones)
-    inside = torch.cumsum(edges[:-1], 0, dtype=torch.int8).view(n, width, height)  # column-major runs
-    return torch.empty(n, height, width, dtype=torch.bool).copy_(inside.transpose(1, 2))
+    return intervals_to_masks(*rle_intervals(counts, lengths), lengths.numel(), height, width)
 
 
 def mask_counts(mask: Tensor) -> Tensor:

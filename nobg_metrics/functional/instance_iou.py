@@ -108,12 +108,15 @@ def instance_boundaries(masks: Tensor, dilation_ratio: float) -> tuple[Bands, Te
         (14, 20)
     """
     count, height, width = masks.shape
+    if count == 0:
+        none = torch.zeros(0, dtype=torch.int64, device=masks.device)
+        return Bands(torch.zeros((0, height * width), dtype=torch.bool, device=masks.device), none), none
     radius = dilation_radius(height, width, dilation_ratio)
     packed = pack_bits([masks])
     eroded, widened = square_window_packed(packed, width, radius, True)
     bands = eroded.bitwise_not_().bitwise_and_(widened)
     flat = unpack_bits(bands, bands.shape[-1] * 64)
-    return Bands(flat.reshape(count, -1), count_bits(bands)), count_bits(packed)
+    return Bands(flat.flatten(1), count_bits(bands)), count_bits(packed)
 
 
 def image_ious(det: Tensor, gt: Tensor, det_area: Tensor, gt_area: Tensor, crowd: Tensor,

@@ -74,8 +74,8 @@ def _pixels_and_ious(images: list[ImageInstances], options: InstanceOptions) -> 
     det_pixels: list[Tensor] = [torch.empty(0)] * len(images)
     gt_pixels, ious = list(det_pixels), list(det_pixels)
     for members in by_size.values():  # one group per image size: the erosion runs on all its masks at once
-        flat_det = [images[i].det_masks.reshape(images[i].det_masks.shape[0], -1) for i in members]
-        flat_gt = [images[i].gt_masks.reshape(images[i].gt_masks.shape[0], -1) for i in members]
+        flat_det = [images[i].det_masks.flatten(1) for i in members]
+        flat_gt = [images[i].gt_masks.flatten(1) for i in members]
         bands: list[tuple[Bands, Bands] | None] = [None] * len(members)
         if options.iou_type == "boundary":
             stack = torch.cat([m for i in members for m in (images[i].det_masks, images[i].gt_masks)])

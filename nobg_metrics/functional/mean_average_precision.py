@@ -132,9 +132,7 @@ def mean_average_precision(
     """
     options = make_options(iou_type, dilation_ratio, protocol, iou_thresholds, rec_thresholds,
                            max_detection_thresholds, class_metrics, average, extended_summary, category_frequencies)
-    device = target[0]["masks"].device if len(target) and isinstance(target[0], Mapping) and \
-        isinstance(target[0].get("masks"), Tensor) else torch.device("cpu")
-    first = torch.zeros((), dtype=torch.int64, device=device)
+    first = torch.zeros((), dtype=torch.int64)  # moved to the images' device with the statistics
     states = _mean_average_precision_update(preds, target, options, first, 0, validate_args)
     with_ids = sum(1 for gt in target if "image_id" in gt)
     return _mean_average_precision_compute(states, options, with_ids)

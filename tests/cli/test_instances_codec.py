@@ -160,7 +160,7 @@ def test_polygons_drawn_in_chunks_equal_one_call(monkeypatch):
     rng = np.random.default_rng(5)
     polygons = _polygon_cases(rng, 11, 13, 20)
     whole = polygon_masks(polygons, 11, 13)
-    monkeypatch.setattr(coco_polygons, "CHUNK_PIXELS", 11 * 13 * 3)
+    monkeypatch.setattr(coco_polygons, "CHUNK_POINTS", 200)
     assert torch.equal(polygon_masks(polygons, 11, 13), whole)
 
 

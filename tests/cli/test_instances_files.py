@@ -226,8 +226,8 @@ def test_lvis_image_inputs_drop_empty_masks_and_carry_the_lists(tmp_path):
 @pytest.mark.parametrize(("where", "segmentation", "message"), [
     ("dt", _rle(6, 7, (0, 1, 0, 1)), r"dt.json: detection 2 \(image 9\): the RLE's size \[6, 7\] is not its image's"),
     ("dt", {"size": [6, 8], "counts": "0P"}, r"dt.json: detection 2 \(image 9\): malformed RLE"),
-    ("gt", {"size": [6, 8], "counts": [40]}, r"gt.json: annotations\[2\] \(id 3, image 9\): malformed RLE: its "
-                                             r"counts add up to 40 pixels"),
+    ("gt", {"size": [6, 8], "counts": [40]}, (r"gt.json: annotations\[2\] \(id 3, image 9\): malformed RLE: its "
+                                             r"counts add up to 40 pixels")),
     ("gt", [[1, 2, 3, 4]], r"gt.json: annotations\[2\] \(id 3, image 9\): its first polygon has 4 numbers"),
 ])
 def test_an_unreadable_mask_names_its_file_entry_and_image(tmp_path, where, segmentation, message):
