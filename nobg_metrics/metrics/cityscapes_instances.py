@@ -10,7 +10,7 @@ number of DDP ranks, bit for bit.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
@@ -88,10 +88,27 @@ class CityscapesInstanceAP(NobgMetric):
         for name in COUNT_STATES:
             self._add_count(name, (len(EVAL_LABEL_IDS),))
 
+    def _statistics(self, preds: Predictions, target: InstanceIds) -> dict[str, Tensor]:
+        """The batch's statistics: one row per detection for the lists, per-class counts for the sums."""
+        return _cityscapes_update(preds, target, self.iou_type, self.dilation_ratio, self.min_region_size,
+                                  self.validate_args)
+
+    def _value(self, states: Mapping[str, Any]) -> dict[str, Tensor]:
+        """The result dict (class doc) from states: per-detection lists (or, after a DDP sync, tensors) and counts."""
+        def rows(name: str) -> Tensor:
+            dtype, trailing = DETECTION_STATES[name]
+            value = states[name]
+            if isinstance(value, Tensor):  # after a DDP sync torchmetrics holds the gathered tensor
+                return value
+            return torch.cat(value) if value else torch.zeros((0, *trailing), dtype=dtype, device=self.device)
+
+        scores, classes, true, false = (rows(name) for name in DETECTION_STATES)
+        return _cityscapes_compute(scores, classes, true, false, states["gt_instance_count"],
+                                   states["prediction_count"])
+
     def update(self, preds: Predictions, target: InstanceIds) -> None:
         """Add a batch: one prediction dict per image and the images' instanceIds maps."""
-        stats = _cityscapes_update(preds, target, self.iou_type, self.dilation_ratio, self.min_region_size,
-                                   self.validate_args)
+        stats = self._statistics(preds, target)
         # one final step: new lists and new tensors (a rejected batch above changed nothing)
         self.detection_scores = [*self.detection_scores, stats["detection_scores"]]
         self.detection_classes = [*self.detection_classes, stats["detection_classes"]]
@@ -100,17 +117,9 @@ class CityscapesInstanceAP(NobgMetric):
         self.gt_instance_count = self.gt_instance_count + stats["gt_instance_count"]
         self.prediction_count = self.prediction_count + stats["prediction_count"]
 
-    def _detections(self, name: str) -> Tensor:
-        dtype, trailing = DETECTION_STATES[name]
-        value = getattr(self, name)
-        if isinstance(value, Tensor):  # after a DDP sync torchmetrics holds the gathered tensor
-            return value
-        return torch.cat(value) if value else torch.zeros((0, *trailing), dtype=dtype, device=self.device)
-
     def compute(self) -> dict[str, Tensor]:
         """The result dict (class doc)."""
-        scores, classes, true, false = (self._detections(name) for name in DETECTION_STATES)
-        return _cityscapes_compute(scores, classes, true, false, self.gt_instance_count, self.prediction_count)
+        return self._value({name: getattr(self, name) for name in (*DETECTION_STATES, *COUNT_STATES)})
 
     def _sync_dist(self, dist_sync_fn: Callable = gather_all_tensors, process_group: Any | None = None) -> None:
         """Gather over DDP ranks; a rank without detections sends empty tensors of each state's dtype and shape.
