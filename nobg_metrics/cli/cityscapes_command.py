@@ -54,7 +54,7 @@ def usage_problem(args: argparse.Namespace) -> str | None:
 
 
 def _cell(value: float | None) -> str:
-    return "{:>15.3f}".format(math.nan if value is None else value)
+    return f"{math.nan if value is None else value:>15.3f}"
 
 
 def table_lines(ap_per_class: Sequence[float | None], ap_50_per_class: Sequence[float | None],
@@ -75,7 +75,7 @@ def table_lines(ap_per_class: Sequence[float | None], ap_50_per_class: Sequence[
     rule = "#" * 50
     lines = ["", rule, "{:<15}".format("what") + ":" + "{:>15}".format("AP") + "{:>15}".format("AP_50%"), rule]
     for name, value, value_50 in zip(CLASS_NAMES, ap_per_class, ap_50_per_class):
-        lines.append("{:<15}".format(name) + ":" + _cell(value) + _cell(value_50))
+        lines.append(f"{name:<15}:" + _cell(value) + _cell(value_50))
     lines += ["-" * 50, "{:<15}".format("average") + ":" + _cell(ap) + _cell(ap_50), ""]
     return lines
 

@@ -132,7 +132,7 @@ def read_prediction_list(path: Path) -> list[Prediction]:
 
 
 def read_gt(path: Path) -> np.ndarray:
-    """An instanceIds PNG as Pillow gives it, checked: ``(H, W)`` int64."""
+    """An instanceIds PNG as Pillow gives it (uint16 for a 16-bit PNG), its values checked: ``(H, W)``."""
     try:
         with Image.open(path) as image:
             mode = image.mode
@@ -141,24 +141,29 @@ def read_gt(path: Path) -> np.ndarray:
         raise CityscapesInputError(f"{path}: cannot be read as an image ({error})") from None
     if mode not in ("I;16", "I;16B", "I;16L", "I", "L") or values.ndim != 2:
         raise CityscapesInputError(f"{path}: an instanceIds map must be a one-channel 16-bit PNG; got mode {mode}")
-    values = values.astype(np.int64)
-    outside = (values < -1) | ((values > 33) & (values < 1000)) | (values >= 34000)
-    if outside.any():
-        raise CityscapesInputError(f"{path}: holds {int(values[outside][0])}, which is not a Cityscapes instanceIds "
-                                   f"value (a label id -1..33, or label id * 1000 + instance: 1000..33999)")
+    outside = (values > 33) & (values < 1000)
+    low, high = int(values.min()), int(values.max())
+    if low < -1 or high >= 34000 or outside.any():
+        bad = low if low < -1 else high if high >= 34000 else int(values[outside][0])
+        raise CityscapesInputError(f"{path}: holds {bad}, which is not a Cityscapes instanceIds value (a label id "
+                                   f"-1..33, or label id * 1000 + instance: 1000..33999)")
     return values
 
 
-def read_mask(prediction: Prediction, size: tuple[int, int]) -> np.ndarray:
-    """``Image.open(f).convert("L") != 0`` at the gt's ``size`` (H, W)."""
-    try:
-        with Image.open(prediction.path) as image:
-            mask = np.array(image.convert("L")) != 0
-    except FileNotFoundError:
-        raise CityscapesInputError(f"{prediction.where}: the mask {prediction.path} does not exist") from None
-    except (OSError, ValueError) as error:
-        raise CityscapesInputError(f"{prediction.where}: {prediction.path} cannot be read ({error})") from None
-    if mask.shape != size:
-        raise CityscapesInputError(f"{prediction.where}: the mask {prediction.path} is {mask.shape[1]}x{mask.shape[0]}, "
-                                   f"its gt {size[1]}x{size[0]}")
-    return mask
+def read_masks(predictions: list[Prediction], size: tuple[int, int]) -> np.ndarray:
+    """``Image.open(f).convert("L") != 0`` of each prediction at the gt's ``size`` (H, W): :math:`(N, H, W)` bool
+    (an ``L`` image is compared as it is: ``convert("L")`` of it is a copy)."""
+    masks = np.empty((len(predictions), *size), dtype=bool)
+    for index, prediction in enumerate(predictions):  # one file per mask
+        try:
+            with Image.open(prediction.path) as image:
+                grey = image if image.mode == "L" else image.convert("L")
+                if grey.size != (size[1], size[0]):
+                    raise CityscapesInputError(f"{prediction.where}: the mask {prediction.path} is {grey.size[0]}x"
+                                               f"{grey.size[1]}, its gt {size[1]}x{size[0]}")
+                np.not_equal(np.asarray(grey), 0, out=masks[index])
+        except FileNotFoundError:
+            raise CityscapesInputError(f"{prediction.where}: the mask {prediction.path} does not exist") from None
+        except (OSError, ValueError) as error:
+            raise CityscapesInputError(f"{prediction.where}: {prediction.path} cannot be read ({error})") from None
+    return masks

@@ -25,7 +25,11 @@ import torch
 from torch import Tensor
 
 import nobg_metrics
-from nobg_metrics.cli.cityscapes_command import CLASS_NAMES, reference_averages, table_lines
+from nobg_metrics.cli.cityscapes_command import (
+    CLASS_NAMES,
+    reference_averages,
+    table_lines,
+)
 from nobg_metrics.cli.cityscapes_files import (
     EVAL_LABEL_IDS,
     CityscapesInputError,
@@ -33,7 +37,7 @@ from nobg_metrics.cli.cityscapes_files import (
     find_gts,
     match_predictions,
     read_gt,
-    read_mask,
+    read_masks,
     read_prediction_list,
 )
 from nobg_metrics.cli.config import ConfigError
@@ -52,12 +56,7 @@ def image_inputs(pair: ImagePair, device: torch.device, counts: dict[str, int]) 
     evaluated = [p for p in listed if p.label in EVAL_LABEL_IDS]  # the reference opens only these
     counts["listed"] += len(listed)
     counts["other_classes"] += len(listed) - len(evaluated)
-    masks = torch.zeros((len(evaluated), *gt.shape), dtype=torch.bool)
-    for index, prediction in enumerate(evaluated):  # one file per mask
-        masks[index] = torch.from_numpy(read_mask(prediction, gt.shape))
-    empty = int((~masks.flatten(1).any(1)).sum()) if len(evaluated) else 0
-    counts["empty"] += empty
-    counts["evaluated"] += len(evaluated) - empty
+    masks = torch.from_numpy(read_masks(evaluated, gt.shape))
     pred = {"masks": masks.to(device),
             "scores": torch.tensor([p.score for p in evaluated], dtype=torch.float64, device=device),
             "labels": torch.tensor([p.label for p in evaluated], dtype=torch.int64, device=device)}
@@ -116,7 +115,8 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             for note in notes:
                 print(f"note: {note}", file=sys.stderr)
-        metric = nobg_metrics.CityscapesInstanceAP(iou_type=args.iou_type, dilation_ratio=args.dilation_ratio)
+        metric = nobg_metrics.CityscapesInstanceAP(iou_type=args.iou_type, dilation_ratio=args.dilation_ratio,
+                                                   validate_args=False)  # the files' values are checked as read
         metric = metric.to(device)
         counts = {"listed": 0, "other_classes": 0, "empty": 0, "evaluated": 0}
         progress = Progress(f"instances cityscapes {args.iou_type}", len(pairs), enabled=not args.quiet)
@@ -127,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
             progress.update()
         progress.close()
         values = metric.compute()
+        kept = int(metric.prediction_count.sum())  # evaluated classes and non-empty masks
+        counts["empty"], counts["evaluated"] = counts["listed"] - counts["other_classes"] - kept, kept
         plain = {key: _plain(value) for key, value in values.items()}
         lines = table_lines(plain["ap_per_class"], plain["ap_50_per_class"], plain["ap"], plain["ap_50"])
         print("\n".join(lines))

@@ -35,15 +35,18 @@ InstanceIds = Union[Tensor, Sequence[Tensor]]  # noqa: UP007  (a runtime alias: 
 
 @dataclass
 class SizeGroup:
-    """The images of one size, stacked: ``gts`` :math:`(B, H, W)` int64, ``masks`` :math:`(P, H, W)` bool (all the
-    group's predictions), ``image_of`` :math:`(P,)` int64 (the image of each, ``0 .. B - 1``), ``labels`` :math:`(P,)`
-    int64, ``scores`` :math:`(P,)` float64."""
+    """The images of one size: ``gts`` :math:`(B, H, W)` int64 (stacked), ``masks`` each image's :math:`(N_b, H, W)`
+    bool masks (not concatenated: they are packed to bits one by one), ``image_of`` :math:`(P,)` int64 (the image of
+    each of the group's ``P`` predictions), ``labels`` :math:`(P,)` int64, ``scores`` :math:`(P,)` float64, ``names``
+    the images' argument names (``target[3]``) and ``validate`` whether values are checked."""
 
     gts: Tensor
-    masks: Tensor
+    masks: list[Tensor]
     image_of: Tensor
     labels: Tensor
     scores: Tensor
+    names: list[str]
+    validate: bool = True
 
 
 def _gt_list(target: InstanceIds) -> list[tuple[str, Tensor]]:
@@ -73,14 +76,17 @@ def _check_gt(name: str, gt: Tensor, validate_args: bool) -> Tensor:
     if gt.shape[0] == 0 or gt.shape[1] == 0:
         raise ValueError(f"`{name}` must have H >= 1 and W >= 1, got shape {tuple(gt.shape)}")
     gt = gt.to(torch.int64).contiguous()
-    if validate_args:
-        outside = ((gt < LOWEST_LABEL_ID) | ((gt > HIGHEST_LABEL_ID) & (gt < GROUP_LIMIT))
-                   | (gt >= (HIGHEST_LABEL_ID + 1) * GROUP_LIMIT))
-        if bool(outside.any()):
-            value = int(gt[outside][0])
-            raise ValueError(f"`{name}` holds {value}, which is not a Cityscapes instanceIds value (a label id "
-                             f"-1..33, or label id * 1000 + instance for ids 1..33: 1000..33999)")
+    if validate_args:  # the range here; values 34 .. 999 are found in the segment table (cityscapes_matching)
+        low, high = (int(v) for v in torch.aminmax(gt))
+        if low < LOWEST_LABEL_ID or high >= (HIGHEST_LABEL_ID + 1) * GROUP_LIMIT:
+            raise_bad_value(name, low if low < LOWEST_LABEL_ID else high)
     return gt
+
+
+def raise_bad_value(name: str, value: int) -> None:
+    """The error for an instanceIds value outside the encoding."""
+    raise ValueError(f"`{name}` holds {value}, which is not a Cityscapes instanceIds value (a label id -1..33, or "
+                     f"label id * 1000 + instance for ids 1..33: 1000..33999)")
 
 
 def _check_prediction(where: str, pred: object, size: tuple[int, int], device: torch.device,
@@ -129,21 +135,24 @@ def size_groups(preds: Predictions, target: InstanceIds, validate_args: bool = T
     gts = _gt_list(target)
     if len(preds) != len(gts):
         raise ValueError(f"`preds` has {len(preds)} images and `target` {len(gts)}: give one prediction dict per gt")
-    grouped: dict[tuple[int, int], list[tuple[Tensor, Tensor, Tensor, Tensor]]] = {}
+    grouped: dict[tuple[int, int], list[tuple[str, Tensor, Tensor, Tensor, Tensor]]] = {}
     for index, ((name, gt), pred) in enumerate(zip(gts, preds)):
         gt = _check_gt(name, gt, validate_args)
         size = (int(gt.shape[0]), int(gt.shape[1]))
         masks, scores, labels = _check_prediction(f"preds[{index}]", pred, size, gt.device, validate_args)
-        grouped.setdefault(size, []).append((gt, masks, scores, labels))
+        grouped.setdefault(size, []).append((name, gt, masks, scores, labels))
     groups = []
     for images in grouped.values():  # a loop over image sizes: each size is one vectorised pass
-        counts = torch.tensor([masks.shape[0] for _, masks, _, _ in images], device=images[0][0].device)
+        names, gt_maps, masks, scores, labels = (list(column) for column in zip(*images))
+        counts = torch.tensor([m.shape[0] for m in masks], device=gt_maps[0].device)
         groups.append(SizeGroup(
-            gts=torch.stack([gt for gt, _, _, _ in images]),
-            masks=torch.cat([masks for _, masks, _, _ in images]),
+            gts=gt_maps[0].unsqueeze(0) if len(gt_maps) == 1 else torch.stack(gt_maps),
+            masks=masks,
             image_of=torch.repeat_interleave(torch.arange(len(images), device=counts.device), counts,
-                                             output_size=sum(masks.shape[0] for _, masks, _, _ in images)),
-            scores=torch.cat([scores for _, _, scores, _ in images]),
-            labels=torch.cat([labels for _, _, _, labels in images]),
+                                             output_size=sum(m.shape[0] for m in masks)),
+            scores=torch.cat(scores),
+            labels=torch.cat(labels),
+            names=names,
+            validate=validate_args,
         ))
     return groups

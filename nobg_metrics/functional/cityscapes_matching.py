@@ -29,7 +29,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from nobg_metrics.functional.cityscapes_inputs import SizeGroup
+from nobg_metrics.functional.cityscapes_inputs import SizeGroup, raise_bad_value
 from nobg_metrics.functional.cityscapes_labels import (
     EVAL_LABEL_IDS,
     GROUP_LIMIT,
@@ -39,7 +39,7 @@ from nobg_metrics.functional.cityscapes_labels import (
     is_void_value,
     label_ids,
 )
-from nobg_metrics.ops.morphology import square_window_bits
+from nobg_metrics.ops.morphology import pack_bits, square_window_packed
 from nobg_metrics.ops.segment_bands import segment_interiors
 
 OVERLAPS: tuple[float, ...] = tuple(0.5 + i * ((0.5 + 0.05) - 0.5) for i in range(10))
@@ -48,30 +48,31 @@ _VALUE_SPAN = (HIGHEST_LABEL_ID + 1) * GROUP_LIMIT - LOWEST_LABEL_ID  # values -
 
 
 def _counts(index: Tensor, size: int, weights: Tensor | None = None) -> Tensor:
-    """int64 ``bincount`` of ``index`` into ``size`` bins (``index_add_``: no read of the largest index)."""
+    """int64 ``bincount`` of ``index`` into ``size`` bins (``weights``: 0/1 flags).
+
+    ``torch.bincount`` on the CPU (the fastest there); ``index_add_`` elsewhere (``bincount`` reads the largest index
+    on the host first). Counts of flags are exact in either.
+    """
+    if index.device.type == "cpu":
+        counted = torch.bincount(index, None if weights is None else weights.to(torch.float64), minlength=size)
+        return counted.to(torch.int64)
     ones = torch.ones_like(index) if weights is None else weights.to(torch.int64)
     return torch.zeros(size, dtype=torch.int64, device=index.device).index_add_(0, index, ones)
 
 
-def _segments(gts: Tensor) -> tuple[Tensor, Tensor]:
-    """``(keys, inverse)``: the distinct ``(image, value)`` keys in order, and each pixel's segment index.
-
-    A presence table over the bounded key range and its cumulative sum rank the keys (no sort of the pixels).
-    """
-    images = gts.shape[0]
-    keys = (gts - LOWEST_LABEL_ID) + _VALUE_SPAN * torch.arange(images, device=gts.device).view(-1, 1, 1)
-    present = torch.zeros(images * _VALUE_SPAN, dtype=torch.bool, device=gts.device)
-    present[keys.flatten()] = True
-    rank = torch.cumsum(present, 0) - 1
-    return present.nonzero().flatten(), rank[keys.flatten()]  # host read: the number of segments
+def _byte_bits(device: torch.device) -> Tensor:
+    """:math:`(256, 8)` bool: bit ``b`` of each byte value."""
+    return ((torch.arange(256, device=device).view(-1, 1) >> torch.arange(8, device=device)) & 1).bool()
 
 
-def _band_bits(masks: Tensor, radius: int, pred_index: Tensor, pixel: Tensor, width: int) -> Tensor:
-    """Whether each listed predicted pixel lies in its mask's band (``mask - erode(mask)``)."""
-    eroded, _ = square_window_bits([masks], radius, True)  # packed: pixel (y, x) at bit x % 64 of word x // 64
-    row, column = torch.div(pixel, width, rounding_mode="floor"), pixel % width
-    words = eroded[pred_index, row, torch.div(column, 64, rounding_mode="floor")]
-    return ((words >> (column % 64)) & 1) == 0
+def _pixel_list(packed: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """``(mask, row, column)`` of every set pixel of packed masks: their non-zero words, then those words' set bits
+    through a 256-entry byte table (the masks are read at 1 bit per pixel; their bytes are never scanned again)."""
+    mask, row, word = (packed != 0).nonzero(as_tuple=True)  # host read: the non-zero words
+    octets = packed[mask, row, word].view(torch.uint8).view(-1, 8)  # little-endian: byte j holds pixels 8j .. 8j+7
+    bits = _byte_bits(packed.device)[octets.long()].view(-1, 64)
+    which, bit = bits.nonzero(as_tuple=True)  # host read: the pixels
+    return mask[which], row[which], word[which] * 64 + bit
 
 
 def group_statistics(group: SizeGroup, boundary: bool, radius: int, min_region_size: int) -> dict[str, Tensor]:
@@ -83,34 +84,51 @@ def group_statistics(group: SizeGroup, boundary: bool, radius: int, min_region_s
         threshold, ``gt_instance_count`` / ``prediction_count`` :math:`(C,)` int64 per class.
     """
     gts, masks, image_of = group.gts, group.masks, group.image_of
-    device, (images, height, width), count = gts.device, gts.shape, masks.shape[0]
+    device, (images, height, width), count = gts.device, gts.shape, image_of.numel()
     num_classes, thresholds = len(EVAL_LABEL_IDS), torch.tensor(OVERLAPS, dtype=torch.float64, device=gts.device)
 
-    keys, inverse = _segments(gts)
+    # segments: the distinct (image, value) keys, ranked through a table over the bounded key range (no sort)
+    offsets = _VALUE_SPAN * torch.arange(images, device=device).view(-1, 1, 1) - LOWEST_LABEL_ID
+    pixel_keys = (gts + offsets).view(-1)
+    key_pixels = _counts(pixel_keys, images * _VALUE_SPAN)
+    if group.validate:  # values 34 .. 999: a label id that does not exist (keys 35 .. 1000 of each image)
+        unknown = key_pixels.view(images, _VALUE_SPAN)[:, HIGHEST_LABEL_ID + 2:GROUP_LIMIT + 1] > 0
+        if bool(unknown.any()):
+            image, position = (int(v) for v in unknown.nonzero()[0])
+            raise_bad_value(group.names[image], position + HIGHEST_LABEL_ID + 1)
+    present = key_pixels > 0
+    rank = torch.cumsum(present, 0) - 1
+    keys = present.nonzero().flatten()  # host read: the number of segments
     num_segments = keys.numel()
     value = keys % _VALUE_SPAN + LOWEST_LABEL_ID
     seg_class = eval_class_index(label_ids(value))
-    seg_pixels = _counts(inverse, num_segments)
+    seg_pixels = key_pixels[keys]  # pixelCount = (imgNp == instID).sum()
     seg_group, seg_small = value < GROUP_LIMIT, seg_pixels < min_region_size
     seg_is_gt = (seg_class >= 0) & ~seg_group & ~seg_small  # gt["instID"] >= 1000 and pixelCount >= minRegionSize
     per_image = _counts(torch.div(keys, _VALUE_SPAN, rounding_mode="floor"), images)
     start = torch.cumsum(per_image, 0) - per_image
     columns = int(per_image.max())  # host read: the widest image's segments, the pair table's width
 
+    # every predicted pixel once, with the segment under it: the pair table's counts
     pred_class = eval_class_index(group.labels)
-    pred_index, pixel = masks.reshape(count, height * width).nonzero(as_tuple=True)  # host read: predicted pixels
+    words = -(-width // 64)
+    nonempty = [m for m in masks if m.shape[0]]  # each image's masks packed on their own: no byte copy of all
+    packed = pack_bits(nonempty) if nonempty else torch.zeros((0, height, words), dtype=torch.int64, device=device)
+    pred_index, row, column_of = _pixel_list(packed)
     pixel_image = image_of[pred_index]
-    segment = inverse.view(images, height * width)[pixel_image, pixel]
+    pixel_at = (pixel_image * height + row) * width + column_of
+    segment = rank[pixel_keys[pixel_at]]
     code = pred_index * columns + (segment - start[pixel_image])
     pair_pixels = _counts(code, count * columns).view(count, columns)
-    pred_pixels = pair_pixels.sum(1)
+    pred_pixels = pair_pixels.sum(1)  # the segments cover the image
     if boundary:
-        outside = ~segment_interiors(gts, radius).view(images, height * width)
-        seg_band = _counts(inverse, num_segments, weights=outside.flatten())
-        in_band = _band_bits(masks, radius, pred_index, pixel, width) if count else pixel.new_zeros(0, dtype=torch.bool)
+        outside = ~segment_interiors(gts, radius).view(-1)  # each pixel in its own segment's band
+        seg_band = _counts(pixel_keys, images * _VALUE_SPAN, weights=outside)[keys]
+        eroded, _ = square_window_packed(packed, width, radius, True)  # pixel (y, x): bit x % 64 of word x // 64
+        eroded_words = eroded[pred_index, row, torch.div(column_of, 64, rounding_mode="floor")]
+        in_band = ((eroded_words >> (column_of % 64)) & 1) == 0  # boundary = mask - erode(mask)
         pred_band = _counts(pred_index, count, weights=in_band)
-        both = in_band & outside[pixel_image, pixel]
-        pair_band = _counts(code, count * columns, weights=both).view(count, columns)
+        pair_band = _counts(code, count * columns, weights=in_band & outside[pixel_at]).view(count, columns)
 
     column = torch.arange(columns, device=device)
     pair_segment = (start[image_of].view(-1, 1) + column).clamp(max=max(num_segments - 1, 0))  # (P, columns)

@@ -27,6 +27,7 @@ def run_and(flags: Tensor, length: int, dim: int) -> Tensor:
     """``out[j] = flags[j] & ... & flags[j + length - 1]`` along ``dim`` (``size - length + 1`` outputs, ``length >= 1``).
 
     Example:
+        >>> import torch
         >>> run_and(torch.tensor([True, True, False, True, True, True]), 2, 0)
         tensor([ True, False, False,  True,  True])
     """
@@ -56,6 +57,7 @@ def segment_interiors(ids: Tensor, radius: int) -> Tensor:
         :math:`(B, H, W)` bool; ``(ids == v) & ~interior`` is the ``mask_to_boundary`` band of segment ``v``.
 
     Example:
+        >>> import torch
         >>> ids = torch.tensor([[[1, 1, 1, 1, 2], [1, 1, 1, 1, 2], [1, 1, 1, 1, 2], [1, 1, 1, 1, 2]]])
         >>> segment_interiors(ids, 1).int()
         tensor([[[0, 0, 0, 0, 0],

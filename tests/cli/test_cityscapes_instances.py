@@ -159,5 +159,5 @@ def test_notes_on_the_references_environment_variables_and_cache(tmp_path, monke
 def test_help_does_not_load_torch():
     code = ("import sys\nfrom nobg_metrics.cli.entry import main\ntry:\n    main(['instances', '--help'])\n"
             "except SystemExit:\n    pass\nprint('torch' in sys.modules, file=sys.stderr)")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     assert "--cityscapes" in result.stdout and result.stderr.strip().endswith("False")

@@ -28,8 +28,8 @@ def _data():
 
 def _same(first: dict, second: dict) -> None:
     assert first.keys() == second.keys()
-    for key in first:
-        assert torch.equal(first[key].nan_to_num(-7.0), second[key].nan_to_num(-7.0)), (key, first[key], second[key])
+    for key, value in first.items():
+        assert torch.equal(value.nan_to_num(-7.0), second[key].nan_to_num(-7.0)), (key, value, second[key])
 
 
 def _fed(metric, preds, target, chunk: int):

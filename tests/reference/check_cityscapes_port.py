@@ -38,7 +38,11 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from nobg_metrics.functional import cityscapes_instance_ap
-    from tests.helpers.cityscapes_data import as_torch, cityscapes_dataset, write_cityscapes_folders
+    from tests.helpers.cityscapes_data import (
+        as_torch,
+        cityscapes_dataset,
+        write_cityscapes_folders,
+    )
     from tests.reference.cityscapes_instances_port import CLASSES, evaluate
     from tests.reference.cityscapes_reference_run import reference_paths, run_reference
 

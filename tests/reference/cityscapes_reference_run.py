@@ -90,7 +90,7 @@ def run_reference(gt_dir: Path, result_dir: Path, iou_type: str, dilation_ratio:
         command = [sys.executable, "-c", _DRIVER, root, scripts, tmp, str(out), "--gt_dir", str(gt_dir),
                    "--result_dir", str(result_dir), "--iou-type", iou_type, "--dilation-ratio", repr(dilation_ratio),
                    "--clear-results"]
-        done = subprocess.run(command, capture_output=True, text=True)
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise RuntimeError(done.stderr[-3000:])
         report = json.loads(out.read_text())
@@ -99,3 +99,45 @@ def run_reference(gt_dir: Path, result_dir: Path, iou_type: str, dilation_ratio:
         if gt_cache.exists():
             gt_cache.unlink()
         return report
+
+
+def reference_evaluator(paths: tuple[str, str] | None = None) -> Any:
+    """The tool's evaluation in this process (for timing side by side): ``evaluate(gt_dir, result_dir, iou_type,
+    ratio)`` sets the module's ``args`` as ``tools/cityscapes_instance_evaluation.py``'s ``main`` does (no gt cache
+    file: ``gtInstancesFile`` in a temporary folder, removed after each call), globs the gts, finds each prediction
+    file with ``getPrediction`` and returns ``evaluateImgLists(...)``. Restores ``np.float`` for good in this process.
+    """
+    import glob
+
+    import numpy as np
+
+    root, scripts = paths or reference_paths() or ("", "")
+    if not root:
+        raise RuntimeError("set BOUNDARY_IOU_API and CITYSCAPES_SCRIPTS to the unpacked references")
+    stubs = tempfile.mkdtemp(prefix="cityscapes-stubs-")
+    for name, text in _STUBS.items():
+        (Path(stubs) / name).parent.mkdir(parents=True, exist_ok=True)
+        (Path(stubs) / name).write_text(text)
+    sys.path[:0] = [root, scripts]
+    for module in ("pyquaternion", "fvcore"):
+        try:
+            __import__(module)
+        except ImportError:
+            sys.path.insert(0, stubs)
+    np.float = float  # type: ignore[attr-defined]  # removed in numpy 1.24; the script's np.zeros(..., np.float)
+    import boundary_iou.cityscapes_instance_api.evalInstanceLevelSemanticLabeling as cs_eval
+
+    def evaluate(gt_dir: Path, result_dir: Path, iou_type: str, dilation_ratio: float) -> dict[str, Any]:
+        with tempfile.TemporaryDirectory() as cache:
+            cs_eval.args.predictionPath = os.path.abspath(result_dir)
+            cs_eval.args.predictionWalk = None
+            cs_eval.args.JSONOutput = False
+            cs_eval.args.colorized = False
+            cs_eval.args.gtInstancesFile = os.path.join(cache, "gtInstances.json")
+            cs_eval.args.iou_type = iou_type
+            cs_eval.args.dilation_ratio = dilation_ratio
+            gts = glob.glob(os.path.join(str(gt_dir), "*", "*_gtFine_instanceIds.png"))
+            predictions = [cs_eval.getPrediction(gt, cs_eval.args) for gt in gts]
+            return cs_eval.evaluateImgLists(predictions, gts, cs_eval.args)
+
+    return evaluate
