@@ -143,15 +143,15 @@ def size_groups(preds: Predictions, target: InstanceIds, validate_args: bool = T
         grouped.setdefault(size, []).append((name, gt, masks, scores, labels))
     groups = []
     for images in grouped.values():  # a loop over image sizes: each size is one vectorised pass
-        names, gt_maps, masks, scores, labels = (list(column) for column in zip(*images))
-        counts = torch.tensor([m.shape[0] for m in masks], device=gt_maps[0].device)
+        names, gt_maps, image_masks, image_scores, image_labels = (list(column) for column in zip(*images))
+        counts = torch.tensor([m.shape[0] for m in image_masks], device=gt_maps[0].device)
         groups.append(SizeGroup(
             gts=gt_maps[0].unsqueeze(0) if len(gt_maps) == 1 else torch.stack(gt_maps),
-            masks=masks,
+            masks=image_masks,
             image_of=torch.repeat_interleave(torch.arange(len(images), device=counts.device), counts,
-                                             output_size=sum(m.shape[0] for m in masks)),
-            scores=torch.cat(scores),
-            labels=torch.cat(labels),
+                                             output_size=sum(m.shape[0] for m in image_masks)),
+            scores=torch.cat(image_scores),
+            labels=torch.cat(image_labels),
             names=names,
             validate=validate_args,
         ))
