@@ -35,7 +35,7 @@ InstanceIds = Union[Tensor, Sequence[Tensor]]  # noqa: UP007  (a runtime alias: 
 
 @dataclass
 class SizeGroup:
-    """The images of one size: ``gts`` :math:`(B, H, W)` int64 (stacked), ``masks`` each image's :math:`(N_b, H, W)`
+    """The images of one size: ``gts`` :math:`(B, H, W)` int32 (stacked), ``masks`` each image's :math:`(N_b, H, W)`
     bool masks (not concatenated: they are packed to bits one by one), ``image_of`` :math:`(P,)` int64 (the image of
     each of the group's ``P`` predictions), ``labels`` :math:`(P,)` int64, ``scores`` :math:`(P,)` float64, ``names``
     the images' argument names (``target[3]``) and ``validate`` whether values are checked."""
@@ -75,12 +75,11 @@ def _check_gt(name: str, gt: Tensor, validate_args: bool) -> Tensor:
         raise ValueError(f"`{name}` must hold data (a CPU or CUDA tensor); got a tensor on the meta device")
     if gt.shape[0] == 0 or gt.shape[1] == 0:
         raise ValueError(f"`{name}` must have H >= 1 and W >= 1, got shape {tuple(gt.shape)}")
-    gt = gt.to(torch.int64).contiguous()
     if validate_args:  # the range here; values 34 .. 999 are found in the segment table (cityscapes_matching)
-        low, high = (int(v) for v in torch.aminmax(gt))
+        low, high = (int(v) for v in torch.aminmax(gt.to(torch.int64) if gt.dtype == torch.uint16 else gt))
         if low < LOWEST_LABEL_ID or high >= (HIGHEST_LABEL_ID + 1) * GROUP_LIMIT:
             raise_bad_value(name, low if low < LOWEST_LABEL_ID else high)
-    return gt
+    return gt.to(torch.int32).contiguous()  # values < 34000: half the memory traffic of int64
 
 
 def raise_bad_value(name: str, value: int) -> None:

@@ -45,17 +45,17 @@ from nobg_metrics.ops.segment_bands import segment_interiors
 OVERLAPS: tuple[float, ...] = tuple(0.5 + i * ((0.5 + 0.05) - 0.5) for i in range(10))
 """``np.arange(0.5, 1., 0.05)`` value for value: numpy fills ``start + i * (start + step - start)``."""
 _VALUE_SPAN = (HIGHEST_LABEL_ID + 1) * GROUP_LIMIT - LOWEST_LABEL_ID  # values -1 .. 33999 -> keys 0 .. 34000
+_PACK_BYTES = 1 << 23
 
 
 def _counts(index: Tensor, size: int, weights: Tensor | None = None) -> Tensor:
     """int64 ``bincount`` of ``index`` into ``size`` bins (``weights``: 0/1 flags).
 
-    ``torch.bincount`` on the CPU (the fastest there); ``index_add_`` elsewhere (``bincount`` reads the largest index
-    on the host first). Counts of flags are exact in either.
+    ``torch.bincount`` of the flagged indices on the CPU (the fastest there; a host read is free); ``index_add_``
+    elsewhere (``bincount`` and the selection read sizes on the host).
     """
     if index.device.type == "cpu":
-        counted = torch.bincount(index, None if weights is None else weights.to(torch.float64), minlength=size)
-        return counted.to(torch.int64)
+        return torch.bincount(index if weights is None else index[weights], minlength=size)
     ones = torch.ones_like(index) if weights is None else weights.to(torch.int64)
     return torch.zeros(size, dtype=torch.int64, device=index.device).index_add_(0, index, ones)
 
@@ -88,8 +88,9 @@ def group_statistics(group: SizeGroup, boundary: bool, radius: int, min_region_s
     num_classes, thresholds = len(EVAL_LABEL_IDS), torch.tensor(OVERLAPS, dtype=torch.float64, device=gts.device)
 
     # segments: the distinct (image, value) keys, ranked through a table over the bounded key range (no sort)
-    offsets = _VALUE_SPAN * torch.arange(images, device=device).view(-1, 1, 1) - LOWEST_LABEL_ID
-    pixel_keys = (gts + offsets).view(-1)
+    key_type = torch.int32 if images * _VALUE_SPAN < 2**31 else torch.int64
+    offsets = _VALUE_SPAN * torch.arange(images, device=device, dtype=key_type).view(-1, 1, 1) - LOWEST_LABEL_ID
+    pixel_keys = (gts.to(key_type) + offsets).view(-1)
     key_pixels = _counts(pixel_keys, images * _VALUE_SPAN)
     if group.validate:  # values 34 .. 999: a label id that does not exist (keys 35 .. 1000 of each image)
         unknown = key_pixels.view(images, _VALUE_SPAN)[:, HIGHEST_LABEL_ID + 2:GROUP_LIMIT + 1] > 0
@@ -112,8 +113,11 @@ def group_statistics(group: SizeGroup, boundary: bool, radius: int, min_region_s
     # every predicted pixel once, with the segment under it: the pair table's counts
     pred_class = eval_class_index(group.labels)
     words = -(-width // 64)
-    nonempty = [m for m in masks if m.shape[0]]  # each image's masks packed on their own: no byte copy of all
-    packed = pack_bits(nonempty) if nonempty else torch.zeros((0, height, words), dtype=torch.int64, device=device)
+    # packed in blocks of <= 8 MB of mask bytes (the multiply's temporary stays in cache: ~2x faster on a CPU),
+    # image by image (never one byte copy of the whole group)
+    block = max(1, _PACK_BYTES // (height * width))
+    pieces = [piece for image_masks in masks if image_masks.shape[0] for piece in image_masks.split(block)]
+    packed = pack_bits(pieces) if pieces else torch.zeros((0, height, words), dtype=torch.int64, device=device)
     pred_index, row, column_of = _pixel_list(packed)
     pixel_image = image_of[pred_index]
     pixel_at = (pixel_image * height + row) * width + column_of
