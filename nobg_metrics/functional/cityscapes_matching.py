@@ -20,8 +20,9 @@ What boundary-iou-api's ``evalInstanceLevelSemanticLabeling.py`` does image by i
    pairs (``proportionIgnore <= overlapTh``; a small group counts twice, as there). Void: pixels whose raw gt value
    is an ``ignoreInEval`` label id.
 
-Host reads (the shapes below are data): the number of distinct gt values, the number of predicted pixels and the
-most segments of one image — three per group of equal-size images on CUDA; everything after them is fixed-shape.
+Host reads (the shapes below are data): the number of distinct gt values, the most segments of one image, the number
+of non-zero packed mask words and of predicted pixels — four per group of equal-size images off the CPU (plus the
+value checks of ``validate_args``); everything after them is fixed-shape.
 """
 
 from __future__ import annotations
