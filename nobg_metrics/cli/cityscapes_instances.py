@@ -47,6 +47,7 @@ from nobg_metrics.cli.progress import Progress
 from nobg_metrics.cli.signals import checkpoint
 from nobg_metrics.cli.writing import OutputLock, json_writer, write_atomically
 from nobg_metrics.functional.cityscapes_matching import OVERLAPS
+from nobg_metrics.metrics.cityscapes_instances import CityscapesInstanceAP
 
 
 def image_inputs(pair: ImagePair, device: torch.device, counts: dict[str, int]) -> tuple[dict[str, Tensor], Tensor]:
@@ -115,8 +116,8 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             for note in notes:
                 print(f"note: {note}", file=sys.stderr)
-        metric = nobg_metrics.CityscapesInstanceAP(iou_type=args.iou_type, dilation_ratio=args.dilation_ratio,
-                                                   validate_args=False)  # the files' values are checked as read
+        metric = CityscapesInstanceAP(iou_type=args.iou_type, dilation_ratio=args.dilation_ratio,
+                                      validate_args=False)  # the files' values are checked as they are read
         metric = metric.to(device)
         counts = {"listed": 0, "other_classes": 0, "empty": 0, "evaluated": 0}
         progress = Progress(f"instances cityscapes {args.iou_type}", len(pairs), enabled=not args.quiet)

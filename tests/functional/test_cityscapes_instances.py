@@ -218,6 +218,19 @@ def test_stacked_target_and_uint8_masks_are_accepted():
     assert torch.equal(stacked["ap_matrix"].nan_to_num(-1), listed["ap_matrix"].nan_to_num(-1))
 
 
+@pytest.mark.cuda
+@pytest.mark.parametrize("iou_type", ["segm", "boundary"])
+def test_cuda_equals_cpu(iou_type):
+    data = cityscapes_dataset(2, [(64, 96), (64, 96), (50, 70)])
+    preds, target = as_torch(data)
+    cpu = cityscapes_instance_ap(preds, target, iou_type, 0.03)
+    cuda = cityscapes_instance_ap([{k: v.cuda() for k, v in p.items()} for p in preds], [t.cuda() for t in target],
+                                  iou_type, 0.03)
+    for key in KEYS:  # the same entries; the running sums may add in another order on the device
+        mine, theirs = cuda[key].cpu(), cpu[key]
+        assert torch.equal(mine.isnan(), theirs.isnan()) and (mine - theirs).nan_to_num().abs().max() <= 1e-12, key
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("iou_type", ["segm", "boundary"])
 def test_full_resolution_cityscapes_images(iou_type):
