@@ -30,22 +30,18 @@ import torch
 from torch import Tensor
 
 
-def _class_sums(terms: Tensor, extra: Tensor, group_class: Tensor, num_classes: int) -> Tensor:
+def _class_sums(terms: Tensor, extra: Tensor, group_class: Tensor, position: Tensor, widest: int,
+                num_classes: int) -> Tensor:
     """Per class, ``terms[g]`` then ``extra[g]`` of its groups in order, summed left to right: :math:`(T, G)` x 2 ->
-    :math:`(T, C)`.
+    :math:`(T, C)` (``position``: each group's index within its class, ``widest``: the most groups of one class).
 
-    The reference's ``np.dot(precision, stepWidths)`` adds its terms in curve order (with the artificial point's
-    last); so does a running sum over a padded :math:`(T, C, 2 G_{max})` layout (``cumsum``, sequential on the CPU;
-    the padding adds exact zeros). Deterministic on every device, unlike a scatter-add of floats.
+    The reference's ``np.dot(precision, stepWidths)`` adds its terms in curve order (the artificial point's last);
+    so does a running sum over a padded :math:`(T, C, 2 G_{max})` layout (``cumsum``, sequential on the CPU; the
+    padding adds exact zeros). Deterministic on every device, unlike a scatter-add of floats.
     """
-    per_class = torch.zeros(num_classes + 1, dtype=torch.int64, device=terms.device).index_add_(
-        0, group_class, torch.ones_like(group_class))
-    first = torch.cumsum(per_class, 0) - per_class
-    position = 2 * (torch.arange(group_class.numel(), device=terms.device) - first[group_class])
-    widest = int(per_class.max()) if group_class.numel() else 0  # host read in compute (the layout's size)
     layout = terms.new_zeros((terms.shape[0], num_classes + 1, 2 * max(widest, 1)))
-    layout[:, group_class, position] = terms
-    layout[:, group_class, position + 1] = extra
+    layout[:, group_class, 2 * position] = terms
+    layout[:, group_class, 2 * position + 1] = extra
     return layout[:, :num_classes].cumsum(-1)[..., -1]
 
 
@@ -78,14 +74,16 @@ def class_average_precision(scores: Tensor, classes: Tensor, true_entries: Tenso
     true_g = true_entries.new_zeros((num_thresholds, size)).index_add_(1, group, true_entries[order].T)
     false_g = false_entries.new_zeros((num_thresholds, size)).index_add_(1, group, false_entries[order].T)
     group_class = torch.full((size,), num_classes, dtype=torch.int64, device=scores.device).scatter(0, group, klass)
+    # groups are sorted by class: each class is one run of groups (the unused ones last, in the extra class)
+    per_class = torch.zeros(num_classes + 1, dtype=torch.int64, device=scores.device).index_add_(
+        0, group_class, torch.ones_like(group_class))
+    class_end = torch.cumsum(per_class, 0)
+    class_start = (class_end - per_class)[group_class]  # (G,) the first group of each group's class
+    class_end = class_end[group_class]  # (G,) the first group of the next class
 
-    # suffix sums within the class: entries scoring >= each group's score
-    def suffix(counts: Tensor) -> Tensor:
+    def suffix(counts: Tensor) -> Tensor:  # entries scoring >= each group's score, within its class
         total = torch.cat([counts.flip(1).cumsum(1).flip(1), counts.new_zeros((num_thresholds, 1))], 1)
-        per_class = torch.zeros(num_classes + 1, dtype=torch.int64, device=counts.device).index_add_(
-            0, group_class, torch.ones_like(group_class))
-        end = (torch.cumsum(per_class, 0))[group_class]  # first group of the next class
-        return total[:, :size] - total[:, end]
+        return total[:, :size] - total[:, class_end]
 
     tp, fp = suffix(true_g), suffix(false_g)
     point = (true_g + false_g) > 0
@@ -93,18 +91,17 @@ def class_average_precision(scores: Tensor, classes: Tensor, true_entries: Tenso
     denominator = torch.where(gts > 0, gts, 1).double()
     precision = tp.double() / torch.where(tp + fp > 0, tp + fp, 1).double()  # p = float(tp) / (tp + fp)
     recall = tp.double() / denominator  # r = float(tp) / (tp + fn), tp + fn = D
-    recall_next = (tp - true_g).double() / denominator
-    positions = torch.arange(size, device=scores.device).expand(num_thresholds, size)
-    last_point = torch.cummax(torch.where(point, positions, -1), dim=1).values
+    recall_next = (tp - true_g).double() / denominator  # the next point's: nothing scores between two points
+    positions = torch.arange(size, device=scores.device)
+    last_point = torch.cummax(torch.where(point, positions.expand(num_thresholds, size), -1), dim=1).values
     previous = torch.cat([last_point.new_full((num_thresholds, 1), -1), last_point[:, :-1]], 1)
-    class_first = torch.zeros(num_classes + 1, dtype=torch.int64, device=scores.device).index_add_(
-        0, group_class, torch.ones_like(group_class))
-    class_first = (torch.cumsum(class_first, 0) - class_first)[group_class]
-    has_previous = previous >= class_first
+    has_previous = previous >= class_start  # else the first point: recallForConv repeats r_0
     recall_previous = torch.where(has_previous, tp.gather(1, previous.clamp(min=0)).double() / denominator, recall)
     term = precision * (0.5 * (recall_previous - recall_next))  # p_k * (0.5 r_{k-1} - 0.5 r_{k+1})
     top = point & (tp == true_g) & (fp == false_g)  # no entry above: the artificial (1, 0) point follows
     artificial = torch.where(top, 0.5 * recall, 0.0)  # precision 1 * (0.5 r_last - 0.5 * 0)
-    ap = _class_sums(torch.where(point, term, 0.0), artificial, group_class, num_classes).T  # (C, T)
+    widest = int(per_class.max())  # host read in compute: the layout's size
+    ap = _class_sums(torch.where(point, term, 0.0), artificial, group_class, positions - class_start, widest,
+                     num_classes).T  # (C, T)
     ap = torch.where(pred_counts.view(-1, 1) > 0, ap, 0.0)
     return torch.where(gt_counts.view(-1, 1) > 0, ap, torch.nan)
