@@ -1,7 +1,8 @@
 """The ``instances`` command's mask codec vs pycocotools: one image's detections (compressed RLE strings, as
 detectron2 writes them) and ground truths (polygons traced from real shapes, several parts per object) decoded to
 ``(N, H, W)`` masks. pycocotools' side includes turning its ``(H, W, N)`` Fortran-order array into the same
-``(N, H, W)`` torch tensor (what the metric takes)."""
+``(N, H, W)`` torch tensor (what the metric takes). The ``transposed`` case is what ``nobg-metrics instances``
+runs: masks ``(N, W, H)``, the column-major layout, without the transposing copy."""
 
 from __future__ import annotations
 
@@ -56,4 +57,6 @@ def cases(size: int, device: str, batch: int = 1, seed: int = 0) -> list[Case]:
              reference_rle, "pycocotools decode", 1),
         Case(f"coco polygons x{len(gts)}", size, "cpu", lambda: segmentation_masks(gts, size, size),
              reference_polygons, "pycocotools frPyObjects+merge+decode", 1),
+        Case(f"coco rle decode x{DETECTIONS} transposed", size, "cpu",
+             lambda: segmentation_masks(strings, size, size, transposed=True), reference_rle, "pycocotools decode", 1),
     ]

@@ -10,7 +10,9 @@ is given (its input format made beforehand, not timed) to the summary values:
 
 - ours: ``MeanAveragePrecision(iou_type=...)``: ``update`` in batches of ``--batch`` images, then ``compute``;
 - faster-coco-eval 1.8.0: ``COCO(gt)``, ``loadRes``, ``COCOeval_faster(gt, dt, iouType)`` evaluate / accumulate /
-  summarize (its boundary step runs on ``boundary_cpu_count`` processes, default ``min(cores, 4)``);
+  summarize (its boundary step runs on ``boundary_cpu_count`` processes, default ``min(cores, 4)``), twice: from
+  the RLE JSON made beforehand ("RLE given", the offline case) and from the same dense masks as ours, its RLE
+  encoding timed ("from masks", the training-loop case, what torchmetrics' ``update`` does);
 - torchmetrics ``MeanAveragePrecision(iou_type="segm", backend="faster_coco_eval")``: ``update`` (it RLE-encodes
   every mask) and ``compute`` (no boundary option);
 - boundary-iou-api (commit 37d2558) when ``BOUNDARY_IOU_API`` points at an unpacked copy: its ``COCO`` index with
@@ -90,6 +92,40 @@ def _faster(dataset: dict, results: list, iou_type: str, calls: int) -> Callable
     return _quiet(run)
 
 
+def _faster_from_masks(preds: list, target: list, iou_type: str) -> Callable[[], Any]:
+    """faster-coco-eval from the same dense masks as ours: its RLE encoding is timed too (what torchmetrics'
+    ``update`` does with every mask, and what a training loop would have to do)."""
+    from faster_coco_eval import COCO, COCOeval_faster
+    from faster_coco_eval.core import mask as mask_utils
+
+    def encode(masks: torch.Tensor) -> list[dict]:
+        rles = mask_utils.encode(np.asfortranarray(masks.permute(1, 2, 0).numpy().astype(np.uint8)))
+        return list(rles) if isinstance(rles, (list, tuple)) else [rles]
+
+    def run() -> Any:
+        images, gt_anns, results = [], [], []
+        for index, (pred, gt) in enumerate(zip(preds, target)):
+            height, width = gt["masks"].shape[-2:]
+            images.append({"id": index + 1, "height": int(height), "width": int(width)})
+            if len(gt["masks"]):
+                for k, rle in enumerate(encode(gt["masks"])):
+                    gt_anns.append({"id": len(gt_anns) + 1, "image_id": index + 1, "segmentation": rle,
+                                    "category_id": int(gt["labels"][k]), "iscrowd": int(gt["iscrowd"][k]),
+                                    "area": float(mask_utils.area(rle))})
+            if len(pred["masks"]):
+                for k, rle in enumerate(encode(pred["masks"])):
+                    results.append({"image_id": index + 1, "segmentation": rle, "score": float(pred["scores"][k]),
+                                    "category_id": int(pred["labels"][k])})
+        labels = sorted({a["category_id"] for a in gt_anns} | {r["category_id"] for r in results})
+        gt_coco = COCO({"images": images, "annotations": gt_anns, "categories": [{"id": c} for c in labels]})
+        evaluator = COCOeval_faster(gt_coco, gt_coco.loadRes(results), iou_type, print_function=lambda *a: None)
+        evaluator.evaluate()
+        evaluator.accumulate()
+        evaluator.summarize()
+        return float(evaluator.stats[0])
+    return _quiet(run)
+
+
 def _torchmetrics(preds: list, target: list, batch: int) -> Callable[[], Any] | None:
     try:
         import torchvision  # noqa: F401
@@ -137,24 +173,34 @@ def _boundary_iou_api(dataset: dict, results: list, iou_type: str, calls: int) -
     return _quiet(run)
 
 
-def _median_times(contenders: dict[str, Callable[[], Any]], repeat: int) -> dict[str, tuple[float, float]]:
-    """Median seconds and value per contender, the contenders alternating within each round (one warm-up)."""
+def _cpu_seconds() -> float:
+    """CPU time of this process and its finished children (their worker pools), user + system."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _median_times(contenders: dict[str, Callable[[], Any]],
+                  repeat: int) -> dict[str, tuple[float, float, float]]:
+    """Median wall seconds, median CPU seconds and value per contender, alternating within each round (one
+    warm-up). On a loaded machine the CPU seconds are the steadier measure of the work done."""
     times: dict[str, list[float]] = {name: [] for name in contenders}
+    cpu: dict[str, list[float]] = {name: [] for name in contenders}
     values: dict[str, float] = {}
     for name, fn in contenders.items():
         values[name] = fn()
     for _ in range(repeat):
         for name, fn in contenders.items():
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), _cpu_seconds()
             fn()
             times[name].append(time.perf_counter() - start)
-    return {name: (statistics.median(t), values[name]) for name, t in times.items()}
+            cpu[name].append(_cpu_seconds() - start_cpu)
+    return {name: (statistics.median(t), statistics.median(cpu[name]), values[name]) for name, t in times.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", nargs="+", default=["480x640", "1024x2048"], help="HxW of the images")
-    parser.add_argument("--images", type=int, default=50)
+    parser.add_argument("--images", type=int, default=100)
     parser.add_argument("--batch", type=int, default=8, help="images per update (ours, torchmetrics)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1, help="torch.set_num_threads for our side")
@@ -180,18 +226,20 @@ def main(argv: list[str] | None = None) -> int:
                 gpu_preds, gpu_target = to_torch(images, "cuda", image_ids=True)
                 contenders["ours (cuda)"] = _ours(gpu_preds, gpu_target, iou_type, args.batch, "cuda")
             calls = args.repeat + 1
-            contenders["faster-coco-eval"] = _faster(dataset, results, iou_type, calls)
+            contenders["faster-coco-eval (RLE given)"] = _faster(dataset, results, iou_type, calls)
+            contenders["faster-coco-eval (from masks)"] = _faster_from_masks(preds, target, iou_type)
             if iou_type == "segm":
                 contenders["torchmetrics (faster_coco_eval)"] = _torchmetrics(preds, target, args.batch)
             bia = _boundary_iou_api(dataset, results, iou_type, calls)
             if bia is not None:
                 contenders["boundary-iou-api"] = bia
             timed = _median_times(contenders, args.repeat)
-            ours_s = timed["ours (cpu)"][0]
-            print(f"  {iou_type}:")
-            for name, (seconds, value) in timed.items():
-                print(f"    {name:32s} {seconds * 1e3 / len(images):8.2f} ms/image  AP {value:.6f}  "
-                      f"ratio {seconds / ours_s:6.2f}x")
+            ours_s, ours_cpu = timed["ours (cpu)"][:2]
+            print(f"  {iou_type}:  (wall ms/image, ratio; CPU ms/image, ratio — ratio = theirs / ours (cpu))")
+            for name, (seconds, cpu_seconds, value) in timed.items():
+                print(f"    {name:32s} {seconds * 1e3 / len(images):8.2f} ms  {seconds / ours_s:6.2f}x   "
+                      f"cpu {cpu_seconds * 1e3 / len(images):8.2f} ms  {cpu_seconds / ours_cpu:6.2f}x   "
+                      f"AP {value:.6f}")
             if bia is None:
                 print("    boundary-iou-api: skipped (set BOUNDARY_IOU_API to an unpacked copy)")
     return 0

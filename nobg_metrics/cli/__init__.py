@@ -4,7 +4,10 @@ Modules: ``entry`` (the console script: quiet start-up interruption, then ``main
 run's steps), ``config`` (datasets x methods from flags or config files), ``files`` (reading and matching image
 files), ``jobs`` (matching into per-method jobs), ``runner`` (streaming scoring, DDP), ``dist`` (torchrun
 helpers), ``launch`` (``--procs`` ranks), ``outputs`` (json/csv/md/tex, atomic writes, the ``--out`` lock),
-``signals`` (interruption, no orphans), ``plots`` (curves), ``progress`` (console bars).
+``signals`` (interruption, no orphans), ``plots`` (curves), ``progress`` (console bars); ``instances_command`` /
+``instances`` (``nobg-metrics instances``: COCO / LVIS instance AP of JSON files) with ``coco_files``,
+``coco_results`` (their readers) and ``coco_rle``, ``coco_polygons``, ``coco_intervals``, ``coco_masks`` (the mask
+codec).
 """
 
 from __future__ import annotations

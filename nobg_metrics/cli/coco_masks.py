@@ -20,12 +20,12 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
+from nobg_metrics.cli.coco_intervals import intervals_to_masks
 from nobg_metrics.cli.coco_polygons import BadPolygon, polygon_intervals
 from nobg_metrics.cli.coco_rle import (
     MalformedRle,
     check_counts,
     decode_strings,
-    intervals_to_masks,
     rle_intervals,
 )
 
@@ -39,7 +39,8 @@ class SegmentationError(ValueError):
 
 
 def _is_count(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    """An RLE count as pycocotools stores it (``uint``)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**32
 
 
 def _check_size(index: int, rle: dict, height: int, width: int) -> None:
@@ -66,7 +67,8 @@ def _polygon_list(index: int, segmentation: list) -> list:
     return list(segmentation)
 
 
-def segmentation_masks(segmentations: Sequence[object], height: int, width: int) -> Tensor:
+def segmentation_masks(segmentations: Sequence[object], height: int, width: int, *,
+                       transposed: bool = False, device: torch.device | str | None = None) -> Tensor:
     """The masks of ``N`` segmentations of one ``height x width`` image, read as pycocotools reads them.
 
     Compressed strings are decoded together, polygons walked together; every mask's foreground, as column-major
@@ -75,9 +77,12 @@ def segmentation_masks(segmentations: Sequence[object], height: int, width: int)
     Args:
         segmentations: ``N`` JSON values: polygon lists, or RLE dicts with list or string ``counts``.
         height, width: the image's size (``images[i]["height"]``, ``["width"]``).
+        transposed: return ``(N, width, height)`` masks, each image transposed (the layout RLEs are in: no
+            transposing copy).
+        device: where the masks are built (strings and polygons are read on the CPU; only their runs travel).
 
     Returns:
-        ``(N, height, width)`` bool.
+        ``(N, height, width)`` bool (``(N, width, height)`` if ``transposed``).
 
     Raises:
         SegmentationError: a form pycocotools cannot read, a malformed RLE or polygon, an RLE of another size.
@@ -108,7 +113,7 @@ def segmentation_masks(segmentations: Sequence[object], height: int, width: int)
                 string_owner.append(index)
             elif isinstance(counts, list):
                 if not all(_is_count(c) for c in counts):
-                    raise SegmentationError(index, "uncompressed RLE counts must be integers >= 0")
+                    raise SegmentationError(index, "uncompressed RLE counts must be integers in [0, 2^32)")
                 lists.extend(counts)
                 list_owner.append(index)
                 list_lengths.append(len(counts))
@@ -135,7 +140,7 @@ def segmentation_masks(segmentations: Sequence[object], height: int, width: int)
         rows.append(torch.tensor(owners)[rle])
         starts.append(start)
         stops.append(stop)
-    overlap = 1
+    overlap = False
     if polygons:
         try:
             polygon, start, stop = polygon_intervals(polygons, height, width)
@@ -145,8 +150,9 @@ def segmentation_masks(segmentations: Sequence[object], height: int, width: int)
         rows.append(owner[polygon])
         starts.append(start)
         stops.append(stop)
-        overlap = int(torch.bincount(owner).max())  # merge: the parts of one object may overlap
+        overlap = bool(torch.bincount(owner).max() > 1)  # merge: the parts of one object may overlap
     if not rows:
-        return torch.zeros(len(segmentations), height, width, dtype=torch.bool)
+        shape = (width, height) if transposed else (height, width)
+        return torch.zeros(len(segmentations), *shape, dtype=torch.bool, device=device)
     return intervals_to_masks(torch.cat(rows), torch.cat(starts), torch.cat(stops), len(segmentations), height,
-                              width, overlap)
+                              width, overlap, transposed, device)

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from nobg_metrics.cli.coco_rle import intervals_to_masks
+from nobg_metrics.cli.coco_intervals import intervals_to_masks
 
 SCALE = 5.0
 """maskApi.c's upsampling factor (``double scale=5``)."""

@@ -8,8 +8,8 @@ LEB128-like code of 5 bits per character, ASCII 48-111, bit 0x20 "more character
 character the sign.
 
 Everything here works on many RLEs at once with tensor operations (no Python loop over characters or runs):
-:func:`decode_strings` turns the strings into counts, :func:`counts_to_masks` the counts into ``(N, H, W)`` bool
-masks, :func:`rle_area` and :func:`rle_bbox` are pycocotools' ``area`` and ``toBbox``. :func:`encode` (a mask to
+:func:`decode_strings` turns the strings into counts, :func:`rle_intervals` the counts into foreground runs and
+:func:`counts_to_masks` into ``(N, H, W)`` bool masks (drawn by :mod:`.coco_intervals`), :func:`rle_area` and :func:`rle_bbox` are pycocotools' ``area`` and ``toBbox``. :func:`encode` (a mask to
 a compressed RLE) is for writing result files and for tests.
 
 Malformed input (characters outside 48-111, a value cut off, negative counts, counts that do not add up to
@@ -24,6 +24,8 @@ from collections.abc import Sequence
 
 import torch
 from torch import Tensor
+
+from nobg_metrics.cli.coco_intervals import intervals_to_masks
 
 MAX_CHARS_PER_VALUE = 6
 """The longest value code read: 6 characters hold 30 bits (maskApi.c's ``int`` shift is exact up to there)."""
@@ -135,36 +137,6 @@ def check_counts(counts: Tensor, lengths: Tensor, height: int, width: int) -> No
         index = int(wrong.to(torch.uint8).argmax())
         raise MalformedRle(index, f"its counts add up to {int(totals[index])} pixels, not {height}x{width} = "
                                   f"{height * width}")
-
-
-def intervals_to_masks(rows: Tensor, starts: Tensor, stops: Tensor, n: int, height: int, width: int,
-                       overlap: int = 1) -> Tensor:
-    """``(n, height, width)`` bool masks that are the union of column-major pixel intervals.
-
-    Args:
-        rows: ``(K,)`` int64, the mask each interval belongs to (``0 <= rows < n``).
-        starts, stops: ``(K,)`` int64, intervals ``[start, stop)`` of column-major positions ``col * h + row``,
-            ``0 <= start <= stop <= height * width``.
-        n, height, width: the output's shape.
-        overlap: the most intervals of one mask that may cover one pixel (int8 counting below 127).
-
-    Returns:
-        ``(n, height, width)`` bool (contiguous): one difference array (+1 at a start, -1 at a stop) and one
-        cumulative sum for all masks.
-
-    Example:
-        >>> intervals_to_masks(torch.tensor([0, 0]), torch.tensor([1, 2]), torch.tensor([3, 4]), 1, 2, 3,
-        ...                    overlap=2).int().tolist()
-        [[[0, 1, 0], [1, 1, 0]]]
-    """
-    pixels = height * width
-    dtype = torch.int8 if overlap < 127 else torch.int32
-    edges = torch.zeros(n * pixels + 1, dtype=dtype)
-    offset = rows * pixels
-    ones = torch.ones(rows.numel(), dtype=dtype)
-    edges.index_add_(0, offset + starts, ones).index_add_(0, offset + stops, -ones)  # a stop of h*w: next row's 0
-    inside = torch.cumsum(edges[:-1], 0, dtype=dtype).view(n, width, height)  # each mask's intervals sum to 0
-    return torch.empty(n, height, width, dtype=torch.bool).copy_(inside.transpose(1, 2))
 
 
 def rle_intervals(counts: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor, Tensor]:

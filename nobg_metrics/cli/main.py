@@ -428,6 +428,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_OK
+    if args.command != "eval":  # plot, merge, instances: their own handlers, as in ``entry``
+        return args.handler(args)
     return run_guarded(args)
 
 

@@ -77,59 +77,65 @@ def accumulate(scores: Tensor, category: Tensor, order_keys: Tensor, cap_rank: T
     found_scores = torch.empty_like(precision) if with_scores else None
     positions = torch.arange(count, device=device)
     present = outcomes[:, 0, 0] != ABSENT
-    for m, cap in enumerate(max_detections):  # a bounded number of rounds: one per (max dets, area range)
+    columns = outcomes.reshape(count, areas * levels)  # column a * T + t: every area range and threshold at once
+    npig = gt_counts.repeat_interleave(levels, dim=1)  # (K, A * T)
+    unsort = rec_order.argsort()
+    for m, cap in enumerate(max_detections):  # a bounded number of rounds: one per max-detections cap
         included = present & (cap_rank < cap)
         detections = torch.zeros(num_categories, dtype=torch.int64, device=device)
         detections.index_add_(0, category, included.long())  # nd: the cell's ranked detections
-        for a in range(areas):
-            cells = _cells(outcomes[:, a, :], included, category, starts, gt_counts[:, a], num_categories,
-                           rec_sorted, positions, with_scores)
-            q, rc, first = cells
-            exists = (detections > 0)[None, None, :] & (rc[:, None, :] >= rec_thresholds[None, :, None])
-            reached = exists.long().cumprod(dim=1).bool()  # the reference stops filling at the first miss
-            q = torch.where(reached, q[:, rec_order.argsort()], torch.zeros_like(q))
-            valid = (gt_counts[:, a] > 0)[None, :]
-            precision[:, :, :, a, m] = torch.where(valid[:, None], q, torch.full_like(q, -1.0))
-            recall[:, :, a, m] = torch.where(valid, rc, torch.full_like(rc, -1.0))
-            if found_scores is not None and first is not None:
-                first = first[:, rec_order.argsort()]
-                at = sorted_scores[first.clamp(max=max(count - 1, 0))] if count else torch.zeros_like(q)
-                at = torch.where(reached & (first < count), at, torch.zeros_like(at))
-                found_scores[:, :, :, a, m] = torch.where(valid[:, None], at, torch.full_like(at, -1.0))
+        q, rc, first = _cells(columns, included, category, starts, npig, num_categories, rec_sorted, positions,
+                              with_scores)
+        exists = (detections > 0)[None, None, :] & (rc[:, None, :] >= rec_thresholds[None, :, None])
+        reached = exists.long().cumprod(dim=1).bool()  # the reference stops filling at the first miss
+        q = torch.where(reached, q[:, unsort], torch.zeros_like(q))
+        valid = (npig > 0).T  # (A * T, K)
+        q = torch.where(valid[:, None], q, torch.full_like(q, -1.0))
+        rc = torch.where(valid, rc, torch.full_like(rc, -1.0))
+        precision[..., m] = q.view(areas, levels, bins, num_categories).permute(1, 2, 3, 0)
+        recall[..., m] = rc.view(areas, levels, num_categories).permute(1, 2, 0)
+        if found_scores is not None and first is not None:
+            first = first[:, unsort]
+            at = sorted_scores[first.clamp(max=max(count - 1, 0))] if count else torch.zeros_like(q)
+            at = torch.where(reached & (first < count), at, torch.zeros_like(at))
+            at = torch.where(valid[:, None], at, torch.full_like(at, -1.0))
+            found_scores[..., m] = at.view(areas, levels, bins, num_categories).permute(1, 2, 3, 0)
     return Accumulated(precision, recall, found_scores, gt_counts)
 
 
 def _cells(outcome: Tensor, included: Tensor, category: Tensor, starts: Tensor, npig: Tensor, num_categories: int,
            rec_sorted: Tensor, positions: Tensor, with_scores: bool) -> tuple[Tensor, Tensor, Tensor | None]:
-    """One (area range, max dets): ``q`` :math:`(T, R, K)` by sorted recall threshold, ``recall`` :math:`(T, K)`,
-    and the first position reaching each sorted threshold :math:`(T, R, K)` (``with_scores``)."""
-    count, levels = outcome.shape
+    """One max-detections cap, all (area range, threshold) columns ``C``: ``q`` :math:`(C, R, K)` by sorted recall
+    threshold, ``recall`` :math:`(C, K)`, and the first position reaching each sorted threshold :math:`(C, R, K)`
+    (``with_scores``). ``npig`` :math:`(K, C)`."""
+    count, width = outcome.shape
     bins = rec_sorted.shape[0]
     device = outcome.device
     tps = ((outcome == TP) & included[:, None]).to(torch.int32)
     fps = ((outcome == FP) & included[:, None]).to(torch.int32)
-    zero = torch.zeros((1, levels), dtype=torch.int32, device=device)
-    tp_run, fp_run = torch.cat([zero, tps.cumsum(0, dtype=torch.int32)]), torch.cat([zero, fps.cumsum(0, dtype=torch.int32)])
+    zero = torch.zeros((1, width), dtype=torch.int32, device=device)
+    tp_run = torch.cat([zero, tps.cumsum(0, dtype=torch.int32)])
+    fp_run = torch.cat([zero, fps.cumsum(0, dtype=torch.int32)])
     before = starts[category]
     tp = (tp_run[1:] - tp_run[before]).double()  # cumulative counts restarted at each category
     fp = (fp_run[1:] - fp_run[before]).double()
-    safe = torch.where(npig > 0, npig, torch.ones_like(npig)).double()
-    rc = tp / safe[category][:, None]  # rc = tp / npig
-    pr = tp / (fp + tp + _EPS)  # pr = tp / (fp + tp + np.spacing(1))
-    reach = torch.searchsorted(rec_sorted, rc.T.contiguous(), right=True)  # (T, N): thresholds <= rc
+    safe = torch.where(npig > 0, npig, torch.ones_like(npig)).double()  # (K, C)
+    rc = (tp / safe[category]).T  # rc = tp / npig: (C, N)
+    pr = (tp / (fp + tp + _EPS)).T  # pr = tp / (fp + tp + np.spacing(1))
+    reach = torch.searchsorted(rec_sorted, rc.contiguous(), right=True)  # (C, N): thresholds <= rc
     index = category[None, :] * (bins + 1) + reach
-    best = torch.zeros((levels, num_categories * (bins + 1)), dtype=torch.float64, device=device)
-    best.scatter_reduce_(1, index, torch.where(included[None, :], pr.T, torch.zeros_like(pr.T)), "amax")
-    best = best.view(levels, num_categories, bins + 1)[:, :, 1:]
+    best = torch.zeros((width, num_categories * (bins + 1)), dtype=torch.float64, device=device)
+    best.scatter_reduce_(1, index, torch.where(included[None, :], pr, torch.zeros_like(pr)), "amax")
+    best = best.view(width, num_categories, bins + 1)[:, :, 1:]
     q = best.flip(-1).cummax(dim=-1).values.flip(-1).transpose(1, 2)  # max over the bins reaching r or more
-    tp_total = torch.zeros((levels, num_categories), dtype=torch.float64, device=device)
+    tp_total = torch.zeros((width, num_categories), dtype=torch.float64, device=device)
     tp_total.index_add_(1, category, tps.T.double())
-    recall = tp_total / safe[None, :]  # rc[-1] = tp[-1] / npig
+    recall = tp_total / safe.T  # rc[-1] = tp[-1] / npig
     first = None
     if with_scores:
-        lowest = torch.full((levels, num_categories * (bins + 1)), count, dtype=torch.int64, device=device)
+        lowest = torch.full((width, num_categories * (bins + 1)), count, dtype=torch.int64, device=device)
         candidate = torch.where(included[None, :], positions[None, :], torch.full_like(positions[None, :], count))
-        lowest.scatter_reduce_(1, index, candidate.expand(levels, -1), "amin")
-        lowest = lowest.view(levels, num_categories, bins + 1)[:, :, 1:]
+        lowest.scatter_reduce_(1, index, candidate.expand(width, -1), "amin")
+        lowest = lowest.view(width, num_categories, bins + 1)[:, :, 1:]
         first = lowest.flip(-1).cummin(dim=-1).values.flip(-1).transpose(1, 2)
     return q, recall, first

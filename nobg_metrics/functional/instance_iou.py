@@ -119,9 +119,31 @@ def instance_boundaries(masks: Tensor, dilation_ratio: float) -> tuple[Bands, Te
     return Bands(flat.flatten(1), count_bits(bands)), count_bits(packed)
 
 
+def ious_from_counts(inter: Tensor, det_area: Tensor, gt_area: Tensor, crowd: Tensor, band_inter: Tensor | None = None,
+                     det_band: Tensor | None = None, gt_band: Tensor | None = None) -> Tensor:
+    """The IoU matrix from pixel counts: mask IoU (crowd columns ``|d ∩ g| / |d|``), and with the boundary counts
+    ``min(mask IoU, boundary IoU)`` on the non-crowd columns.
+
+    Args:
+        inter: :math:`(N, M)` int64 ``|d ∩ g|``. det_area: :math:`(N,)`. gt_area: :math:`(M,)`. crowd: :math:`(M,)`.
+        band_inter, det_band, gt_band: the same counts of the boundaries, or ``None``.
+
+    Returns:
+        :math:`(N, M)` float64.
+    """
+    union = det_area[:, None] + gt_area[None, :] - inter
+    union = torch.where(crowd[None, :], det_area[:, None].expand_as(union), union)  # crowd: |d ∩ g| / |d|
+    ious = ratio_or_zero(inter, union)
+    if band_inter is None or det_band is None or gt_band is None:
+        return ious
+    band_ious = ratio_or_zero(band_inter, det_band[:, None] + gt_band[None, :] - band_inter)
+    # ious[:, iscrowd == 0] = np.minimum(mask_ious[:, iscrowd == 0], boundary_ious[:, iscrowd == 0])
+    return torch.where(crowd[None, :], ious, torch.minimum(ious, band_ious))
+
+
 def image_ious(det: Tensor, gt: Tensor, det_area: Tensor, gt_area: Tensor, crowd: Tensor,
                det_bands: Bands | None = None, gt_bands: Bands | None = None) -> Tensor:
-    """The IoU matrix of one image's detections against its gts.
+    """The IoU matrix of one image's detections against its gts, from full-image products.
 
     Args:
         det: :math:`(N, P)` bool flattened detection masks. gt: :math:`(M, P)` bool.
@@ -140,12 +162,7 @@ def image_ious(det: Tensor, gt: Tensor, det_area: Tensor, gt_area: Tensor, crowd
         tensor([[0.5000, 0.3333]], dtype=torch.float64)
     """
     inter = pairwise_counts(det, gt)
-    union = det_area[:, None] + gt_area[None, :] - inter
-    union = torch.where(crowd[None, :], det_area[:, None].expand_as(union), union)  # crowd: |d ∩ g| / |d|
-    ious = ratio_or_zero(inter, union)
     if det_bands is None or gt_bands is None:
-        return ious
-    band_inter = pairwise_counts(det_bands.flat, gt_bands.flat)
-    band_ious = ratio_or_zero(band_inter, det_bands.area[:, None] + gt_bands.area[None, :] - band_inter)
-    # ious[:, iscrowd == 0] = np.minimum(mask_ious[:, iscrowd == 0], boundary_ious[:, iscrowd == 0])
-    return torch.where(crowd[None, :], ious, torch.minimum(ious, band_ious))
+        return ious_from_counts(inter, det_area, gt_area, crowd)
+    return ious_from_counts(inter, det_area, gt_area, crowd, pairwise_counts(det_bands.flat, gt_bands.flat),
+                            det_bands.area, gt_bands.area)

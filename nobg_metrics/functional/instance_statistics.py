@@ -27,11 +27,13 @@ from collections import defaultdict
 import torch
 from torch import Tensor
 
+from nobg_metrics.functional.instance_crops import crop_counts
 from nobg_metrics.functional.instance_inputs import LABEL_LIMIT, ImageInstances
 from nobg_metrics.functional.instance_iou import (
     Bands,
     image_ious,
     instance_boundaries,
+    ious_from_counts,
     mask_counts,
 )
 from nobg_metrics.functional.instance_matching import (
@@ -74,6 +76,16 @@ def _pixels_and_ious(images: list[ImageInstances], options: InstanceOptions) -> 
     det_pixels: list[Tensor] = [torch.empty(0)] * len(images)
     gt_pixels, ious = list(det_pixels), list(det_pixels)
     for members in by_size.values():  # one group per image size: the erosion runs on all its masks at once
+        if free_on(images[members[0]].gt_masks) and hasattr(torch, "_int_mm"):  # CPU: from the boxes
+            counts = crop_counts([images[i].det_masks for i in members], [images[i].gt_masks for i in members],
+                                 [images[i].det_labels for i in members], [images[i].gt_labels for i in members],
+                                 options.average == "micro",
+                                 options.dilation_ratio if options.iou_type == "boundary" else None)
+            for i, count in zip(members, counts):
+                det_pixels[i], gt_pixels[i] = count["det_area"], count["gt_area"]
+                ious[i] = ious_from_counts(count["inter"], count["det_area"], count["gt_area"], images[i].gt_crowd,
+                                           count.get("band_inter"), count.get("det_band"), count.get("gt_band"))
+            continue
         flat_det = [images[i].det_masks.flatten(1) for i in members]
         flat_gt = [images[i].gt_masks.flatten(1) for i in members]
         bands: list[tuple[Bands, Bands] | None] = [None] * len(members)
@@ -196,8 +208,9 @@ def instance_update(images: list[ImageInstances], options: InstanceOptions, firs
                                  cap, exact)
         return torch.where(det_active[:, None, None], found, torch.full_like(found, ABSENT))
 
-    image_key = torch.stack([image.image_id for image in images]) if count and images[0].image_id is not None \
-        else first_index.to(device) + torch.arange(count, device=device)
+    ids = [image.image_id for image in images if image.image_id is not None]
+    image_key = torch.stack(ids) if count and len(ids) == count else first_index.to(device) + torch.arange(
+        count, device=device)
     stats = {
         "det_scores": scores, "det_labels": labels,
         "det_keys": torch.stack([image_key[det_image], torch.full_like(det_image, world_rank), image_rank, group_rank],

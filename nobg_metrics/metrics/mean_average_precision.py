@@ -82,6 +82,16 @@ class MeanAveragePrecision(NobgMetric):
     higher_is_better = True
     plot_lower_bound = 0.0
     plot_upper_bound = 1.0
+    image_count: Tensor
+    images_with_ids: Tensor
+    det_scores: list[Tensor]
+    det_labels: list[Tensor]
+    det_keys: list[Tensor]
+    det_outcomes: list[Tensor]
+    det_outcomes_micro: list[Tensor]
+    gt_labels: list[Tensor]
+    gt_counted: list[Tensor]
+    image_keys: list[Tensor]
 
     def __init__(
         self, iou_type: str = "segm", dilation_ratio: float = 0.02, protocol: str = "coco",

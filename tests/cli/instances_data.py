@@ -65,8 +65,9 @@ def _variant(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:
 
 
 def make_dataset(seed: int = 0, *, sizes: tuple[tuple[int, int], ...] = SIZES, categories: int = 3,
-                 with_bbox: bool = True, lvis: bool = False) -> tuple[dict, list[dict]]:
-    """A ``(gt, results)`` pair as JSON-ready Python objects (image ids are not in file order)."""
+                 with_bbox: bool = True, lvis: bool = False, ignore: bool = False) -> tuple[dict, list[dict]]:
+    """A ``(gt, results)`` pair as JSON-ready Python objects (image ids are not in file order; ``ignore``: some
+    non-crowd gts carry ``"ignore": 1``)."""
     rng = np.random.default_rng(seed)
     images, annotations, results = [], [], []
     ids = rng.permutation(len(sizes)) * 7 + 3  # ids out of order and not 1..n
@@ -91,6 +92,8 @@ def make_dataset(seed: int = 0, *, sizes: tuple[tuple[int, int], ...] = SIZES, c
             annotations.append({"id": len(annotations) + 101, "image_id": image_id, "category_id": category,
                                 "segmentation": segmentation, "area": area, "iscrowd": int(crowd),
                                 "bbox": [0, 0, 1, 1]})
+            if ignore and not crowd and rng.random() < 0.3:
+                annotations[-1]["ignore"] = 1
             for _ in range(int(rng.integers(0, 3))):
                 det = _variant(rng, mask)
                 results.append({"image_id": image_id, "category_id": category, "mask": det,

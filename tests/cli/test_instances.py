@@ -18,7 +18,8 @@ from nobg_metrics.cli.instances_summary import coco_lines, lvis_lines
 from tests.cli.instances_data import make_dataset, write_dataset
 
 pytest.importorskip("pycocotools")
-pytestmark = pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")  # pycocotools, numpy 2
+pytestmark = [pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning"),  # pycocotools, numpy 2
+              pytest.mark.filterwarnings("ignore:The .warn. method is deprecated:DeprecationWarning")]  # lvis 0.5.3
 
 try:
     from nobg_metrics import MeanAveragePrecision  # noqa: F401
@@ -99,6 +100,18 @@ BIG_SIZES = ((480, 640), (105, 140), (465, 620), (45, 60), (333, 517), (1, 40))
 """The slow runs' images: COCO-like sizes, the .5-rounding sizes of 0.02 * diagonal, a 1-pixel-high strip."""
 
 
+@needs_metric
+def test_an_empty_results_file_scores_zero_where_there_are_ground_truths(tmp_path):
+    gt, _ = make_dataset(6)
+    gt_path, dt_path = write_dataset(tmp_path, gt, [])  # pycocotools' loadRes fails on it (anns[0])
+    status, out, err = _run("--gt-json-file", str(gt_path), "--dt-json-file", str(dt_path), "--quiet", "--out",
+                            str(tmp_path / "out"), "--device", "cpu")
+    assert status == 0 and err == "", err
+    document = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert document["results"]["map"] == 0.0 and document["detections"] == {"in_file": 0, "evaluated": 0}
+    assert len(out.splitlines()) == 12
+
+
 def _check_against_pycocotools(tmp_path, seed: int, with_bbox: bool, sizes=None) -> None:
     dataset = make_dataset(seed, with_bbox=with_bbox, **({"sizes": sizes} if sizes else {}))
     gt_path, dt_path = write_dataset(tmp_path, *dataset)
@@ -107,6 +120,7 @@ def _check_against_pycocotools(tmp_path, seed: int, with_bbox: bool, sizes=None)
                             "--out", str(tmp_path / "out"), "--device", "cpu")
     assert status == 0, err
     assert out.splitlines() == lines
+    assert "instances segm  [" in err and "wrote results.json" in err  # the progress bar, on stderr
     document = json.loads((tmp_path / "out" / "results.json").read_text())
     assert document["detection_area"] == ("bbox w*h" if with_bbox else "mask pixels")
     for key, value in zip(COCO_KEYS, stats.tolist()):
@@ -133,15 +147,16 @@ def test_segm_values_equal_pycocotools_on_larger_files(tmp_path, seed):
     _check_against_pycocotools(tmp_path, seed, with_bbox=seed % 2 == 0, sizes=BIG_SIZES)
 
 
-def _check_boundary_against_the_port(tmp_path, seed: int, sizes=None, ratio: float = 0.02) -> None:
+def _check_boundary_against_the_port(tmp_path, seed: int, sizes=None, ratio: float = 0.02, iou_type="boundary",
+                                     ignore: bool = False) -> None:
     from tests.reference.coco_boundary_ap import run_coco
 
-    gt, results = make_dataset(seed, **({"sizes": sizes} if sizes else {}))
+    gt, results = make_dataset(seed, ignore=ignore, **({"sizes": sizes} if sizes else {}))
     gt_path, dt_path = write_dataset(tmp_path, gt, results)
-    evaluation = run_coco(gt, results, "boundary", dilation_ratio=ratio)
+    evaluation = run_coco(gt, results, iou_type, dilation_ratio=ratio)
     with contextlib.redirect_stdout(io.StringIO()) as printed:
         evaluation.summarize()
-    status, out, err = _run("--gt-json-file", str(gt_path), "--dt-json-file", str(dt_path), "--iou-type", "boundary",
+    status, out, err = _run("--gt-json-file", str(gt_path), "--dt-json-file", str(dt_path), "--iou-type", iou_type,
                             "--dilation-ratio", str(ratio), "--out", str(tmp_path / "out"), "--device", "cpu")
     assert status == 0, err
     assert out.splitlines() == [line for line in printed.getvalue().splitlines() if line.startswith(" Average")]
@@ -156,7 +171,90 @@ def test_boundary_values_equal_boundary_iou_api_on_the_same_files(tmp_path):
 
 
 @needs_metric
+@pytest.mark.parametrize("iou_type", ["segm", "boundary"])
+def test_gt_ignore_flags_are_or_ed_with_iscrowd_as_boundary_iou_api_does(tmp_path, iou_type):
+    _check_boundary_against_the_port(tmp_path, 8, iou_type=iou_type, ignore=True)
+
+
+@needs_metric
 @pytest.mark.slow
 @pytest.mark.parametrize(("seed", "ratio"), [(10, 0.02), (11, 0.02), (12, 0.005)])
 def test_boundary_values_equal_boundary_iou_api_on_larger_files(tmp_path, seed, ratio):
     _check_boundary_against_the_port(tmp_path, seed, BIG_SIZES, ratio)
+
+
+LVIS_NAMES = {"AP": "map", "AP50": "map_50", "AP75": "map_75", "APs": "map_small", "APm": "map_medium",
+              "APl": "map_large", "APr": "map_rare", "APc": "map_common", "APf": "map_frequent"}
+
+
+def _check_lvis_against_the_port(tmp_path, seed: int, iou_type: str, sizes=None, max_dets: int = 300,
+                                 federated: bool = True, with_bbox: bool = True) -> None:
+    from tests.reference.lvis_boundary_ap import run_lvis
+
+    gt, results = make_dataset(seed, lvis=federated, with_bbox=with_bbox, **({"sizes": sizes} if sizes else {}))
+    gt_path, dt_path = write_dataset(tmp_path, gt, results)
+    evaluation = run_lvis(gt, results, iou_type, max_dets=max_dets)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        evaluation.print_results()
+    status, out, err = _run("--gt-json-file", str(gt_path), "--dt-json-file", str(dt_path), "--iou-type", iou_type,
+                            "--lvis", "--max-dets", str(max_dets), "--out", str(tmp_path / "out"), "--device", "cpu")
+    assert status == 0, err
+    assert out.splitlines() == printed.getvalue().splitlines()
+    values = json.loads((tmp_path / "out" / "results.json").read_text())["results"]
+    for key, value in evaluation.results.items():
+        sizes_of = {"s": "small", "m": "medium", "l": "large"}
+        ours = LVIS_NAMES.get(key) or (f"mar_{max_dets}" if key.startswith("AR@") else f"mar_{sizes_of[key[2]]}")
+        assert abs(values[ours] - float(value)) <= 1e-12, key
+
+
+@needs_metric
+@pytest.mark.parametrize("iou_type", ["segm", "boundary"])
+def test_lvis_values_equal_boundary_iou_api_on_the_same_files(tmp_path, iou_type):
+    _check_lvis_against_the_port(tmp_path, 5, iou_type, max_dets=4)  # a cap that bites
+
+
+@needs_metric
+@pytest.mark.slow
+@pytest.mark.parametrize(("seed", "iou_type", "max_dets", "federated", "with_bbox"), [
+    (20, "segm", 300, True, True), (21, "boundary", 300, True, False), (22, "boundary", 3, True, True),
+    (23, "segm", 100, False, True),  # lvis_instance_evaluation.py --max-dets 100 on a COCO file
+])
+def test_lvis_values_equal_boundary_iou_api_on_larger_files(tmp_path, seed, iou_type, max_dets, federated,
+                                                               with_bbox):
+    _check_lvis_against_the_port(tmp_path, seed, iou_type, BIG_SIZES, max_dets, federated, with_bbox)
+
+
+@needs_metric
+@pytest.mark.parametrize("iou_type", ["segm", "boundary"])
+def test_transposed_masks_give_the_same_values_bit_for_bit(tmp_path, iou_type):
+    """The command hands the metric each image transposed (no copy); every value must be the same."""
+    import torch
+
+    from nobg_metrics import MeanAveragePrecision
+    from nobg_metrics.cli.coco_files import load_ground_truth
+    from nobg_metrics.cli.coco_results import load_results
+    from nobg_metrics.cli.instances import image_inputs
+
+    gt_path, dt_path = write_dataset(tmp_path, *make_dataset(7, sizes=((45, 60), (37, 53), (105, 140), (19, 64))))
+    gt = load_ground_truth(gt_path)
+    results = load_results(dt_path, gt)
+    values = []
+    for transposed in (False, True):
+        metric = MeanAveragePrecision(iou_type=iou_type, class_metrics=True)
+        for image in gt.images:
+            pred, target = image_inputs(gt, image, results.per_image.get(image.id, []), results,
+                                        torch.device("cpu"), transposed=transposed)
+            if transposed:
+                assert pred["masks"].shape[1:] == (image.width, image.height)
+            metric.update([pred], [target])
+        values.append(metric.compute())
+    assert values[0].keys() == values[1].keys()
+    assert all(torch.equal(values[0][key], values[1][key]) for key in values[0])
+
+
+def test_the_command_module_main_dispatches_to_instances(capsys):
+    from nobg_metrics.cli.main import main as command_main
+
+    assert command_main(["instances", "--gt-json-file", "a", "--dt-json-file", "b", "--max-dets", "5"]) == 2
+    assert "--max-dets applies to --lvis" in capsys.readouterr().err

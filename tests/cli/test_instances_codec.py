@@ -1,5 +1,5 @@
-"""The COCO mask codec of ``nobg-metrics instances`` (cli/coco_rle.py, coco_polygons.py, coco_masks.py) against the
-installed pycocotools: every mask bit, every count, every box equal on generated cases."""
+"""The COCO mask codec of ``nobg-metrics instances`` (cli/coco_rle.py, coco_intervals.py, coco_polygons.py,
+coco_masks.py) against the installed pycocotools: every mask bit, every count, every box equal on generated cases."""
 
 from __future__ import annotations
 
@@ -190,6 +190,8 @@ def test_segmentations_of_every_form_match_ann_to_mask():
             segmentations.append([rng.uniform(0, [w, h], (5, 2)).ravel().tolist(), [1, 2, 3, 4], [],
                                   rng.uniform(0, [w, h], (3, 2)).ravel().tolist()])
     ours = segmentation_masks(segmentations, h, w)
+    assert torch.equal(segmentation_masks(segmentations, h, w, transposed=True), ours.transpose(1, 2))
+    assert torch.equal(segmentation_masks(segmentations[1:3], h, w, transposed=True), ours[1:3].transpose(1, 2))
     for i, segmentation in enumerate(segmentations):
         reference = coco.annToMask({"image_id": 1, "segmentation": segmentation}).astype(bool)
         assert torch.equal(ours[i], torch.from_numpy(reference)), i
@@ -204,7 +206,8 @@ def test_segmentations_of_every_form_match_ann_to_mask():
     ({"size": [3, 4], "counts": "0"}, "add up to 0 pixels"),
     ({"size": [3, 5], "counts": [15]}, "size [3, 5] is not its image's"),
     ({"size": [3, 4], "counts": [11]}, "add up to 11"),
-    ({"size": [3, 4], "counts": [-1, 13]}, "integers >= 0"),
+    ({"size": [3, 4], "counts": [-1, 13]}, "integers in [0, 2^32)"),
+    ({"size": [3, 4], "counts": [10**30]}, "integers in [0, 2^32)"),
     ({"size": [3, 4], "counts": 7}, "string or a list"),
     ({"counts": "0"}, "needs 'size'"),
     ({"size": [3, 4]}, "without counts"),
@@ -214,3 +217,16 @@ def test_unreadable_segmentations_name_their_position_and_problem(bad, reason):
     with pytest.raises(SegmentationError) as caught:
         segmentation_masks([[[0, 0, 1, 0, 1, 1]], bad], 3, 4)
     assert caught.value.index == 1 and reason in caught.value.reason
+
+
+@pytest.mark.cuda
+def test_masks_built_on_the_gpu_equal_the_cpu_ones():
+    rng = np.random.default_rng(9)
+    h, w = 37, 53
+    segmentations = [_polygon_cases(rng, h, w, 3), {"size": [h, w], "counts": _random_counts(rng, h, w)}]
+    rle = _reference_rle(rng.random((h, w)) < 0.4)
+    segmentations.append({"size": rle["size"], "counts": rle["counts"].decode()})
+    for transposed in (False, True):
+        cpu = segmentation_masks(segmentations, h, w, transposed=transposed)
+        gpu = segmentation_masks(segmentations, h, w, transposed=transposed, device="cuda")
+        assert gpu.device.type == "cuda" and torch.equal(gpu.cpu(), cpu)

@@ -207,6 +207,10 @@ def test_image_inputs_hold_the_decoded_masks_and_fields(tmp_path):
     square = np.zeros((6, 8), bool)
     square[1:4, 1:4] = True  # the polygon (1, 1)-(4, 4) as pycocotools draws it
     assert np.array_equal(target["masks"][0].numpy(), square)
+    pred_t, target_t = image_inputs(gt, gt.by_id[9], results.per_image[9], results, torch.device("cpu"),
+                                    transposed=True)
+    assert torch.equal(pred_t["masks"], pred["masks"].transpose(1, 2))
+    assert torch.equal(target_t["masks"], target["masks"].transpose(1, 2))
     pred, target = image_inputs(gt, gt.by_id[2], results.per_image[2], results, torch.device("cpu"))
     assert target["iscrowd"].tolist() == [True] and target["masks"][0].sum() == 4
     assert "neg_category_ids" not in target and "not_exhaustive_category_ids" not in target

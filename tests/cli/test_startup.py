@@ -19,7 +19,7 @@ def _entry(*argv: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["eval", "--help"], ["--version"], []])
+@pytest.mark.parametrize("argv", [["--help"], ["eval", "--help"], ["instances", "--help"], ["--version"], []])
 def test_help_and_version_do_not_load_torch(argv):
     start = time.perf_counter()
     result = _entry(*argv)
