@@ -21,6 +21,7 @@ import contextlib
 import signal
 import sys
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -206,12 +207,12 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def run_guarded(args: argparse.Namespace) -> int:
-    """:func:`run` with every outcome turned into an exit status and a one-line message (no traceback for 1, 2, 4
-    or an interruption)."""
+def run_guarded(args: argparse.Namespace, runner: Callable[[argparse.Namespace], int] | None = None) -> int:
+    """:func:`run` (or ``runner``: the ``--cityscapes`` evaluation) with every outcome turned into an exit status and
+    a one-line message (no traceback for 1, 2, 4 or an interruption)."""
     with interruptible():
         try:
-            return run(args)
+            return (runner or run)(args)
         except InstancesInputError as error:
             print(f"nobg-metrics: failed: {error}; nothing was written", file=sys.stderr)
             return EXIT_INPUTS

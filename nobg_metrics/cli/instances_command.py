@@ -6,6 +6,9 @@ The offline evaluation of boundary-iou-api's ``tools/coco_instance_evaluation.py
     nobg-metrics instances --gt-json-file instances_val2017.json --dt-json-file coco_instances_results.json \\
         --iou-type boundary --out results/
 
+``--cityscapes --gt-dir DIR --result-dir DIR`` is the Cityscapes evaluation of ``tools/cityscapes_instance_evaluation.py``
+instead (:mod:`nobg_metrics.cli.cityscapes_command`).
+
 Exit status: 0 evaluated; 1 an input file that cannot be used (missing, not JSON, a missing key, a detection of an
 image or category not in the annotation file, a mask of another size than its image, a malformed RLE or polygon:
 the message names the file, the entry and its image id), or outputs that could not be written; 2 a bad command
@@ -21,6 +24,7 @@ import math
 import sys
 from pathlib import Path
 
+from nobg_metrics.cli import cityscapes_command
 from nobg_metrics.cli.statuses import EXIT_USAGE
 
 
@@ -47,15 +51,15 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         description="Evaluate instance segmentation results (COCO / LVIS JSON) with mask IoU (segm) or Boundary "
                     "IoU (boundary), as boundary-iou-api's tools/coco_instance_evaluation.py and "
                     "tools/lvis_instance_evaluation.py do; prints the reference's summary.")
-    parser.add_argument("--gt-json-file", type=Path, required=True, metavar="GT.json",
+    parser.add_argument("--gt-json-file", type=Path, metavar="GT.json",
                         help="COCO or LVIS annotation file (images, annotations, categories)")
-    parser.add_argument("--dt-json-file", type=Path, required=True, metavar="DT.json",
+    parser.add_argument("--dt-json-file", type=Path, metavar="DT.json",
                         help="results file: a list of {image_id, category_id, score, segmentation[, bbox]}")
     parser.add_argument("--iou-type", choices=("segm", "boundary"), default="segm",
                         help="segm: mask IoU; boundary: min(mask IoU, Boundary IoU) (default: segm)")
-    parser.add_argument("--dilation-ratio", type=_ratio, default=0.02,
+    parser.add_argument("--dilation-ratio", type=_ratio, default=None,
                         help="boundary width as a fraction of the image diagonal (default 0.02; the paper uses "
-                             "0.02 for COCO / LVIS, 0.005 for Cityscapes)")
+                             "0.02 for COCO / LVIS, 0.005 for Cityscapes, --cityscapes' default)")
     parser.add_argument("--lvis", action="store_true",
                         help="LVIS's evaluation (lvis_instance_evaluation.py): 300 detections per image, "
                              "federated filters, APr/APc/APf")
@@ -67,11 +71,23 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                         help="where masks are scored (default: CUDA when available)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no notes on stderr")
+    cityscapes_command.add_arguments(parser)
     parser.set_defaults(handler=run_instances)
 
 
 def run_instances(args: argparse.Namespace) -> int:
     """The ``instances`` command; returns the exit status (messages on stderr, the summary on stdout)."""
+    problem = cityscapes_command.usage_problem(args)
+    if problem is not None:
+        print(f"nobg-metrics instances: error: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.cityscapes:
+        from nobg_metrics.cli.cityscapes_instances import run as run_cityscapes  # torch: once a run is asked for
+        from nobg_metrics.cli.instances import run_guarded  # (the same)
+
+        return run_guarded(args, run_cityscapes)
+    if args.dilation_ratio is None:
+        args.dilation_ratio = 0.02
     if args.max_dets is not None and not args.lvis:
         print("nobg-metrics: error: --max-dets applies to --lvis (COCO's are 1, 10, 100 per image and category)",
               file=sys.stderr)
