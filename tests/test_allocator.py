@@ -39,6 +39,7 @@ def _page_faults(mode: str) -> int:
     return int(done.stdout.strip())
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not GLIBC, reason="mallopt parameters are glibc's")
 def test_tuned_allocator_reuses_freed_memory_instead_of_faulting_it_in():
     """Three fresh processes each: this VM also reclaims idle pages on its own (DAMON), which faults a few

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import pathlib
 import sys
@@ -18,6 +20,7 @@ def _import_benchmarks():
     return run, scaling
 
 
+@pytest.mark.slow
 def test_run_main_mae_64(capsys):
     run, _ = _import_benchmarks()
     assert run.main(["--sizes", "64", "--repeat", "1", "--only", "mae"]) == 0
@@ -25,6 +28,7 @@ def test_run_main_mae_64(capsys):
     assert "| mae" in table and "64²" in table
 
 
+@pytest.mark.slow
 def test_scaling_quick_one_metric(tmp_path):
     _, scaling = _import_benchmarks()
     out_json, out_md, out_png = tmp_path / "s.json", tmp_path / "s.md", tmp_path / "s.png"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_confusion_table_prints_both_methods_and_draws_the_curves(tmp_path):
     out = tmp_path / "curves.png"
     result = subprocess.run([sys.executable, str(ROOT / "examples" / "confusion_table.py"), "--plot", str(out)],

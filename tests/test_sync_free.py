@@ -72,7 +72,7 @@ def test_the_recorder_sees_the_host_reads_of_the_cpu_paths():
     assert {op for op, _ in recorder.hits} >= {"nonzero", "_local_scalar_dense"}
 
 
-@pytest.mark.parametrize("normalize", [True, False])
+@pytest.mark.parametrize("normalize", [True, pytest.param(False, marks=pytest.mark.slow)])
 def test_the_device_paths_give_the_cpu_values(normalize, monkeypatch):
     """Off CPU, ops that size work by the data (EDT sites, the weighted F box, bincount) take fixed-size
     paths. Forced here on CPU: every metric of the expensive tier gives the same value on the sweep (HCE's

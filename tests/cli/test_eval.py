@@ -122,6 +122,7 @@ def test_missing_file_fails_without_writing(dataset: Path, tmp_path: Path, capsy
     assert [e["file"] for e in document["extra"]] == ["stray.png"]
 
 
+@pytest.mark.slow
 def test_corrupt_file_fails_then_is_recorded(dataset: Path, tmp_path: Path, capsys) -> None:
     preds = tmp_path / "corrupt"
     preds.mkdir()
@@ -195,6 +196,7 @@ def test_out_inside_an_input_folder_is_refused(dataset: Path, capsys) -> None:
     assert "inside the input folder" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_bundled_sample_with_no_arguments(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     assert main(["eval"]) == 0  # exactly what the README's quick start runs: the expensive tier, 2 workers
@@ -217,6 +219,7 @@ def test_every_dataset_progress_bar_reaches_its_total(dataset: Path, tmp_path: P
     assert lines and " 18/18 " in lines[-1], lines
 
 
+@pytest.mark.slow
 def test_methods_scored_together_equal_each_scored_alone(dataset: Path, all_formats: Path, tmp_path: Path) -> None:
     """Methods side by side share the gt-only work (ops.gt_reuse); every value equals the method's own run."""
     together = read_results(all_formats)

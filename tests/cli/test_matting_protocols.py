@@ -101,7 +101,7 @@ def runs(layout: Path, tmp_path_factory) -> dict[tuple[str, bool], Path]:
     return outs
 
 
-@pytest.mark.parametrize("with_trimap", [True, False], ids=["trimap", "whole"])
+@pytest.mark.parametrize("with_trimap", [pytest.param(True, marks=pytest.mark.slow), False], ids=["trimap", "whole"])
 @pytest.mark.parametrize("protocol", ["dim", "p3m"])
 def test_table_equals_the_port_digit_for_digit(layout, runs, protocol, with_trimap):
     out = runs[protocol, with_trimap]

@@ -214,12 +214,14 @@ def test_sigint_at_start_leaves_nothing(data: Path, tmp_path: Path) -> None:
     _expect_handled(run, status, signal.SIGINT)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_signal_before_scoring_leaves_nothing(data: Path, tmp_path: Path, signum: int) -> None:
     run, status = _interrupt(data, tmp_path, 1, "locked", signum)
     _expect_handled(run, status, signum)
 
 
+@pytest.mark.slow
 def test_sigint_while_scoring_stops_it_and_a_second_run_is_refused(data: Path, tmp_path: Path, capsys) -> None:
     out = tmp_path / "out"
     _previous_outputs(out)
@@ -242,21 +244,25 @@ def test_sigint_while_scoring_stops_it_and_a_second_run_is_refused(data: Path, t
     _expect_handled(run, status, signal.SIGINT)
 
 
+@pytest.mark.slow
 def test_sigterm_while_scoring_leaves_nothing(data: Path, tmp_path: Path) -> None:
     run, status = _interrupt(data, tmp_path, 1, "scoring", signal.SIGTERM)
     _expect_handled(run, status, signal.SIGTERM)
 
 
+@pytest.mark.slow
 def test_sigkill_of_the_command_takes_its_workers_along(data: Path, tmp_path: Path) -> None:
     run, status = _interrupt(data, tmp_path, 1, "scoring", signal.SIGKILL)
     assert status == -signal.SIGKILL  # its decoding worker died with it (PR_SET_PDEATHSIG): checked above
 
 
+@pytest.mark.slow
 def test_sigint_of_a_decoding_worker_stops_the_run_in_order(data: Path, tmp_path: Path) -> None:
     run, status = _interrupt(data, tmp_path, 1, "scoring", signal.SIGINT, who="worker")
     _expect_handled(run, status, signal.SIGINT)  # the worker passes it on to the scoring process
 
 
+@pytest.mark.slow
 def test_sigterm_of_a_decoding_worker_stops_the_run(data: Path, tmp_path: Path) -> None:
     run, status = _interrupt(data, tmp_path, 1, "scoring", signal.SIGTERM, who="worker")
     assert status == 3, (status, run.stderr[-3000:])  # a worker killed outright: the run fails

@@ -227,7 +227,7 @@ def _module_setup():
     print("\nworst |ours - PySODMetrics| per kind:", {kind: f"{value:.3g}" for kind, value in sorted(WORST.items())})
 
 
-@pytest.fixture(params=["cpu", "device"])
+@pytest.fixture(params=["cpu", pytest.param("device", marks=pytest.mark.slow)])
 def path(request, monkeypatch):
     """The CPU path, or the fixed-size path CUDA runs (``host_reads.free_on`` forced False)."""
     if request.param == "device":
