@@ -1,4 +1,5 @@
-"""``BinarisedGtMSE``: BiRefNet's MSE column as a ``Metric`` (the states of :class:`~nobg_metrics.metrics.matting.MSE`)."""
+"""``BinarisedGtMSE``: BiRefNet's MSE column as a ``Metric`` (the states of
+:class:`~nobg_metrics.metrics.matting.MSE`)."""
 
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ class BinarisedGtMSE(MSE):
 
     As output of ``forward`` and ``compute`` the metric returns the following output:
 
-    - ``birefnet_mse`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image MSE, in
-      [0, 1] (lower is better).
+    - ``birefnet_mse`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image MSE, in [0, 1]
+      (lower is better).
 
     Args:
         validate_args: run the checks that force a device sync.
@@ -34,7 +35,8 @@ class BinarisedGtMSE(MSE):
     Example:
         >>> import torch
         >>> metric = BinarisedGtMSE()
-        >>> metric.update(torch.tensor([[[51, 102]]], dtype=torch.uint8), torch.tensor([[[200, 200]]], dtype=torch.uint8))
+        >>> pred, gt = torch.tensor([[[51, 102]]], dtype=torch.uint8), torch.tensor([[[200, 200]]], dtype=torch.uint8)
+        >>> metric.update(pred, gt)
         >>> metric.compute()
         tensor(0.5000, dtype=torch.float64)
     """

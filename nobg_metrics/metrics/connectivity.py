@@ -19,13 +19,13 @@ class ConnectivityError(PerImageMattingMean):
 
     As input to ``forward`` and ``update`` the metric accepts the following input:
 
-    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or
-      :math:`(H, W)`, float in [0, 1], uint8 (read as ``single(pred) / 255``) or bool; or a list of such tensors,
-      which may differ in size.
-    - ``gt`` (:class:`~torch.Tensor`): gt mattes of the same layout, float in [0, 1], uint8 or bool (soft values,
-      not binarised).
-    - ``trimap`` (:class:`~torch.Tensor`, optional): the same layout, uint8 {0, 128, 255} or float {0, 0.5, 1};
-      only its unknown region (128 / 0.5) is scored. ``None``: the whole image.
+    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`,
+      float in [0, 1], uint8 (read as ``single(pred) / 255``) or bool; or a list of such tensors, which may differ in
+      size.
+    - ``gt`` (:class:`~torch.Tensor`): gt mattes of the same layout, float in [0, 1], uint8 or bool (soft values, not
+      binarised).
+    - ``trimap`` (:class:`~torch.Tensor`, optional): the same layout, uint8 {0, 128, 255} or float {0, 0.5, 1}; only its
+      unknown region (128 / 0.5) is scored. ``None``: the whole image.
 
     As output of ``forward`` and ``compute`` the metric returns the following output:
 

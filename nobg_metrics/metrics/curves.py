@@ -57,8 +57,8 @@ class FMeasure(_CurveMetric):
 
     As input to ``forward`` and ``update`` the metric accepts the following input:
 
-    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in
-      [0, 1], uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
     - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
       [0, 1] (foreground ``> 0.5``).
 
@@ -88,8 +88,8 @@ class EMeasure(_CurveMetric):
 
     As input to ``forward`` and ``update`` the metric accepts the following input:
 
-    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in
-      [0, 1], uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
     - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
       [0, 1] (foreground ``> 0.5``).
 

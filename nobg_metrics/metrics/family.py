@@ -27,8 +27,8 @@ class Precision(ConfusionMetric):
 
     As input to ``forward`` and ``update`` the metric accepts the following input:
 
-    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in
-      [0, 1], uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
     - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
       [0, 1] (foreground ``> 0.5``).
 
@@ -57,8 +57,8 @@ class Recall(ConfusionMetric):
 
     As input to ``forward`` and ``update`` the metric accepts the following input:
 
-    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in
-      [0, 1], uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
     - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
       [0, 1] (foreground ``> 0.5``).
 
@@ -84,8 +84,8 @@ class Specificity(ConfusionMetric):
 
     As input to ``forward`` and ``update`` the metric accepts the following input:
 
-    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in
-      [0, 1], uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
     - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
       [0, 1] (foreground ``> 0.5``).
 
@@ -107,12 +107,13 @@ class Specificity(ConfusionMetric):
 
 
 class FPR(ConfusionMetric):
-    """False positive rate ``FP / (TN + FP)`` (``FPRHandler``, lower is better); see :func:`nobg_metrics.functional.fpr`.
+    """False positive rate ``FP / (TN + FP)`` (``FPRHandler``, lower is better); see
+    :func:`nobg_metrics.functional.fpr`.
 
     As input to ``forward`` and ``update`` the metric accepts the following input:
 
-    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in
-      [0, 1], uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
     - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
       [0, 1] (foreground ``> 0.5``).
 
@@ -140,8 +141,8 @@ class Kappa(ConfusionMetric):
 
     As input to ``forward`` and ``update`` the metric accepts the following input:
 
-    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in
-      [0, 1], uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
     - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
       [0, 1] (foreground ``> 0.5``).
 
@@ -171,8 +172,8 @@ class F1(ConfusionMetric):
 
     As input to ``forward`` and ``update`` the metric accepts the following input:
 
-    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in
-      [0, 1], uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
     - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
       [0, 1] (foreground ``> 0.5``).
 
@@ -209,8 +210,8 @@ class PRAUC(_AreaUnderCurve):
 
     As input to ``forward`` and ``update`` the metric accepts the following input:
 
-    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in
-      [0, 1], uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
     - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
       [0, 1] (foreground ``> 0.5``).
 
@@ -240,12 +241,13 @@ class PRAUC(_AreaUnderCurve):
 
 
 class ROCAUC(_AreaUnderCurve):
-    """Area under the mean ROC curve (recall over FPR), PySODMetrics' recipe; see :func:`nobg_metrics.functional.roc_auc`.
+    """Area under the mean ROC curve (recall over FPR), PySODMetrics' recipe; see
+    :func:`nobg_metrics.functional.roc_auc`.
 
     As input to ``forward`` and ``update`` the metric accepts the following input:
 
-    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in
-      [0, 1], uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
     - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
       [0, 1] (foreground ``> 0.5``).
 

@@ -24,18 +24,18 @@ class HCE(PerImageMean):
 
     As input to ``forward`` and ``update`` the metric accepts the following input:
 
-    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in
-      [0, 1], uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
-      ``protocol="dis"`` takes uint8 only.
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size. ``protocol="dis"``
+      takes uint8 only.
     - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
       [0, 1] (foreground ``> 0.5``).
-    - ``gt_skeleton`` (:class:`~torch.Tensor`, optional): cached gt skeletons (the DIS tool's ``ske/`` images) of
-      the same layout as ``gt``, bool or uint8 (``> 128``). ``None``: skeletonized from ``gt``.
+    - ``gt_skeleton`` (:class:`~torch.Tensor`, optional): cached gt skeletons (the DIS tool's ``ske/`` images) of the
+      same layout as ``gt``, bool or uint8 (``> 128``). ``None``: skeletonized from ``gt``.
 
     As output of ``forward`` and ``compute`` the metric returns the following output:
 
-    - ``hce`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image click count, >= 0
-      (lower is better).
+    - ``hce`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image click count, >= 0 (lower
+      is better).
 
     Args:
         relax: rounds of the 3×3-cross relaxation (5).

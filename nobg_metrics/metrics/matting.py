@@ -38,7 +38,8 @@ class _PixelErrorMetric(NobgMetric):
         self._add_count("matte_count")
 
     def update(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> None:
-        """Add a batch of mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists, with an optional trimap."""
+        """Add a batch of mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists, with an optional
+        trimap."""
         self._accumulate(self._batch_statistics(pred, gt, trimap))
 
     def _statistics(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> Statistics:
@@ -52,13 +53,13 @@ class SAD(_PixelErrorMetric):
 
     As input to ``forward`` and ``update`` the metric accepts the following input:
 
-    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or
-      :math:`(H, W)`, float in [0, 1], uint8 (read as ``single(pred) / 255``) or bool; or a list of such tensors,
-      which may differ in size.
-    - ``gt`` (:class:`~torch.Tensor`): gt mattes of the same layout, float in [0, 1], uint8 or bool (soft values,
-      not binarised).
-    - ``trimap`` (:class:`~torch.Tensor`, optional): the same layout, uint8 {0, 128, 255} or float {0, 0.5, 1};
-      only its unknown region (128 / 0.5) is scored. ``None``: the whole image.
+    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`,
+      float in [0, 1], uint8 (read as ``single(pred) / 255``) or bool; or a list of such tensors, which may differ in
+      size.
+    - ``gt`` (:class:`~torch.Tensor`): gt mattes of the same layout, float in [0, 1], uint8 or bool (soft values, not
+      binarised).
+    - ``trimap`` (:class:`~torch.Tensor`, optional): the same layout, uint8 {0, 128, 255} or float {0, 0.5, 1}; only its
+      unknown region (128 / 0.5) is scored. ``None``: the whole image.
 
     As output of ``forward`` and ``compute`` the metric returns the following output:
 
@@ -84,17 +85,18 @@ class SAD(_PixelErrorMetric):
 
 
 class MSE(_PixelErrorMetric):
-    """Mean squared error per image over the region, raw (papers print x1e3); see :func:`nobg_metrics.functional.mse_metric`.
+    """Mean squared error per image over the region, raw (papers print x1e3); see
+    :func:`nobg_metrics.functional.mse_metric`.
 
     As input to ``forward`` and ``update`` the metric accepts the following input:
 
-    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or
-      :math:`(H, W)`, float in [0, 1], uint8 (read as ``single(pred) / 255``) or bool; or a list of such tensors,
-      which may differ in size.
-    - ``gt`` (:class:`~torch.Tensor`): gt mattes of the same layout, float in [0, 1], uint8 or bool (soft values,
-      not binarised).
-    - ``trimap`` (:class:`~torch.Tensor`, optional): the same layout, uint8 {0, 128, 255} or float {0, 0.5, 1};
-      only its unknown region (128 / 0.5) is scored. ``None``: the whole image.
+    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`,
+      float in [0, 1], uint8 (read as ``single(pred) / 255``) or bool; or a list of such tensors, which may differ in
+      size.
+    - ``gt`` (:class:`~torch.Tensor`): gt mattes of the same layout, float in [0, 1], uint8 or bool (soft values, not
+      binarised).
+    - ``trimap`` (:class:`~torch.Tensor`, optional): the same layout, uint8 {0, 128, 255} or float {0, 0.5, 1}; only its
+      unknown region (128 / 0.5) is scored. ``None``: the whole image.
 
     As output of ``forward`` and ``compute`` the metric returns the following output:
 

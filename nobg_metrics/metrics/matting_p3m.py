@@ -79,18 +79,18 @@ class P3MSAD(_P3MPixelErrors):
 
     As input to ``forward`` and ``update`` the metric accepts the following input:
 
-    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or
-      :math:`(H, W)`, float in [0, 1], uint8 (read as ``k / 255`` in float64, the scripts' reading) or bool; or a
-      list of such tensors, which may differ in size.
+    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`,
+      float in [0, 1], uint8 (read as ``k / 255`` in float64, the scripts' reading) or bool; or a list of such tensors,
+      which may differ in size.
     - ``gt`` (:class:`~torch.Tensor`): gt mattes of the same layout, float in [0, 1], uint8 or bool.
-    - ``trimap`` (:class:`~torch.Tensor`, optional): the same layout, uint8 {0, 128, 255} or float {0, 0.5, 1};
-      required unless ``region="image"`` (a ``ValueError`` without it), ignored by ``"image"``.
+    - ``trimap`` (:class:`~torch.Tensor`, optional): the same layout, uint8 {0, 128, 255} or float {0, 0.5, 1}; required
+      unless ``region="image"`` (a ``ValueError`` without it), ignored by ``"image"``.
 
     As output of ``forward`` and ``compute`` the metric returns the following output:
 
     - ``p3m_sad`` (:class:`~torch.Tensor`): scalar float64, the mean over images (over the images that came with a
-      trimap for ``"trimap"``, ``"fg"``, ``"bg"``) of the per-image SAD, raw (the scripts print it / 1000), >= 0
-      (lower is better).
+      trimap for ``"trimap"``, ``"fg"``, ``"bg"``) of the per-image SAD, raw (the scripts print it / 1000), >= 0 (lower
+      is better).
 
     Args:
         region: ``"image"`` (SAD), ``"trimap"`` (SAD-T: the prediction forced to the trimap's known values), ``"fg"``
@@ -115,12 +115,12 @@ class P3MMSE(_P3MPixelErrors):
 
     As input to ``forward`` and ``update`` the metric accepts the following input:
 
-    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or
-      :math:`(H, W)`, float in [0, 1], uint8 (read as ``k / 255`` in float64, the scripts' reading) or bool; or a
-      list of such tensors, which may differ in size.
+    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`,
+      float in [0, 1], uint8 (read as ``k / 255`` in float64, the scripts' reading) or bool; or a list of such tensors,
+      which may differ in size.
     - ``gt`` (:class:`~torch.Tensor`): gt mattes of the same layout, float in [0, 1], uint8 or bool.
-    - ``trimap`` (:class:`~torch.Tensor`, optional): the same layout, uint8 {0, 128, 255} or float {0, 0.5, 1};
-      required unless ``region="image"`` (a ``ValueError`` without it), ignored by ``"image"``.
+    - ``trimap`` (:class:`~torch.Tensor`, optional): the same layout, uint8 {0, 128, 255} or float {0, 0.5, 1}; required
+      unless ``region="image"`` (a ``ValueError`` without it), ignored by ``"image"``.
 
     As output of ``forward`` and ``compute`` the metric returns the following output:
 
@@ -147,12 +147,12 @@ class P3MMAD(_P3MPixelErrors):
 
     As input to ``forward`` and ``update`` the metric accepts the following input:
 
-    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or
-      :math:`(H, W)`, float in [0, 1], uint8 (read as ``k / 255`` in float64, the scripts' reading) or bool; or a
-      list of such tensors, which may differ in size.
+    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`,
+      float in [0, 1], uint8 (read as ``k / 255`` in float64, the scripts' reading) or bool; or a list of such tensors,
+      which may differ in size.
     - ``gt`` (:class:`~torch.Tensor`): gt mattes of the same layout, float in [0, 1], uint8 or bool.
-    - ``trimap`` (:class:`~torch.Tensor`, optional): the same layout, uint8 {0, 128, 255} or float {0, 0.5, 1};
-      required unless ``region="image"`` (a ``ValueError`` without it), ignored by ``"image"``.
+    - ``trimap`` (:class:`~torch.Tensor`, optional): the same layout, uint8 {0, 128, 255} or float {0, 0.5, 1}; required
+      unless ``region="image"`` (a ``ValueError`` without it), ignored by ``"image"``.
 
     As output of ``forward`` and ``compute`` the metric returns the following output:
 
@@ -190,17 +190,17 @@ class P3MGradientError(_P3MWholeImageMean):
 
     As input to ``forward`` and ``update`` the metric accepts the following input:
 
-    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or
-      :math:`(H, W)`, float in [0, 1], uint8 (read as ``k / 255`` in float64, the scripts' reading) or bool; or a
-      list of such tensors, which may differ in size.
+    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`,
+      float in [0, 1], uint8 (read as ``k / 255`` in float64, the scripts' reading) or bool; or a list of such tensors,
+      which may differ in size.
     - ``gt`` (:class:`~torch.Tensor`): gt mattes of the same layout, float in [0, 1], uint8 or bool.
-    - ``trimap`` (:class:`~torch.Tensor`, optional): accepted and ignored (the protocol scores the whole image), so
-      that one collection call feeds the whole protocol.
+    - ``trimap`` (:class:`~torch.Tensor`, optional): accepted and ignored (the protocol scores the whole image), so that
+      one collection call feeds the whole protocol.
 
     As output of ``forward`` and ``compute`` the metric returns the following output:
 
-    - ``p3m_gradient`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image gradient
-      error over the whole image, raw (the scripts print it / 10), >= 0 (lower is better).
+    - ``p3m_gradient`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image gradient error
+      over the whole image, raw (the scripts print it / 10), >= 0 (lower is better).
 
     Args:
         validate_args: run the checks that force a device sync.
@@ -229,17 +229,17 @@ class P3MConnectivityError(_P3MWholeImageMean):
 
     As input to ``forward`` and ``update`` the metric accepts the following input:
 
-    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or
-      :math:`(H, W)`, float in [0, 1], uint8 (read as ``k / 255`` in float64, the scripts' reading) or bool; or a
-      list of such tensors, which may differ in size.
+    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`,
+      float in [0, 1], uint8 (read as ``k / 255`` in float64, the scripts' reading) or bool; or a list of such tensors,
+      which may differ in size.
     - ``gt`` (:class:`~torch.Tensor`): gt mattes of the same layout, float in [0, 1], uint8 or bool.
-    - ``trimap`` (:class:`~torch.Tensor`, optional): accepted and ignored (the protocol scores the whole image), so
-      that one collection call feeds the whole protocol.
+    - ``trimap`` (:class:`~torch.Tensor`, optional): accepted and ignored (the protocol scores the whole image), so that
+      one collection call feeds the whole protocol.
 
     As output of ``forward`` and ``compute`` the metric returns the following output:
 
-    - ``p3m_connectivity`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image
-      connectivity error over the whole image, raw (the scripts print it / 1000), >= 0 (lower is better).
+    - ``p3m_connectivity`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image connectivity
+      error over the whole image, raw (the scripts print it / 1000), >= 0 (lower is better).
 
     Args:
         step: the step of ``np.arange(0, 1.1, step)`` (the reference: 0.1).
