@@ -156,7 +156,8 @@ def _docstring_parts(doc: str | None) -> tuple[str, dict[str, str], str]:
     summary: list[str] = []
     args: dict[str, str] = {}
     returns: list[str] = []
-    section, names = "summary", []
+    names: list[str] = []
+    section = "summary"
     for line in inspect.cleandoc(doc or "").splitlines():
         text = line.strip()
         if not line.startswith(" ") and text.endswith(":") and text[:-1] in _SECTIONS:
@@ -182,7 +183,7 @@ def _class_docstring(class_name: str, functional: Callable[..., Tensor], signatu
     (its other ``Args``) and an example that checks the class against the functional."""
     summary, args, returns = _docstring_parts(functional.__doc__)
     module, name = functional.__module__, functional.__name__
-    options = [option for option in inspect.signature(functional).parameters][2:]
+    options = list(inspect.signature(functional).parameters)[2:]
     described = [f"    {option}: {args.get(option, f'as in :func:`{module}.{name}`.')}" for option in options
                  if option != "validate_args"]
     lines = [
