@@ -1,4 +1,5 @@
-"""``BinarisedGtMSE``: BiRefNet's MSE column as a ``Metric`` (the states of :class:`~nobg_metrics.metrics.matting.MSE`)."""
+"""``BinarisedGtMSE``: BiRefNet's MSE column as a ``Metric`` (the states of
+:class:`~nobg_metrics.metrics.matting.MSE`)."""
 
 from __future__ import annotations
 
@@ -14,17 +15,28 @@ class BinarisedGtMSE(MSE):
     """BiRefNet's MSE: :class:`~nobg_metrics.metrics.matting.MSE` of the stretched prediction against the
     binarised gt (:func:`nobg_metrics.functional.birefnet.binarised_gt_mse`).
 
-    As input to ``update``:
-        - ``pred``: :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` uint8 or a list of them;
-        - ``gt``: the same layout, uint8 (foreground ``> 128``);
-        - ``trimap``: accepted for a matting collection and ignored (not part of BiRefNet's protocol).
+    As input to ``forward`` and ``update`` the metric accepts the following input:
 
-    As output of ``compute``: a scalar float64, the mean per-image MSE.
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)` uint8 (read as
+      ``pred / 255``, then min-max stretched per image); or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``, uint8 (foreground ``> 128``).
+    - ``trimap`` (:class:`~torch.Tensor`, optional): accepted for a matting collection and ignored (not part of
+      BiRefNet's protocol).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``birefnet_mse`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image MSE, in [0, 1]
+      (lower is better).
+
+    Args:
+        validate_args: run the checks that force a device sync.
+        kwargs: passed to :class:`torchmetrics.Metric`.
 
     Example:
         >>> import torch
         >>> metric = BinarisedGtMSE()
-        >>> metric.update(torch.tensor([[[51, 102]]], dtype=torch.uint8), torch.tensor([[[200, 200]]], dtype=torch.uint8))
+        >>> pred, gt = torch.tensor([[[51, 102]]], dtype=torch.uint8), torch.tensor([[[200, 200]]], dtype=torch.uint8)
+        >>> metric.update(pred, gt)
         >>> metric.compute()
         tensor(0.5000, dtype=torch.float64)
     """

@@ -30,6 +30,18 @@ __all__ = ["BoundaryIoU"]
 class BoundaryIoU(NobgMetric):
     """Boundary IoU (Cheng et al., CVPR 2021) of ``pred > threshold``; mBIoU by default.
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``boundary_iou`` (:class:`~torch.Tensor`): scalar float64 in [0, 1]: the mean of per-image Boundary IoU
+      (``reduction="mean"``, mBIoU) or the pooled ``sum |I| / sum |U|`` (``"pooled"``).
+
     Args:
         threshold: prediction threshold (strict ``>``).
         dilation_ratio: band width as a fraction of the image diagonal, ``d = max(1, round(ratio * diag))``.

@@ -33,6 +33,18 @@ class TrimapIoU(NobgMetric):
     ``|G_d ∩ G ∩ P| / |G_d ∩ (G ∪ P)|`` with ``G_d`` the pixels within ``d = max(1, round(ratio * diag))`` of the
     gt's contour (:func:`nobg_metrics.functional.trimap_iou` has the definitions and the defined values).
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``trimap_iou`` (:class:`~torch.Tensor`): scalar float64 in [0, 1]: the mean of per-image Trimap IoU
+      (``reduction="mean"``) or the pooled ``sum |I| / sum |U|`` (``"pooled"``).
+
     Args:
         threshold: prediction threshold (strict ``>``).
         dilation_ratio: band width as a fraction of the image diagonal.
@@ -41,10 +53,6 @@ class TrimapIoU(NobgMetric):
         normalize: per-image min-max stretch of ``pred`` first.
         empty_gt: ``"agreement"`` or ``"reference"`` (the formula) for all-background/all-foreground gts.
         validate_args: run the checks that force a device sync.
-
-    As input to ``update``: ``pred`` and ``gt``, :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists.
-
-    As output of ``compute``: a scalar float64 tensor.
 
     Example:
         >>> import torch
@@ -94,6 +102,18 @@ class BoundaryFMeasure(NobgMetric):
 
     See :func:`nobg_metrics.functional.boundary_f_measure` for the definitions and the defined values.
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``boundary_f_measure`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image boundary
+      F-measure, in [0, 1].
+
     Args:
         threshold: prediction threshold (strict ``>``).
         dilation_ratio: match distance as a fraction of the image diagonal.
@@ -101,10 +121,6 @@ class BoundaryFMeasure(NobgMetric):
         normalize: per-image min-max stretch of ``pred`` first.
         empty_gt: ``"agreement"`` or ``"reference"`` (the formula) for all-background/all-foreground gts.
         validate_args: run the checks that force a device sync.
-
-    As input to ``update``: ``pred`` and ``gt``, :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists.
-
-    As output of ``compute``: a scalar float64 tensor.
 
     Example:
         >>> import torch

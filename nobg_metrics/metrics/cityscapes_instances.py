@@ -35,21 +35,36 @@ class CityscapesInstanceAP(NobgMetric):
     """Cityscapes instance-level AP (``iou_type="segm"``) or Boundary AP (``"boundary"``), as boundary-iou-api's
     ``tools/cityscapes_instance_evaluation.py`` computes it.
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``preds`` (:class:`list` of :class:`dict`): one dict per image, with the keys:
+
+        - ``masks`` (:class:`~torch.Tensor`): :math:`(N, H, W)` bool, the predicted instances' masks.
+        - ``scores`` (:class:`~torch.Tensor`): :math:`(N,)` float, their scores.
+        - ``labels`` (:class:`~torch.Tensor`): :math:`(N,)` integer Cityscapes label ids (24-28, 31-33 are evaluated;
+          others are dropped).
+
+    - ``target`` (:class:`~torch.Tensor`): the ``*_instanceIds`` maps, :math:`(B, H, W)` or a list of :math:`(H, W)`
+      integer tensors (``label id * 1000 + instance``; bare label ids for stuff, void and groups).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``ap_dict`` (:class:`dict`): float64 tensors by name (``classes``: int64):
+
+        - ``ap``: scalar, the mean over the classes with gts and the ten overlap thresholds 0.5:0.05:0.95.
+        - ``ap_50``: scalar, the mean over the classes with gts at overlap 0.5.
+        - ``ap_per_class``, ``ap_50_per_class``: :math:`(8,)`, NaN for a class without gts.
+        - ``ap_matrix``: :math:`(8, 10)`, class x overlap threshold.
+        - ``classes``: :math:`(8,)` int64, the evaluated label ids, in the order of the per-class values.
+
+    See :func:`nobg_metrics.functional.cityscapes_instance_ap`.
+
     Args:
         iou_type: ``"segm"`` (mask IoU, the reference tool's default) or ``"boundary"`` (``min(mask IoU, boundary
             IoU)``).
         dilation_ratio: band width as a fraction of each instanceIds map's diagonal (Cityscapes: 0.005).
         min_region_size: gts under this many pixels are ignore regions (the reference's 100).
         validate_args: check values (NaN scores, unknown label ids, the map encoding) on the host.
-
-    As input to ``update``:
-        - ``preds``: one dict per image: ``masks`` :math:`(N, H, W)` bool, ``scores`` :math:`(N,)` float,
-          ``labels`` :math:`(N,)` Cityscapes label ids.
-        - ``target``: the ``*_instanceIds`` maps, :math:`(B, H, W)` or a list of :math:`(H, W)` integer tensors.
-
-    As output of ``compute``: a dict of float64 tensors — ``ap``, ``ap_50`` (averages over the classes with gts),
-    ``ap_per_class`` / ``ap_50_per_class`` :math:`(8,)` (NaN for a class without gts), ``ap_matrix`` :math:`(8, 10)`
-    and ``classes`` (the label ids, int64). See :func:`nobg_metrics.functional.cityscapes_instance_ap`.
 
     Example:
         >>> gt = torch.full((40, 60), 7)

@@ -51,6 +51,18 @@ __all__ = ["ConfusionMetric"]
 class ConfusionMetric(NobgMetric):
     """Shared state, update and compute of every family member; subclasses name the measure.
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``value`` (:class:`~torch.Tensor`): the member's measure in ``mode``, float64: a scalar, or :math:`(T,)` with
+      ``mode="curve"`` (``T = num_thresholds``, thresholds descending).
+
     Args:
         mode: ``"max"``, ``"mean"``, ``"curve"``, ``"adaptive"`` or ``"binary"``
             (see :mod:`nobg_metrics.functional.family`); ``None`` takes the class's default.
@@ -65,6 +77,14 @@ class ConfusionMetric(NobgMetric):
         share_statistics: further ``(measure, reduction)`` statistics to compute in the same pass (the
             union of a compute group's needs, so that all its members hold identical states).
         validate_args: run the checks that force a device sync.
+
+    Example:
+        >>> import torch
+        >>> from nobg_metrics import IoU
+        >>> pred, gt = torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]])
+        >>> metric = IoU(share_statistics=[("precision", "curve")])  # also holds the mean precision curve
+        >>> metric(pred, gt), sorted(metric.statistics()), isinstance(metric, ConfusionMetric)
+        (tensor(0.6667, dtype=torch.float64), ['count', 'iou_binary', 'precision_curve'], True)
     """
 
     _measure: str

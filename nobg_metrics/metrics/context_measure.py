@@ -30,6 +30,17 @@ class ContextMeasure(PerImageMean):
     """Context measure Cm (Wang et al., 2025), the mean of per-image values; see
     :func:`nobg_metrics.functional.context_measure` (the camouflage variant: :class:`CamouflageContextMeasure`).
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``context_measure`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image Cm, in [0, 1].
+
     Args:
         beta2: β², the weight of the forward inference.
         alpha: the spatial context scale α, in (0, 64].
@@ -63,8 +74,22 @@ class ContextMeasure(PerImageMean):
 
 class CamouflageContextMeasure(PerImageMean):
     """Camouflage context measure CCm (Wang et al., 2025), the mean of per-image values; see
-    :func:`nobg_metrics.functional.context_measure.camouflage_context_measure`. ``update(pred, gt, image)`` takes the
-    RGB images, :math:`(B, 3, H, W)` uint8.
+    :func:`nobg_metrics.functional.context_measure.camouflage_context_measure`; ``update(pred, gt, image)`` also takes
+    the RGB images.
+
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+    - ``image`` (:class:`~torch.Tensor`): the RGB images, :math:`(B, 3, H, W)` or :math:`(3, H, W)` uint8 (a list beside
+      list ``pred`` / ``gt``); required (``None`` is a ``ValueError``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``camouflage_context_measure`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image
+      CCm, in [0, 1].
 
     Args:
         beta2: β², the weight of the forward inference (1.2 for camouflage).

@@ -55,6 +55,20 @@ class FMeasure(_CurveMetric):
     """F-measure (β² = 0.3; F1 with ``beta2=1.0``): ``mode="max"`` (maxF), ``"mean"`` (meanF), ``"adaptive"`` (adpF),
     ``"curve"`` or ``"binary"``. See :func:`nobg_metrics.functional.f_measure`.
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``f_measure`` (:class:`~torch.Tensor`): float64 in [0, 1], a scalar, or :math:`(T,)` with ``mode="curve"``
+      (``T = num_thresholds``, thresholds descending).
+
+    The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the mode first (``FMeasure("max")``).
+
     Example:
         >>> import torch
         >>> metric = FMeasure(mode="max")
@@ -71,6 +85,21 @@ class EMeasure(_CurveMetric):
     """E-measure: ``mode="max"`` (maxE), ``"mean"`` (meanE), ``"adaptive"`` (adpE) or ``"curve"``.
 
     See :func:`nobg_metrics.functional.e_measure`.
+
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``e_measure`` (:class:`~torch.Tensor`): float64 >= 0 (PySODMetrics divides by ``N - 1``: a perfect prediction
+      scores ``N / (N - 1)``), a scalar, or :math:`(T,)` with ``mode="curve"`` (``T = num_thresholds``, thresholds
+      descending).
+
+    The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the mode first (``EMeasure("max")``).
 
     Example:
         >>> import torch

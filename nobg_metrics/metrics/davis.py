@@ -48,7 +48,8 @@ def _items(state: Tensor | list[Tensor]) -> list[Tensor]:
 
 
 class _DavisFrames(NobgMetric):
-    """The per-frame states and the per-sequence tables shared by :class:`DavisJ`, :class:`DavisF`, :class:`DavisJAndF`."""
+    """The per-frame states and the per-sequence tables shared by :class:`DavisJ`, :class:`DavisF` and
+    :class:`DavisJAndF`."""
 
     _measures: tuple[str, ...] = ("J", "F")
     higher_is_better = True  # for the mean and the recall; a decay is better lower (torchmetrics fixes it per class)
@@ -148,18 +149,32 @@ class DavisJAndF(_DavisFrames):
     """DAVIS ``J&F-Mean`` (davis2017-evaluation): ``(J-Mean + F-Mean) / 2`` over sequences; ``summary()`` gives all
     seven global numbers, ``per_sequence()`` / ``per_frame()`` the tables.
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+    - ``void`` (:class:`~torch.Tensor`, optional): the same layout and reading rule as ``gt``: pixels that count for
+      neither.
+    - ``sequence`` (:class:`str`, :class:`int`, a list or :class:`~torch.Tensor`; keyword, optional): the frames'
+      sequence, one ``str`` / ``int`` key for the batch, one per image, or an int64 tensor :math:`(B,)`; in the
+      semi-supervised protocol one key per object (``"bike-packing_1"``).
+    - ``frame`` (:class:`int`, a list or :class:`~torch.Tensor`; keyword, optional): the frames' order within their
+      sequence: the first image's frame index, one per image, or ``None`` (arrival order).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``j_and_f`` (:class:`~torch.Tensor`): scalar float64, the average of J's and F's ``statistic`` over sequences
+      (``J&F-Mean`` by default): ``statistic="mean"`` and ``"recall"`` in [0, 1], ``"decay"`` in [-1, 1]; NaN before any
+      frame. ``summary()``, ``per_sequence()`` and ``per_frame()`` give the tables.
+
     Args:
         statistic: ``"mean"`` (``J&F-Mean``), ``"recall"`` or ``"decay"`` (the average of J's and F's).
         threshold: prediction threshold (strict ``>``).
         bound_th: F's match distance, a fraction of the diagonal (``ceil``), or whole pixels when ``>= 1``.
         decay_index: ``"exact"`` or ``"reference"`` (the reference's uint8 bin edges from 256 frames on).
         validate_args: run the checks that force a device sync.
-
-    As input to ``update``: ``pred``, ``gt``, optional ``void`` (:math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)`
-    or lists), ``sequence=`` (a ``str`` / ``int`` key, one per image, or an int64 tensor; in the semi-supervised
-    protocol one key per object, ``"bike-packing_1"``), ``frame=`` (order within the sequence; default arrival).
-
-    As output of ``compute``: a scalar float64 tensor.
 
     Example:
         >>> import torch
@@ -180,13 +195,31 @@ class DavisJ(_DavisFrames):
     """DAVIS region similarity: ``J-Mean`` (or ``J-Recall``, ``J-Decay``) over sequences, J = IoU per frame (1 for an
     empty union, void excluded).
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+    - ``void`` (:class:`~torch.Tensor`, optional): the same layout and reading rule as ``gt``: pixels that count for
+      neither (excluded from the IoU).
+    - ``sequence`` (:class:`str`, :class:`int`, a list or :class:`~torch.Tensor`; keyword, optional): the frames'
+      sequence, one ``str`` / ``int`` key for the batch, one per image, or an int64 tensor :math:`(B,)`; in the
+      semi-supervised protocol one key per object (``"bike-packing_1"``).
+    - ``frame`` (:class:`int`, a list or :class:`~torch.Tensor`; keyword, optional): the frames' order within their
+      sequence: the first image's frame index, one per image, or ``None`` (arrival order).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``j`` (:class:`~torch.Tensor`): scalar float64, the statistic of the per-frame region similarity J over sequences:
+      ``statistic="mean"`` and ``"recall"`` in [0, 1], ``"decay"`` in [-1, 1]; NaN before any frame. ``summary()``,
+      ``per_sequence()`` and ``per_frame()`` give the tables.
+
     Args:
         statistic: ``"mean"``, ``"recall"`` or ``"decay"``.
         threshold: prediction threshold (strict ``>``).
         decay_index: ``"exact"`` or ``"reference"``.
         validate_args: run the checks that force a device sync.
-
-    As input to ``update``: as :class:`DavisJAndF`. As output of ``compute``: a scalar float64 tensor.
 
     Example:
         >>> import torch
@@ -212,14 +245,32 @@ class DavisF(_DavisFrames):
     """DAVIS contour accuracy: ``F-Mean`` (or ``F-Recall``, ``F-Decay``) over sequences (per frame: boundary maps
     matched within a disk of ``ceil(0.008 * diag)`` pixels).
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+    - ``void`` (:class:`~torch.Tensor`, optional): the same layout and reading rule as ``gt``: pixels that count for
+      neither (zeroed in both masks before their contours are taken).
+    - ``sequence`` (:class:`str`, :class:`int`, a list or :class:`~torch.Tensor`; keyword, optional): the frames'
+      sequence, one ``str`` / ``int`` key for the batch, one per image, or an int64 tensor :math:`(B,)`; in the
+      semi-supervised protocol one key per object (``"bike-packing_1"``).
+    - ``frame`` (:class:`int`, a list or :class:`~torch.Tensor`; keyword, optional): the frames' order within their
+      sequence: the first image's frame index, one per image, or ``None`` (arrival order).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``f`` (:class:`~torch.Tensor`): scalar float64, the statistic of the per-frame contour accuracy F over sequences:
+      ``statistic="mean"`` and ``"recall"`` in [0, 1], ``"decay"`` in [-1, 1]; NaN before any frame. ``summary()``,
+      ``per_sequence()`` and ``per_frame()`` give the tables.
+
     Args:
         statistic: ``"mean"``, ``"recall"`` or ``"decay"``.
         threshold: prediction threshold (strict ``>``).
         bound_th: match distance, a fraction of the diagonal (``ceil``), or whole pixels when ``>= 1``.
         decay_index: ``"exact"`` or ``"reference"``.
         validate_args: run the checks that force a device sync.
-
-    As input to ``update``: as :class:`DavisJAndF`. As output of ``compute``: a scalar float64 tensor.
 
     Example:
         >>> import torch

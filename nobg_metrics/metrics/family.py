@@ -25,6 +25,20 @@ __all__ = ["F1", "FPR", "PRAUC", "ROCAUC", "Kappa", "Precision", "Recall", "Spec
 class Precision(ConfusionMetric):
     """Precision ``TP / (TP + FP)`` (PySODMetrics ``PrecisionHandler``); see :func:`nobg_metrics.functional.precision`.
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``precision`` (:class:`~torch.Tensor`): float64 in [0, 1], a scalar, or :math:`(T,)` with ``mode="curve"``
+      (``T = num_thresholds``, thresholds descending).
+
+    The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the mode first (``Precision("max")``).
+
     Example:
         >>> import torch
         >>> pred, gt = torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]])
@@ -41,6 +55,20 @@ class Precision(ConfusionMetric):
 class Recall(ConfusionMetric):
     """Recall = TPR = sensitivity ``TP / (TP + FN)`` (``RecallHandler``); see :func:`nobg_metrics.functional.recall`.
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``recall`` (:class:`~torch.Tensor`): float64 in [0, 1], a scalar, or :math:`(T,)` with ``mode="curve"``
+      (``T = num_thresholds``, thresholds descending).
+
+    The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the mode first (``Recall("max")``).
+
     Example:
         >>> import torch
         >>> Recall()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
@@ -54,6 +82,20 @@ class Recall(ConfusionMetric):
 class Specificity(ConfusionMetric):
     """Specificity = TNR ``TN / (TN + FP)`` (``SpecificityHandler``); see :func:`nobg_metrics.functional.specificity`.
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``specificity`` (:class:`~torch.Tensor`): float64 in [0, 1], a scalar, or :math:`(T,)` with ``mode="curve"``
+      (``T = num_thresholds``, thresholds descending).
+
+    The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the mode first (``Specificity("max")``).
+
     Example:
         >>> import torch
         >>> Specificity()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
@@ -65,7 +107,22 @@ class Specificity(ConfusionMetric):
 
 
 class FPR(ConfusionMetric):
-    """False positive rate ``FP / (TN + FP)`` (``FPRHandler``, lower is better); see :func:`nobg_metrics.functional.fpr`.
+    """False positive rate ``FP / (TN + FP)`` (``FPRHandler``, lower is better); see
+    :func:`nobg_metrics.functional.fpr`.
+
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``fpr`` (:class:`~torch.Tensor`): float64 in [0, 1] (lower is better), a scalar, or :math:`(T,)` with
+      ``mode="curve"`` (``T = num_thresholds``, thresholds descending).
+
+    The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the mode first (``FPR("max")``).
 
     Example:
         >>> import torch
@@ -81,6 +138,20 @@ class FPR(ConfusionMetric):
 class Kappa(ConfusionMetric):
     """Kappa ``(OA - p_e) / (1 - p_e)``, Cohen's by default; ``chance="reference"`` (implied by
     ``empty_gt="reference"``) is PySODMetrics' ``KappaHandler``. See :func:`nobg_metrics.functional.kappa`.
+
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``kappa`` (:class:`~torch.Tensor`): float64 in [-1, 1], a scalar, or :math:`(T,)` with ``mode="curve"``
+      (``T = num_thresholds``, thresholds descending).
+
+    The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the mode first (``Kappa("max")``).
 
     Example:
         >>> import torch
@@ -98,6 +169,20 @@ class F1(ConfusionMetric):
     """F1 = Dice of the binarised prediction, ``(2 P R) / (P + R)``: the F-measure with β² = 1 as a measure of its own
     (``FmeasureHandler(beta=1)``), so that one compute group holds it next to ``FMeasure`` (β² = 0.3).
     ``FMeasure(beta2=1.0)`` gives the same values. Defaults to ``mode="binary"``.
+
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``f1`` (:class:`~torch.Tensor`): float64 in [0, 1], a scalar, or :math:`(T,)` with ``mode="curve"``
+      (``T = num_thresholds``, thresholds descending).
+
+    The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the mode first (``F1("max")``).
 
     Example:
         >>> import torch
@@ -123,9 +208,27 @@ class _AreaUnderCurve(ConfusionMetric):
 class PRAUC(_AreaUnderCurve):
     """Area under the mean PR curve, PySODMetrics' recipe; see :func:`nobg_metrics.functional.pr_auc`.
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``pr_auc`` (:class:`~torch.Tensor`): scalar float64 in [0, 1].
+
     Args:
-        num_thresholds, normalize, empty_gt, validate_args: as :class:`Precision`; ``threshold``, ``beta2``,
-            ``chance`` and ``share_statistics`` only matter for the statistics of a shared compute group.
+        num_thresholds: T points of the mean curves; 256 reproduces PySODMetrics.
+        normalize: per-image min-max stretch of ``pred`` first (PySODMetrics' protocol).
+        empty_gt: ``"agreement"`` or ``"reference"`` for all-background/all-foreground gts.
+        threshold: as :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s; read only for the statistics of
+            a shared compute group.
+        beta2: likewise.
+        chance: likewise.
+        share_statistics: likewise.
+        validate_args: run the checks that force a device sync.
 
     Example:
         >>> import torch
@@ -138,9 +241,21 @@ class PRAUC(_AreaUnderCurve):
 
 
 class ROCAUC(_AreaUnderCurve):
-    """Area under the mean ROC curve (recall over FPR), PySODMetrics' recipe; see :func:`nobg_metrics.functional.roc_auc`.
+    """Area under the mean ROC curve (recall over FPR), PySODMetrics' recipe; see
+    :func:`nobg_metrics.functional.roc_auc`.
 
-    Args as :class:`PRAUC`.
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``roc_auc`` (:class:`~torch.Tensor`): scalar float64 in [0, 1].
+
+    The options are :class:`PRAUC`'s.
 
     Example:
         >>> import torch

@@ -16,6 +16,21 @@ __all__ = ["GradientError"]
 class GradientError(PerImageMattingMean):
     """Gradient error per image, raw (papers print /1000), averaged; see :func:`nobg_metrics.functional.gradient_error`.
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`,
+      float in [0, 1], uint8 (read as ``single(pred) / 255``) or bool; or a list of such tensors, which may differ in
+      size.
+    - ``gt`` (:class:`~torch.Tensor`): gt mattes of the same layout, float in [0, 1], uint8 or bool (soft values, not
+      binarised).
+    - ``trimap`` (:class:`~torch.Tensor`, optional): the same layout, uint8 {0, 128, 255} or float {0, 0.5, 1}; only its
+      unknown region (128 / 0.5) is scored. ``None``: the whole image.
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``gradient_error`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image gradient error,
+      raw (papers print it / 1000), >= 0 (lower is better).
+
     Args:
         kernel: ``"gaussian"`` (DIM's gaussgradient, default) or ``"sobel"`` (ZIM's variant).
         clamp_to_trimap: set ``pred`` to the trimap's known values (0 / 1) before scoring.

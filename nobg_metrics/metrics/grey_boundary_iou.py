@@ -31,6 +31,19 @@ __all__ = ["GreyBoundaryIoU"]
 class GreyBoundaryIoU(NobgMetric):
     """BiRefNet's BIoU: the IoU curve of the grey boundary ``u8 - erode(u8)`` against the gt's inner band.
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``grey_boundary_iou`` (:class:`~torch.Tensor`): float64 in [0, 1]: scalar maxBIoU (``mode="max"``) or meanBIoU
+      (``"mean"``) of the mean curve, or the :math:`(256,)` mean curve itself (``"curve"``, index ``k`` at threshold
+      ``(255 - k) / 255``).
+
     Args:
         mode: ``"max"`` (maxBIoU), ``"mean"`` (meanBIoU) or ``"curve"`` (:math:`(256,)`).
         dilation_ratio: band width as a fraction of the diagonal (0.02).

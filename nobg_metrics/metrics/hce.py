@@ -22,6 +22,21 @@ __all__ = ["HCE"]
 class HCE(PerImageMean):
     """Human Correction Effort (DIS5K), the mean of per-image click counts (see :func:`nobg_metrics.functional.hce`).
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size. ``protocol="dis"``
+      takes uint8 only.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+    - ``gt_skeleton`` (:class:`~torch.Tensor`, optional): cached gt skeletons (the DIS tool's ``ske/`` images) of the
+      same layout as ``gt``, bool or uint8 (``> 128``). ``None``: skeletonized from ``gt``.
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``hce`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image click count, >= 0 (lower
+      is better).
+
     Args:
         relax: rounds of the 3×3-cross relaxation (5).
         epsilon: Douglas–Peucker tolerance in pixels (2.0).
@@ -32,8 +47,6 @@ class HCE(PerImageMean):
             budget check is one read in ``compute()`` (raises ``RuntimeError`` when an image exceeded it;
             docs/hce.md). On CPU always the data-sized path.
         validate_args: run the checks that force a device sync.
-
-    ``update(pred, gt, gt_skeleton=None)`` takes optional cached gt skeletons (the DIS tool's ``ske/`` images).
 
     Example:
         >>> import torch

@@ -16,6 +16,18 @@ __all__ = ["MAE"]
 class MAE(PerImageMean):
     """Mean absolute error, the mean of per-image MAE (see :func:`nobg_metrics.functional.mae`).
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``mae`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image mean absolute error, in
+      [0, 1] (lower is better).
+
     Args:
         normalize: per-image min-max stretch of ``pred`` first (PySODMetrics' protocol).
         validate_args: run the checks that force a device sync.

@@ -38,7 +38,8 @@ class _PixelErrorMetric(NobgMetric):
         self._add_count("matte_count")
 
     def update(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> None:
-        """Add a batch of mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists, with an optional trimap."""
+        """Add a batch of mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists, with an optional
+        trimap."""
         self._accumulate(self._batch_statistics(pred, gt, trimap))
 
     def _statistics(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> Statistics:
@@ -49,6 +50,26 @@ class _PixelErrorMetric(NobgMetric):
 
 class SAD(_PixelErrorMetric):
     """Sum of absolute differences per image, raw (papers report /1000); see :func:`nobg_metrics.functional.sad`.
+
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`,
+      float in [0, 1], uint8 (read as ``single(pred) / 255``) or bool; or a list of such tensors, which may differ in
+      size.
+    - ``gt`` (:class:`~torch.Tensor`): gt mattes of the same layout, float in [0, 1], uint8 or bool (soft values, not
+      binarised).
+    - ``trimap`` (:class:`~torch.Tensor`, optional): the same layout, uint8 {0, 128, 255} or float {0, 0.5, 1}; only its
+      unknown region (128 / 0.5) is scored. ``None``: the whole image.
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``sad`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image sum of absolute
+      differences, raw (papers print it / 1000), >= 0 (lower is better).
+
+    Args:
+        clamp_to_trimap: set ``pred`` to the trimap's known values (0 / 1) before scoring.
+        validate_args: run the checks that force a device sync.
+        kwargs: passed to :class:`torchmetrics.Metric`.
 
     Example:
         >>> import torch
@@ -64,7 +85,28 @@ class SAD(_PixelErrorMetric):
 
 
 class MSE(_PixelErrorMetric):
-    """Mean squared error per image over the region, raw (papers print x1e3); see :func:`nobg_metrics.functional.mse_metric`.
+    """Mean squared error per image over the region, raw (papers print x1e3); see
+    :func:`nobg_metrics.functional.mse_metric`.
+
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`,
+      float in [0, 1], uint8 (read as ``single(pred) / 255``) or bool; or a list of such tensors, which may differ in
+      size.
+    - ``gt`` (:class:`~torch.Tensor`): gt mattes of the same layout, float in [0, 1], uint8 or bool (soft values, not
+      binarised).
+    - ``trimap`` (:class:`~torch.Tensor`, optional): the same layout, uint8 {0, 128, 255} or float {0, 0.5, 1}; only its
+      unknown region (128 / 0.5) is scored. ``None``: the whole image.
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``mse`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image mean squared error over
+      the region, raw (papers print it x 1e3), in [0, 1] (lower is better).
+
+    Args:
+        clamp_to_trimap: set ``pred`` to the trimap's known values (0 / 1) before scoring.
+        validate_args: run the checks that force a device sync.
+        kwargs: passed to :class:`torchmetrics.Metric`.
 
     Example:
         >>> import torch

@@ -77,6 +77,27 @@ class P3MSAD(_P3MPixelErrors):
     """P3M SAD, SAD-T, SAD-FG or SAD-BG per image, raw (printed / 1000); see
     :func:`nobg_metrics.functional.matting_p3m.p3m_sad`.
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`,
+      float in [0, 1], uint8 (read as ``k / 255`` in float64, the scripts' reading) or bool; or a list of such tensors,
+      which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): gt mattes of the same layout, float in [0, 1], uint8 or bool.
+    - ``trimap`` (:class:`~torch.Tensor`, optional): the same layout, uint8 {0, 128, 255} or float {0, 0.5, 1}; required
+      unless ``region="image"`` (a ``ValueError`` without it), ignored by ``"image"``.
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``p3m_sad`` (:class:`~torch.Tensor`): scalar float64, the mean over images (over the images that came with a
+      trimap for ``"trimap"``, ``"fg"``, ``"bg"``) of the per-image SAD, raw (the scripts print it / 1000), >= 0 (lower
+      is better).
+
+    Args:
+        region: ``"image"`` (SAD), ``"trimap"`` (SAD-T: the prediction forced to the trimap's known values), ``"fg"``
+            (SAD-FG) or ``"bg"`` (SAD-BG).
+        validate_args: run the checks that force a device sync.
+        kwargs: passed to :class:`torchmetrics.Metric`.
+
     Example:
         >>> pred, gt = torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]])
         >>> metric = P3MSAD(region="trimap")
@@ -92,6 +113,25 @@ class P3MMSE(_P3MPixelErrors):
     """P3M MSE (``region="image"``) or MSE-T (``"trimap"``) per image, raw; see
     :func:`nobg_metrics.functional.matting_p3m.p3m_mse`.
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`,
+      float in [0, 1], uint8 (read as ``k / 255`` in float64, the scripts' reading) or bool; or a list of such tensors,
+      which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): gt mattes of the same layout, float in [0, 1], uint8 or bool.
+    - ``trimap`` (:class:`~torch.Tensor`, optional): the same layout, uint8 {0, 128, 255} or float {0, 0.5, 1}; required
+      unless ``region="image"`` (a ``ValueError`` without it), ignored by ``"image"``.
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``p3m_mse`` (:class:`~torch.Tensor`): scalar float64, the mean over images (over the images that came with a
+      trimap for ``"trimap"``) of the per-image MSE, raw, in [0, 1] (lower is better).
+
+    Args:
+        region: ``"image"`` (MSE over H·W) or ``"trimap"`` (MSE-T: the prediction forced, over the unknown count).
+        validate_args: run the checks that force a device sync.
+        kwargs: passed to :class:`torchmetrics.Metric`.
+
     Example:
         >>> round(float(P3MMSE()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))), 4)
         0.1125
@@ -104,6 +144,25 @@ class P3MMSE(_P3MPixelErrors):
 class P3MMAD(_P3MPixelErrors):
     """P3M MAD (``region="image"``) or MAD-T (``"trimap"``) per image, raw; see
     :func:`nobg_metrics.functional.matting_p3m.p3m_mad`.
+
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`,
+      float in [0, 1], uint8 (read as ``k / 255`` in float64, the scripts' reading) or bool; or a list of such tensors,
+      which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): gt mattes of the same layout, float in [0, 1], uint8 or bool.
+    - ``trimap`` (:class:`~torch.Tensor`, optional): the same layout, uint8 {0, 128, 255} or float {0, 0.5, 1}; required
+      unless ``region="image"`` (a ``ValueError`` without it), ignored by ``"image"``.
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``p3m_mad`` (:class:`~torch.Tensor`): scalar float64, the mean over images (over the images that came with a
+      trimap for ``"trimap"``) of the per-image MAD, raw, in [0, 1] (lower is better).
+
+    Args:
+        region: ``"image"`` (MAD over H·W) or ``"trimap"`` (MAD-T: the prediction forced, over the unknown count).
+        validate_args: run the checks that force a device sync.
+        kwargs: passed to :class:`torchmetrics.Metric`.
 
     Example:
         >>> round(float(P3MMAD()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))), 4)
@@ -129,6 +188,24 @@ class P3MGradientError(_P3MWholeImageMean):
     """P3M gradient error per image, raw (printed / 10), averaged; see
     :func:`nobg_metrics.functional.p3m_gradient.p3m_gradient_error`.
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`,
+      float in [0, 1], uint8 (read as ``k / 255`` in float64, the scripts' reading) or bool; or a list of such tensors,
+      which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): gt mattes of the same layout, float in [0, 1], uint8 or bool.
+    - ``trimap`` (:class:`~torch.Tensor`, optional): accepted and ignored (the protocol scores the whole image), so that
+      one collection call feeds the whole protocol.
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``p3m_gradient`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image gradient error
+      over the whole image, raw (the scripts print it / 10), >= 0 (lower is better).
+
+    Args:
+        validate_args: run the checks that force a device sync.
+        kwargs: passed to :class:`torchmetrics.Metric`.
+
     Example:
         >>> gt = torch.zeros(8, 10, dtype=torch.float64); gt[2:6, 3:8] = 1.0
         >>> metric = P3MGradientError()
@@ -149,6 +226,20 @@ class P3MGradientError(_P3MWholeImageMean):
 class P3MConnectivityError(_P3MWholeImageMean):
     """P3M connectivity error per image, raw (printed / 1000), averaged; see
     :func:`nobg_metrics.functional.p3m_connectivity.p3m_connectivity_error`.
+
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): predicted mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`,
+      float in [0, 1], uint8 (read as ``k / 255`` in float64, the scripts' reading) or bool; or a list of such tensors,
+      which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): gt mattes of the same layout, float in [0, 1], uint8 or bool.
+    - ``trimap`` (:class:`~torch.Tensor`, optional): accepted and ignored (the protocol scores the whole image), so that
+      one collection call feeds the whole protocol.
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``p3m_connectivity`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image connectivity
+      error over the whole image, raw (the scripts print it / 1000), >= 0 (lower is better).
 
     Args:
         step: the step of ``np.arange(0, 1.1, step)`` (the reference: 0.1).

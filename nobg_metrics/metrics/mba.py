@@ -21,6 +21,18 @@ __all__ = ["MBA"]
 class MBA(PerImageMean):
     """Mean boundary accuracy over 5 elliptic gt bands of radii ``1 + int(((H + W) / 300 - 1) / 5 * i)``.
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``mba`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image boundary accuracy, in
+      [0, 1] (NaN with ``empty_gt="reference"`` once an all-background or all-foreground gt was scored).
+
     Args:
         threshold: ``None`` for the references' rule (uint8 ``pred > 128``, float ``> 0.5``), or a strict
             threshold on the [0, 1] scale.

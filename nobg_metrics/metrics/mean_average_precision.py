@@ -40,19 +40,44 @@ class MeanAveragePrecision(NobgMetric):
     (``COCOeval`` / ``LVISEval``, ``iouType="segm" | "boundary"``) and pycocotools; masks never leave the device
     and are not kept. See docs/instance_segmentation.md.
 
-    As input to ``update``:
+    As input to ``forward`` and ``update`` the metric accepts the following input:
 
-    - ``preds``: a list of dicts, one per image: ``masks`` :math:`(N, H, W)` bool, ``scores`` :math:`(N,)` float,
-      ``labels`` :math:`(N,)` int, optional ``area`` :math:`(N,)` (the area that picks the area range).
-    - ``target``: a list of dicts: ``masks`` :math:`(M, H, W)` bool, ``labels`` :math:`(M,)` int, optional
-      ``iscrowd``, ``area``, ``ignore`` :math:`(M,)`, ``image_id`` (int), and for LVIS ``neg_category_ids`` and
-      ``not_exhaustive_category_ids`` (1-D int tensors).
+    - ``preds`` (:class:`list` of :class:`dict`): one dict per image, with the keys:
 
-    As output of ``compute``: a dict of float64 tensors — ``map``, ``map_50``, ``map_75``, ``map_small``,
-    ``map_medium``, ``map_large``, ``mar_<k>`` for each max-detections ``k``, ``mar_small``, ``mar_medium``,
-    ``mar_large`` (LVIS adds ``map_rare``, ``map_common``, ``map_frequent``), ``map_per_class``,
-    ``mar_<k>_per_class`` (-1 unless ``class_metrics``), ``classes`` (int32); ``precision``, ``recall``,
-    ``scores`` with ``extended_summary``. -1 marks a value with no ground truth to measure it on.
+        - ``masks`` (:class:`~torch.Tensor`): :math:`(N, H, W)` bool, the detections' masks.
+        - ``scores`` (:class:`~torch.Tensor`): :math:`(N,)` float, the detection scores.
+        - ``labels`` (:class:`~torch.Tensor`): :math:`(N,)` integer category ids.
+        - ``area`` (:class:`~torch.Tensor`, optional): :math:`(N,)`, the area that picks the area range.
+
+    - ``target`` (:class:`list` of :class:`dict`): one dict per image, with the keys:
+
+        - ``masks`` (:class:`~torch.Tensor`): :math:`(M, H, W)` bool, the gt masks.
+        - ``labels`` (:class:`~torch.Tensor`): :math:`(M,)` integer category ids.
+        - ``iscrowd``, ``area``, ``ignore`` (:class:`~torch.Tensor`, optional): :math:`(M,)` each.
+        - ``image_id`` (:class:`int`, optional): the image's id (ties between equal scores break by it).
+        - ``neg_category_ids``, ``not_exhaustive_category_ids`` (:class:`~torch.Tensor`, optional): 1-D integer tensors,
+          LVIS's federated annotation.
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``map_dict`` (:class:`dict`): float64 tensors by name (``classes``: int32); -1 marks a value with no ground truth
+      to measure it on:
+
+        - ``map``: scalar, the mean AP over the IoU thresholds (default 0.50:0.05:0.95), categories and objects.
+        - ``map_50``, ``map_75``: scalar, AP at IoU 0.50 / 0.75 (-1 when ``iou_thresholds`` lacks it).
+        - ``map_small``, ``map_medium``, ``map_large``: scalar, AP by area (< 32², 32² to 96², > 96² pixels).
+        - ``mar_<k>``: scalar, the mean AR with at most ``k`` detections per image, one per ``max_detection_thresholds``
+          entry ``k``.
+        - ``mar_small``, ``mar_medium``, ``mar_large``: scalar, AR by area (at the largest ``k``).
+        - ``map_rare``, ``map_common``, ``map_frequent``: scalar, LVIS only.
+        - ``map_per_class``, ``mar_<k>_per_class`` (the largest ``k``): :math:`(K,)` in the order of ``classes`` with
+          ``class_metrics``, else a scalar -1.
+        - ``classes``: :math:`(K,)` int32, the category ids seen.
+        - ``precision`` :math:`(T, R, K, A, M)`, ``recall`` :math:`(T, K, A, M)`, ``scores`` :math:`(T, R, K, A, M)`:
+          with ``extended_summary`` only (T IoU and R recall thresholds, K categories, A = 4 area ranges, M
+          max-detection caps).
+
+    One-element tensors come back as scalars, as torchmetrics' ``compute`` returns them.
 
     Args:
         iou_type: ``"segm"`` or ``"boundary"``.
@@ -65,7 +90,8 @@ class MeanAveragePrecision(NobgMetric):
         average: ``"macro"`` (mean over categories) or ``"micro"`` (all categories pooled; COCO only).
         extended_summary: also return the ``precision`` :math:`(T, R, K, A, M)`, ``recall`` and ``scores`` arrays.
         category_frequencies: LVIS ``{category id: "r" | "c" | "f"}``.
-        box_format, backend: accepted for torchmetrics compatibility and unused (masks only; one implementation).
+        box_format: accepted for torchmetrics compatibility and unused (masks only).
+        backend: accepted for torchmetrics compatibility and unused (one implementation).
         validate_args: run the input checks that read values (a device sync).
         kwargs: :class:`torchmetrics.Metric` options.
 

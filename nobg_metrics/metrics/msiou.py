@@ -32,6 +32,19 @@ class MSIoU(NobgMetric):
     """Multi-scale IoU (Ahmadzadeh et al., ICIP 2021), the mean of per-image values; see
     :func:`nobg_metrics.functional.msiou`.
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``msiou`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image MSIoU (the max or mean
+      of the mean 257-threshold curve, or its adaptive / binary value), in [0, 1] (the reference's ratios can lift a
+      value slightly above 1).
+
     Args:
         mode: ``"max"`` / ``"mean"`` of the mean 257-threshold curve, ``"adaptive"`` or ``"binary"``.
         threshold: the binary mode's strict threshold ``pred > threshold``.

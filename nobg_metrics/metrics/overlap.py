@@ -16,6 +16,20 @@ __all__ = ["BER", "Accuracy", "Dice", "IoU"]
 class IoU(_ThresholdFirst):
     """IoU ``TP / (TP + FP + FN)`` (PySODMetrics ``IOUHandler``); see :func:`nobg_metrics.functional.iou_metric`.
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``iou`` (:class:`~torch.Tensor`): float64 in [0, 1], a scalar, or :math:`(T,)` with ``mode="curve"``
+      (``T = num_thresholds``, thresholds descending).
+
+    The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the threshold first (``IoU(0.3)``).
+
     Example:
         >>> import torch
         >>> metric = IoU()
@@ -31,6 +45,20 @@ class IoU(_ThresholdFirst):
 class Dice(_ThresholdFirst):
     """Dice ``2TP / (2TP + FP + FN)`` (``DICEHandler``); see :func:`nobg_metrics.functional.dice`.
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``dice`` (:class:`~torch.Tensor`): float64 in [0, 1], a scalar, or :math:`(T,)` with ``mode="curve"``
+      (``T = num_thresholds``, thresholds descending).
+
+    The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the threshold first (``Dice(0.3)``).
+
     Example:
         >>> import torch
         >>> Dice(mode="max")(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
@@ -44,6 +72,20 @@ class Dice(_ThresholdFirst):
 class Accuracy(_ThresholdFirst):
     """Pixel accuracy ``(TP + TN) / N`` (``OverallAccuracyHandler``); see :func:`nobg_metrics.functional.accuracy`.
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``accuracy`` (:class:`~torch.Tensor`): float64 in [0, 1], a scalar, or :math:`(T,)` with ``mode="curve"``
+      (``T = num_thresholds``, thresholds descending).
+
+    The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the threshold first (``Accuracy(0.3)``).
+
     Example:
         >>> import torch
         >>> Accuracy()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
@@ -56,6 +98,20 @@ class Accuracy(_ThresholdFirst):
 
 class BER(_ThresholdFirst):
     """Balanced error rate (``BERHandler``, lower is better); see :func:`nobg_metrics.functional.ber`.
+
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``ber`` (:class:`~torch.Tensor`): float64 in [0, 1] (lower is better), a scalar, or :math:`(T,)` with
+      ``mode="curve"`` (``T = num_thresholds``, thresholds descending).
+
+    The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the threshold first (``BER(0.3)``).
 
     Example:
         >>> import torch

@@ -32,6 +32,30 @@ __all__ = ["PanopticQuality"]
 class PanopticQuality(NobgMetric):
     """PQ or Boundary PQ as panopticapi / boundary-iou-api compute them, with torchmetrics' input convention.
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``preds`` (:class:`~torch.Tensor`): :math:`(B, H, W, 2)` integer ``(category_id, instance_id)`` per pixel, or a
+      list of :math:`(H, W, 2)` tensors of any sizes.
+    - ``target`` (:class:`~torch.Tensor`): the same layout; pixels of categories that are neither things nor stuffs are
+      void.
+    - ``iscrowd`` (:class:`~torch.Tensor`, optional): :math:`(B, H, W)` bool marks of the crowd gt segments' pixels (or
+      a list of :math:`(H, W)`).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``pq_dict`` (:class:`dict`, ``output="dict"``): float64 tensors by name, panopticapi's numbers:
+
+        - ``pq``, ``sq``, ``rq``: scalar, the means over the classes that occur (in a prediction or a gt).
+        - ``n``: scalar int64, the number of those classes.
+        - ``pq_things``, ``sq_things``, ``rq_things``, ``n_things``: the same over the things.
+        - ``pq_stuff``, ``sq_stuff``, ``rq_stuff``, ``n_stuff``: the same over the stuffs.
+        - ``pq_per_class``, ``sq_per_class``, ``rq_per_class``: :math:`(C,)`, 0 for a class that does not occur.
+        - ``classes``: :math:`(C,)` int64, the category ids in that order (things sorted, then stuffs sorted).
+
+    - ``quality`` (:class:`~torch.Tensor`, ``output="tensor"``): torchmetrics' ``PanopticQuality`` layout, float64:
+      scalar PQ; ``[pq, sq, rq]`` :math:`(3,)` with ``return_sq_and_rq``; :math:`(1, C)` per-class PQ with
+      ``return_per_class``; :math:`(C, 3)` with both.
+
     Args:
         things: category ids of the things.
         stuffs: category ids of the stuffs (their instance ids are ignored).
@@ -42,19 +66,6 @@ class PanopticQuality(NobgMetric):
         return_sq_and_rq: with ``output="tensor"``: ``[pq, sq, rq]``.
         return_per_class: with ``output="tensor"``: per-class values.
         validate_args: run the checks that read the data back (unknown categories, instance ids, crowd marks).
-
-    As input to ``update`` and ``forward``:
-
-    - ``preds`` (:class:`~torch.Tensor`): :math:`(B, H, W, 2)` integer ``(category_id, instance_id)`` per pixel, or a
-      list of :math:`(H, W, 2)` tensors of any sizes;
-    - ``target``: the same layout; pixels of categories that are neither things nor stuffs are void;
-    - ``iscrowd`` (optional): :math:`(B, H, W)` bool marks of the crowd gt segments' pixels (or a list).
-
-    As output of ``compute`` (``output="dict"``), float64 tensors: ``pq``, ``sq``, ``rq`` and ``n`` (int64, the
-    classes averaged) over all classes, the same with the suffixes ``_things`` and ``_stuff``, and
-    ``pq_per_class``, ``sq_per_class``, ``rq_per_class`` :math:`(C,)` in the order of ``classes`` :math:`(C,)`
-    (things sorted, then stuffs sorted). ``output="tensor"`` gives what torchmetrics' ``PanopticQuality`` gives
-    with the same flags, with panopticapi's numbers.
 
     Example:
         >>> import torch

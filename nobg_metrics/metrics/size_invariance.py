@@ -57,6 +57,18 @@ class SizeInvariantMAE(NobgMetric):
     """Size-invariant MAE, the mean over images of ``SizeInvarianceMAE``'s per-image value; see
     :func:`nobg_metrics.functional.si_mae`.
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``si_mae`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image size-invariant MAE, in
+      [0, 1] (lower is better).
+
     Args:
         normalize: per-image min-max stretch of ``pred`` first (PySODMetrics' protocol).
         max_targets: target slots per image off CPU (an image with more makes ``compute()`` raise); no bound on CPU.
@@ -99,14 +111,31 @@ class SizeInvariantConfusion(NobgMetric):
     """A confusion-family measure made size-invariant (``SizeInvarianceFmeasureV2``); see
     :func:`nobg_metrics.functional.size_invariant`.
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``si_<measure>`` (:class:`~torch.Tensor`): float64, the measure's range (``"kappa"``: [-1, 1], else [0, 1]): a
+      scalar, or :math:`(T,)` with ``mode="curve"`` (``T = num_thresholds``, thresholds descending).
+
     Args:
         measure: ``"precision"``, ``"recall"``, ``"specificity"``, ``"fpr"``, ``"iou"``, ``"dice"``,
             ``"accuracy"``, ``"ber"``, ``"kappa"``, ``"f_measure"``, ``"f1"``, or ``"pr_auc"`` / ``"roc_auc"``;
             the default with ``mode="max"`` is the paper's headline SI-maxF.
         mode: ``"max"``, ``"mean"``, ``"curve"``, ``"adaptive"`` or ``"binary"`` (not read for the AUCs).
         sample_based: mean over each image's targets, then over images (True); or over all targets (False).
-        threshold, num_thresholds, beta2, chance, normalize, empty_gt: as :class:`nobg_metrics.Kappa` and
-            :class:`nobg_metrics.FMeasure`.
+        threshold: the binary mode's strict threshold ``pred > threshold``.
+        num_thresholds: T points of a curve; 256 reproduces PySODMetrics.
+        beta2: β² of the F-measure (0.3; 1.0 for F1).
+        chance: kappa's chance agreement, ``"cohen"`` / ``"reference"``; ``None``: ``"reference"`` exactly under
+            ``empty_gt="reference"`` (as :class:`nobg_metrics.Kappa`).
+        normalize: per-image min-max stretch of ``pred`` first (PySODMetrics' protocol).
+        empty_gt: ``"agreement"`` or ``"reference"`` for all-background/all-foreground gts.
         max_targets: target slots per image off CPU (an image with more makes ``compute()`` raise).
         share_statistics: further ``(measure, reduction)`` statistics to compute in the same pass (a compute group).
         validate_args: run the checks that force a device sync.
@@ -172,18 +201,30 @@ class SizeInvariantConfusion(NobgMetric):
 
 
 class SizeInvariant(abc.ABC):
-    """The size-invariant version of a configured metric, with its options (DESIGN's ``nm.SizeInvariant``).
+    """The size-invariant version of a configured metric, with its options: ``nm.SizeInvariant(nm.MAE())``.
 
     A constructor: ``SizeInvariant(metric, ...)`` returns a :class:`SizeInvariantMAE` or a
     :class:`SizeInvariantConfusion` (both count as instances of ``SizeInvariant``).
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``si_<measure>`` (:class:`~torch.Tensor`): the returned metric's: a scalar float64 (SI-MAE, the AUCs, every mode
+      but ``"curve"``) or :math:`(T,)` (``mode="curve"``).
+
     Args:
-        metric: :class:`~nobg_metrics.MAE`, or a confusion-family member (``Precision``, ``Recall``,
+        metric (Metric): :class:`~nobg_metrics.MAE`, or a confusion-family member (``Precision``, ``Recall``,
             ``Specificity``, ``FPR``, ``IoU``, ``Dice``, ``Accuracy``, ``BER``, ``Kappa``, ``F1``, ``FMeasure``,
             ``PRAUC``, ``ROCAUC``; not ``EMeasure``, which has no size-invariant reference).
-        sample_based: ``None``: ``False`` for a ``reduction="pooled"`` member, else ``True``.
-        max_targets: as :class:`SizeInvariantConfusion`.
-        kwargs: passed to :class:`torchmetrics.Metric`.
+        sample_based (bool | None): ``None``: ``False`` for a ``reduction="pooled"`` member, else ``True``.
+        max_targets (int): as :class:`SizeInvariantConfusion`.
+        kwargs (Any): passed to :class:`torchmetrics.Metric`.
 
     Example:
         >>> import nobg_metrics as nm

@@ -16,6 +16,18 @@ __all__ = ["SMeasure"]
 class SMeasure(PerImageMean):
     """S-measure, the mean of per-image values (see :func:`nobg_metrics.functional.s_measure`).
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``s_measure`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image S-measure, in
+      [0, 1].
+
     Args:
         alpha: weight of the object score, in [0, 1].
         normalize: per-image min-max stretch of ``pred`` first (PySODMetrics' protocol).

@@ -16,6 +16,18 @@ __all__ = ["WeightedFMeasure"]
 class WeightedFMeasure(PerImageMean):
     """Weighted F-measure, the mean of per-image values (see :func:`nobg_metrics.functional.weighted_f_measure`).
 
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)`, float in [0, 1],
+      uint8 (read as ``pred / 255``) or bool; or a list of such tensors, which may differ in size.
+    - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``; bool, uint8 (foreground ``> 128``) or float in
+      [0, 1] (foreground ``> 0.5``).
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``weighted_f_measure`` (:class:`~torch.Tensor`): scalar float64, the mean over images of the per-image weighted
+      F-measure, in [0, 1].
+
     Args:
         beta2: β² (PySODMetrics' ``beta``).
         normalize: per-image min-max stretch of ``pred`` first (PySODMetrics' protocol).
