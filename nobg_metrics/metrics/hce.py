@@ -10,8 +10,8 @@ from nobg_metrics._inputs import InputMaps
 from nobg_metrics.functional.hce import (
     HceProtocol,
     _check_hce_args,
+    _hce_compute,
     _hce_update,
-    check_budget,
 )
 from nobg_metrics.metrics.per_image import PerImageMean
 
@@ -66,6 +66,6 @@ class HCE(PerImageMean):
         self._accumulate(*self._statistics(pred, gt, gt_skeleton))
 
     def compute(self) -> Tensor:
-        """The mean per-image HCE; raises ``RuntimeError`` if the sync-free path's budget was short for an
-        image (its NaN reached the sum; one host read)."""
-        return check_budget(super().compute())
+        """The mean per-image HCE (NaN, with torchmetrics' warning, before any image); raises ``RuntimeError`` if
+        the sync-free path's budget was short for an image (its NaN reached the sum; one host read)."""
+        return _hce_compute(self.hce_sum, self.hce_count)
