@@ -80,21 +80,46 @@ def _unknown_region(trimap: Tensor) -> Tensor:
     return trimap == 128 if trimap.dtype == torch.uint8 else trimap == 0.5
 
 
+def check_trimap(name: str, trimap: Tensor, validate_args: bool) -> None:
+    """The one trimap check of every metric that takes a trimap (whether it scores the unknown region, forces the
+    known ones, or scores the whole image and ignores it): uint8 {0, 128, 255} or float {0, 0.5, 1}, never bool
+    (always); finite, and only those levels (with ``validate_args``: they read the data). The layout and shape
+    against ``pred`` / ``gt`` are :func:`~nobg_metrics._inputs._paired_images`' (always).
+
+    Example:
+        >>> check_trimap("trimap", torch.tensor([[0, 128], [255, 7]], dtype=torch.uint8), validate_args=False)
+        >>> check_trimap("trimap", torch.tensor([[0, 128], [255, 7]], dtype=torch.uint8), validate_args=True)
+        Traceback (most recent call last):
+        ...
+        ValueError: `trimap` values must be (0, 128, 255) for torch.uint8; got 7
+    """
+    if trimap.dtype == torch.bool or not (trimap.dtype == torch.uint8 or trimap.dtype.is_floating_point):
+        raise TypeError(f"`{name}` must be uint8 (0 background, 128 unknown, 255 foreground) or float (0, 0.5, 1); "
+                        f"got dtype {trimap.dtype}" + (" (a trimap has three levels, a bool map two)"
+                                                       if trimap.dtype == torch.bool else ""))
+    _check_dtype(name, trimap)  # the float dtypes the contract reads
+    if validate_args:
+        _check_values(name, trimap)
+        _check_trimap_values(trimap, name)
+
+
 def checked_matting_items(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None,
                           validate_args: bool) -> list[tuple[str, dict[str, Tensor]]]:
-    """The ``(where, {"pred", "gt"[, "trimap"]})`` images of a matting batch, checked: dtypes always (a bool trimap is
-    refused), values and trimap levels with ``validate_args`` — shared by every matting protocol's inputs."""
+    """The ``(where, {"pred", "gt"[, "trimap"]})`` images of a matting batch, checked: dtypes always, values with
+    ``validate_args``, the trimap by :func:`check_trimap` — shared by every matting protocol's inputs (DIM's and
+    P3M's, including the metrics that ignore the trimap: a collection's trimap is checked by every member alike)."""
     maps: dict[str, InputMaps] = {"pred": pred, "gt": gt}
     if trimap is not None:
         maps["trimap"] = trimap
     items = _paired_images(maps)
     for where, item in items:
         for name, tensor in item.items():
-            _check_dtype(name + where, tensor, allow_bool=name != "trimap")
+            if name == "trimap":
+                check_trimap(name + where, tensor, validate_args)
+                continue
+            _check_dtype(name + where, tensor)
             if validate_args:
                 _check_values(name + where, tensor)
-                if name == "trimap":
-                    _check_trimap_values(tensor, name + where)
     return items
 
 

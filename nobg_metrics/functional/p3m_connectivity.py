@@ -108,11 +108,12 @@ def _p3m_connectivity_per_image(batch: P3MBatch, thresholds: list[float], allow_
 
 
 def _p3m_connectivity_update(pred: InputMaps, gt: InputMaps, step: float, validate_args: bool,
-                             allow_host_sync: bool = False) -> tuple[Tensor, Tensor]:
-    """Sum of per-image raw connectivity errors and the image count: ``(float64 scalar, int64 scalar)``."""
+                             allow_host_sync: bool = False, trimap: InputMaps | None = None) -> tuple[Tensor, Tensor]:
+    """Sum of per-image raw connectivity errors and the image count: ``(float64 scalar, int64 scalar)``; ``trimap``
+    is checked as every matting metric checks it, then ignored."""
     thresholds = p3m_thresholds(step)
     return sum_per_image(lambda batch: _p3m_connectivity_per_image(batch, thresholds, allow_host_sync),
-                         prepare_p3m(pred, gt, validate_args=validate_args))
+                         prepare_p3m(pred, gt, trimap, validate_args=validate_args))
 
 
 def p3m_connectivity_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, step: float = 0.1, *,
@@ -122,7 +123,8 @@ def p3m_connectivity_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | N
     Args:
         pred: :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or a list; float in [0, 1] or uint8.
         gt: same layout; a matte.
-        trimap: accepted and ignored (the protocol scores the whole image), so one call serves a collection.
+        trimap: optional, same layout; checked as every matting metric's (``_matting_inputs.check_trimap``), then
+            ignored (the protocol scores the whole image), so one call serves a collection.
         step: the threshold step of ``np.arange(0, 1.1, step)`` (the reference: 0.1), in (0, 1].
         allow_host_sync: off CPU, label with lists sized by the data (faster, ~40 host reads per call); the
             default is the fixed-size labelling with no sync. Same values.
@@ -139,4 +141,4 @@ def p3m_connectivity_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | N
     """
     check_number("step", step, low=0.0, low_open=True, high=1.0)
     check_flag("allow_host_sync", allow_host_sync)
-    return mean_over_images(*_p3m_connectivity_update(pred, gt, step, validate_args, allow_host_sync))
+    return mean_over_images(*_p3m_connectivity_update(pred, gt, step, validate_args, allow_host_sync, trimap))

@@ -259,9 +259,11 @@ def _p3m_gradient_per_image(batch: P3MBatch) -> Tensor:
     return pairwise_sum(error.reshape(count, -1)).double()
 
 
-def _p3m_gradient_update(pred: InputMaps, gt: InputMaps, validate_args: bool) -> tuple[Tensor, Tensor]:
-    """Sum of per-image raw gradient errors and the image count: ``(float64 scalar, int64 scalar)``."""
-    return sum_per_image(_p3m_gradient_per_image, prepare_p3m(pred, gt, validate_args=validate_args))
+def _p3m_gradient_update(pred: InputMaps, gt: InputMaps, validate_args: bool,
+                         trimap: InputMaps | None = None) -> tuple[Tensor, Tensor]:
+    """Sum of per-image raw gradient errors and the image count: ``(float64 scalar, int64 scalar)``; ``trimap`` is
+    checked as every matting metric checks it, then ignored."""
+    return sum_per_image(_p3m_gradient_per_image, prepare_p3m(pred, gt, trimap, validate_args=validate_args))
 
 
 def p3m_gradient_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, *,
@@ -271,7 +273,8 @@ def p3m_gradient_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None 
     Args:
         pred: :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or a list; float in [0, 1] or uint8.
         gt: same layout; a matte.
-        trimap: accepted and ignored (the protocol scores the whole image), so one call serves a collection.
+        trimap: optional, same layout; checked as every matting metric's (``_matting_inputs.check_trimap``), then
+            ignored (the protocol scores the whole image), so one call serves a collection.
         validate_args: run the checks that force a device sync.
 
     Returns:
@@ -282,4 +285,4 @@ def p3m_gradient_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None 
         >>> float(p3m_gradient_error(gt, gt)), round(float(p3m_gradient_error(gt.roll(1, 1), gt)), 4)
         (0.0, 0.1719)
     """
-    return mean_over_images(*_p3m_gradient_update(pred, gt, validate_args))
+    return mean_over_images(*_p3m_gradient_update(pred, gt, validate_args, trimap))

@@ -108,14 +108,16 @@ class P3MMAD(_P3MPixelErrors):
 
 
 class _P3MWholeImageMean(PerImageMean):
-    """A per-image mean over the whole image whose ``update`` accepts (and ignores) the protocol's trimap."""
+    """A per-image mean over the whole image whose ``update`` takes the protocol's trimap: checked as every matting
+    metric checks it (``_matting_inputs.check_trimap``), then ignored."""
 
     higher_is_better = False
     plot_upper_bound = None
 
     def update(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> None:  # type: ignore[override]
-        """Add a batch of mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists (trimap ignored)."""
-        self._accumulate(*self._statistics(pred, gt))
+        """Add a batch of mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists (the trimap checked,
+        not scored)."""
+        self._accumulate(*self._statistics(pred, gt, trimap))
 
 
 class P3MGradientError(_P3MWholeImageMean):
@@ -135,8 +137,8 @@ class P3MGradientError(_P3MWholeImageMean):
     def __init__(self, *, validate_args: bool = True, **kwargs: Any) -> None:
         super().__init__(options={}, validate_args=validate_args, **kwargs)
 
-    def _statistics(self, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
-        return _p3m_gradient_update(pred, gt, self.validate_args)
+    def _statistics(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> tuple[Tensor, Tensor]:
+        return _p3m_gradient_update(pred, gt, self.validate_args, trimap)
 
 
 class P3MConnectivityError(_P3MWholeImageMean):
@@ -165,6 +167,6 @@ class P3MConnectivityError(_P3MWholeImageMean):
         self.step = step
         self.allow_host_sync = allow_host_sync
 
-    def _statistics(self, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
-        return _p3m_connectivity_update(pred, gt, self.step, self.validate_args, self.allow_host_sync)
+    def _statistics(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> tuple[Tensor, Tensor]:
+        return _p3m_connectivity_update(pred, gt, self.step, self.validate_args, self.allow_host_sync, trimap)
 
