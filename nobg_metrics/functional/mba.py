@@ -92,6 +92,11 @@ def _mba_counts(batch: SegBatch, threshold: float, agreement: bool) -> dict[str,
     """
     size, height, width = batch.shape
     radii = mba_radii(height, width)
+    transposed = height > width  # a tall image is packed by columns (fewer words), its window transposed
+    if transposed:
+        batch = SegBatch(batch.pred_raw.transpose(1, 2).contiguous(), batch.gt_raw.transpose(1, 2).contiguous(),
+                         batch.normalize)
+        height, width = width, height
     foreground = _packed_gt(batch)
     inside = inside_words(height, width, foreground.shape[-1], foreground.device)  # bits < W
     masks = torch.cat([foreground, foreground.bitwise_not().bitwise_and_(inside)])  # gt, NOT gt
@@ -102,7 +107,8 @@ def _mba_counts(batch: SegBatch, threshold: float, agreement: bool) -> dict[str,
     # on CPU when no band is empty (a free host read: they are only read for constant gts)
     eager = agreement and not host_reads.free_on(masks)
     pieces = masks.new_empty((2 * len(distinct) + int(eager), *foreground.shape))  # [band_r, band_r AND agree]
-    for index, dilated in enumerate(dilate_ellipses_packed(masks, width, distinct).values()):  # <= 5 radii
+    for index, dilated in enumerate(dilate_ellipses_packed(masks, width, distinct,  # <= 5 radii
+                                                           transposed=transposed).values()):
         # the window holds gt foreground AND background (and the pixel is inside the image: the dilations
         # spread past pixel W - 1)
         band = torch.bitwise_and(dilated[:size], dilated[size:], out=pieces[2 * index])
