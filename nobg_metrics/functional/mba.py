@@ -41,7 +41,7 @@ from nobg_metrics._inputs import (
     prepare_segmentation,
 )
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
-from nobg_metrics.functional.boundary import _packed_pred
+from nobg_metrics.functional.boundary import _packed_pred, rows_along_long_side
 from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.ellipse import dilate_ellipses_packed, inside_words
 from nobg_metrics.ops.levels import GT_CUT
@@ -94,8 +94,7 @@ def _mba_counts(batch: SegBatch, threshold: float, agreement: bool) -> dict[str,
     radii = mba_radii(height, width)
     transposed = height > width  # a tall image is packed by columns (fewer words), its window transposed
     if transposed:
-        batch = SegBatch(batch.pred_raw.transpose(1, 2).contiguous(), batch.gt_raw.transpose(1, 2).contiguous(),
-                         batch.normalize)
+        batch = rows_along_long_side(batch)
         height, width = width, height
     foreground = _packed_gt(batch)
     inside = inside_words(height, width, foreground.shape[-1], foreground.device)  # bits < W

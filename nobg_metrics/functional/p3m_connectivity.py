@@ -15,9 +15,8 @@ Reference (``compute_connectivity_loss_whole_image`` in ``core/evaluate.py`` of 
 
 How we compute it: the joint masks are nested, so the level map ``n = #{i >= 1 : min(pd, gt) >= t_i}`` (float64
 comparisons, as numpy's) holds all of them, and :func:`nobg_metrics.ops.level_components.connected_level_count`
-returns per pixel the number ``k`` of leading levels whose largest component holds it. That op breaks ties
-MATLAB's way (the first component in column-major order); on the transposed map, column-major order is the
-original's raster order — skimage's label order — and components do not change under transposition. A pixel
+returns per pixel the number ``k`` of leading levels whose largest component holds it, ties broken by the first
+pixel in raster order (``order="raster"``: skimage's label order, where DIM's MATLAB takes column-major). A pixel
 gets ``l = t_k`` unless ``k`` reaches ``K = max n`` (the levels that have any component: all higher ones are
 empty and skipped), then ``l = 1``. ``l`` is float32 (the reference's ``l_map``); ``d`` and ``phi`` are
 computed in numpy's dtypes: float64 for a float64 / uint8 prediction and the gt, float32 for a float32
@@ -87,10 +86,9 @@ def _p3m_connectivity_per_image(batch: P3MBatch, thresholds: list[float], allow_
     num_levels = len(thresholds) - 1
     steps = _fill(thresholds[1:], device)
     level_map = torch.minimum(_level_count(batch.pred_source, steps), _level_count(batch.gt_source, steps))
-    # the op's MATLAB tie rule on the transposed map is skimage's raster-order rule on the map itself
-    count = connected_level_count(level_map.transpose(1, 2), num_levels, allow_host_sync=allow_host_sync)
+    count = connected_level_count(level_map, num_levels, allow_host_sync=allow_host_sync, order="raster")  # skimage's
     nonempty = level_map.amax(dim=(1, 2), keepdim=True).int()  # K: levels 1..K have a component, the rest are skipped
-    row = torch.where(count.transpose(1, 2) < nonempty, count.transpose(1, 2), num_levels).contiguous().view(-1)
+    row = torch.where(count < nonempty, count, num_levels).contiguous().view(-1)
     levels = torch.cat([_fill(thresholds[:-1], device), torch.ones(1, dtype=torch.float64, device=device)])
     levels = levels.float()  # the float32 l_map
     shape = batch.pred_source.shape

@@ -11,7 +11,7 @@ import re
 import pytest
 import torch
 
-from nobg_metrics.collection import METRIC_NAMES, metric_class, make_collection
+from nobg_metrics.collection import METRIC_NAMES, make_collection, metric_class
 
 TRIMAP_NAMES = [name for name in METRIC_NAMES if "trimap" in inspect.signature(metric_class(name).update).parameters]
 
@@ -42,8 +42,9 @@ def _bad_trimaps() -> dict[str, tuple[torch.Tensor, type[Exception], str, bool]]
         "NaN": (nan, ValueError, "must be finite; got NaN", False),
         "float level 0.3": (off_level, ValueError, "values must be (0.0, 0.5, 1.0)", False),
         "wrong shape": (trimap[..., :-1], ValueError, "must have the same shape", True),
-        "bool": (trimap == 255, TypeError, "`trimap` must be uint8 (0 background, 128 unknown, 255 foreground) or "
-                 "float (0, 0.5, 1); got dtype torch.bool (a trimap has three levels", True),
+        "bool": (trimap == 255, TypeError, ("`trimap` must be uint8 (0 background, 128 unknown, 255 foreground) or "
+                                            "float (0, 0.5, 1); got dtype torch.bool (a trimap has three levels"),
+                 True),
         "int32": (trimap.int(), TypeError, "got dtype torch.int32", True),
     }
 
