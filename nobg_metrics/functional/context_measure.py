@@ -63,6 +63,7 @@ from nobg_metrics.functional.ccm_filters import (  # noqa: F401 (kernel_grid_rad
     masked_sum,
 )
 from nobg_metrics.functional.ccm_inputs import InputImages, prepare_camouflage
+from nobg_metrics.ops.threads import one_thread_if_small
 
 _E_FACTOR = math.e / (math.e - 1)
 
@@ -157,8 +158,12 @@ def _camouflage_context_measure_update(pred: InputMaps, gt: InputMaps, image: In
     """Sum of per-image CCm and the number of images of a batch: ``(float64 scalar, int64 scalar)`` (the sum +inf
     where the sync-free search overflowed; NaN where a NaN pixel came through ``validate_args=False``)."""
     groups = prepare_camouflage(pred, gt, image, normalize=normalize, validate_args=validate_args)
-    values = torch.cat([_camouflage_per_image(batch, images, beta2, alpha, gamma, lambda_spatial, empty_gt,
-                                              allow_host_sync) for batch, images in groups])
+    per_group = []
+    for batch, images in groups:  # one group per list item (CCm's search runs image by image anyway)
+        with one_thread_if_small(batch.gt_raw.numel(), images.device):  # small CPU groups: no thread-pool trips
+            per_group.append(_camouflage_per_image(batch, images, beta2, alpha, gamma, lambda_spatial, empty_gt,
+                                                   allow_host_sync))
+    values = torch.cat(per_group)
     return values.sum(), torch.full((), values.shape[0], dtype=torch.int64, device=values.device)
 
 
