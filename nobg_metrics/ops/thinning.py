@@ -37,8 +37,6 @@ import functools
 import torch
 from torch import Tensor
 
-from nobg_metrics.ops import host_reads
-
 # scikit-image's removal table, entry ``code``: digit 0 keep, 1 first sub-iteration, 2 second, 3 both.
 _REMOVAL_TABLE = (
     "0001001300311013000000002020303300000000300000000000000020003022"

@@ -10,6 +10,7 @@ import pytest
 import torch
 from scipy import ndimage
 
+from nobg_metrics.functional import p3m_gradient as p3m_gradient_module
 from nobg_metrics.functional.matting_p3m import (
     ERROR_COLUMNS,
     _p3m_error_compute,
@@ -34,7 +35,6 @@ from nobg_metrics.metrics.matting_p3m import (
     P3MConnectivityError,
     P3MGradientError,
 )
-from nobg_metrics.functional import p3m_gradient as p3m_gradient_module
 from nobg_metrics.ops import host_reads
 from tests.functional.test_matting_dim import cases, soft_gt
 from tests.helpers.ddp import check_ddp
