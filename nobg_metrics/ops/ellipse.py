@@ -158,12 +158,12 @@ def dilate_ellipses_packed(packed: Tensor, width: int, radii: Iterable[int], *,
             current = current | _shift(padded, shift) | _shift(padded, -shift)
         done = half_width
         row_padded[half_width] = current
-    out = {}
+    out: dict[int, Tensor] = {}
     for radius, rects in rectangles.items():
+        result: Tensor | None = None
         if radius in by_rows:
             result = _or_rows(row_padded, ellipse_half_widths(radius), margin, height, width)
         else:
-            result = None
             for half_height, half_width in rects:
                 rows = row_padded[half_width][..., margin - half_height:margin + height + half_height, :]
                 dilated = window_rows(rows, 2 * half_height + 1, False)
@@ -171,6 +171,7 @@ def dilate_ellipses_packed(packed: Tensor, width: int, radii: Iterable[int], *,
                     result = dilated.clone() if half_height == 0 else dilated  # never a view of shared rows / the input
                 else:
                     result.bitwise_or_(dilated)
+        assert result is not None  # every radius has a rectangle
         out[radius] = result[..., spare:spare + words].contiguous() if spare else result
     return out
 
@@ -225,6 +226,7 @@ def _or_rows(row_padded: dict[int, Tensor], half_widths: tuple[int, ...], margin
             continue
         piece = rows[..., offset:offset + height, :]
         result = piece.clone() if result is None else result.bitwise_or_(piece)
+    assert result is not None  # the centre row is always read
     return result
 
 
