@@ -194,7 +194,8 @@ def _to_bhw(name: str, tensor: Tensor) -> Tensor:
 
 _KINDS = {"pred": "float in [0, 1], uint8 on 0..255 or bool", "gt": "float in [0, 1], uint8 on 0..255 or bool",
           "void": "float in [0, 1], uint8 on 0..255 or bool",
-          "trimap": "uint8 {0, 128, 255} or float {0, 0.5, 1}", "gt_skeleton": "bool or uint8"}
+          "trimap": "uint8 (0 background, 128 unknown, 255 foreground) or float (0, 0.5, 1)",
+          "gt_skeleton": "bool or uint8"}
 
 
 def _check_dtype(name: str, tensor: Tensor, *, kind: str = "pred") -> None:
@@ -207,6 +208,9 @@ def _check_dtype(name: str, tensor: Tensor, *, kind: str = "pred") -> None:
     if dtype in _FLOAT_DTYPES or dtype == torch.uint8 or (kind != "trimap" and dtype == torch.bool):
         return
     kinds = _KINDS[kind if kind in _KINDS else "pred"]
+    if kind == "trimap":  # the one trimap check of every metric that takes one (scored, forced or ignored)
+        hint = " (a trimap has three levels, a bool map two)" if dtype == torch.bool else ""
+        raise TypeError(f"`{name}` must be {kinds}; got dtype {dtype}{hint}")
     if dtype.is_floating_point or dtype.is_complex or dtype == torch.bool:
         raise TypeError(f"`{name}` must be {kinds}; got unsupported dtype {dtype}")
     raise TypeError(

@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterator
 
 from torch import Tensor
 
+from nobg_metrics.ops.threads import one_thread_if_small
+
 _SCOPE: contextvars.ContextVar[dict | None] = contextvars.ContextVar("nobg_metrics_shared_checks", default=None)
 
 
@@ -51,10 +53,11 @@ def shared_checks() -> Iterator[None]:
 
 
 def check_once(kind: str, tensor: Tensor, check: Callable[[], None]) -> None:
-    """Run ``check()`` (it raises on bad data) unless it passed on this very data in the current scope."""
+    """Run ``check()`` (it raises on bad data) unless it passed on this very data in the current scope (a small CPU
+    tensor's scan on one intra-op thread: :func:`nobg_metrics.ops.threads.one_thread_if_small`)."""
     passed = _SCOPE.get()
     if passed is None:
-        check()
+        _scan(tensor, check)
         return
     root = _root(tensor)
     signature = (kind, tensor.storage_offset(), tuple(tensor.shape), tuple(tensor.stride()), tensor.dtype,
@@ -62,7 +65,12 @@ def check_once(kind: str, tensor: Tensor, check: Callable[[], None]) -> None:
     entry = passed.get(id(root))
     if entry is not None and entry[0]() is root and signature in entry[1]:
         return
-    check()
+    _scan(tensor, check)
     if entry is None or entry[0]() is not root:
         entry = passed[id(root)] = (weakref.ref(root), set())
     entry[1].add(signature)
+
+
+def _scan(tensor: Tensor, check: Callable[[], None]) -> None:
+    with one_thread_if_small(tensor.numel(), tensor.device):
+        check()

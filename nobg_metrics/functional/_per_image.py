@@ -10,6 +10,7 @@ import torch
 from torch import Tensor
 
 from nobg_metrics.ops import host_reads
+from nobg_metrics.ops.threads import one_thread_if_small
 
 Batch = TypeVar("Batch")
 Values = Union[Tensor, dict[str, Tensor]]
@@ -47,7 +48,8 @@ def sum_per_image(per_image: Callable[[Batch], Values], batches: Iterable[Batch]
     count = 0
     for batch in batches:
         for block in _cpu_blocks(batch):
-            values = per_image(block)
+            with one_thread_if_small(*_size_and_device(block)):  # small CPU blocks: no thread-pool round trips
+                values = per_image(block)
             if isinstance(values, dict):
                 totals.append({name: _sum_images(value) for name, value in values.items()})
                 count += next(iter(values.values())).shape[0]
@@ -70,6 +72,13 @@ def _sum_images(values: Tensor) -> Tensor:
     if values.ndim == 1:
         return values.sum(dim=0)
     return values.movedim(0, -1).contiguous().sum(dim=-1)
+
+
+def _size_and_device(batch: Batch) -> tuple[int, torch.device]:
+    """Pixels of a group (its first tensor field, :math:`(B, H, W)`) and its device."""
+    first = next(getattr(batch, field.name) for field in dataclasses.fields(batch)
+                 if isinstance(getattr(batch, field.name), Tensor))
+    return first.numel(), first.device
 
 
 def _cpu_blocks(batch: Batch) -> Iterator[Batch]:

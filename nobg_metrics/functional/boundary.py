@@ -62,6 +62,23 @@ def dilation_radius(height: int, width: int, dilation_ratio: float, dilation_pix
     return max(1, round(dilation_ratio * math.sqrt(height**2 + width**2)))
 
 
+def rows_along_long_side(batch: SegBatch) -> SegBatch:
+    """``batch`` itself, or for tall images (``H > W``) the transposed images: the bit-packed morphology packs each
+    row into ``ceil(W / 64)`` words, so a 10^6 x 1 image would take a word per pixel (and every window op a pass
+    per row) where its transpose takes ``W / 64``. Square windows give the same counts on the transpose; the
+    ellipse of mBA is transposed with it (``ops.ellipse.dilate_ellipses_packed(transposed=True)``).
+
+    Example:
+        >>> batch = SegBatch(torch.rand(1, 9, 2), torch.rand(1, 9, 2) > 0.5, False)
+        >>> tuple(rows_along_long_side(batch).shape)
+        (1, 2, 9)
+    """
+    if batch.shape[-2] <= batch.shape[-1]:
+        return batch
+    return SegBatch(batch.pred_raw.transpose(1, 2).contiguous(), batch.gt_raw.transpose(1, 2).contiguous(),
+                    batch.normalize)
+
+
 def _packed_pred(batch: SegBatch, threshold: float) -> Tensor:
     """``pred > threshold`` packed into bits (:func:`~nobg_metrics.ops.morphology.pack_bits` layout).
 
@@ -93,6 +110,7 @@ def _boundary_stats(batch: SegBatch, threshold: float, radius: int, combine: Bou
     Returns:
         :math:`(B, 6)` int64 ``[band ∩, band ∪, mask ∩, mask ∪, |pred|, |gt|]``.
     """
+    batch = rows_along_long_side(batch)  # the square window's counts do not change under transposition
     size, width = batch.shape[0], batch.shape[-1]
     packed = torch.cat([_packed_pred(batch, threshold), pack_bits([batch.gt])])
     # boundary(m) = m AND NOT erode(m, d) for pred and gt at once, on packed bits.

@@ -47,6 +47,7 @@ from nobg_metrics.functional.boundary import (
     _packed_pred,
     _ratio_or_one,
     dilation_radius,
+    rows_along_long_side,
 )
 from nobg_metrics.ops.levels import GT_CUT
 from nobg_metrics.ops.morphology import count_bits, pack_bits, pack_levels_at_least, square_window_packed
@@ -135,7 +136,9 @@ def _trimap_iou_update(pred: InputMaps, gt: InputMaps, threshold: float, dilatio
     pooled ``[∩, ∪, |P|]`` and the int64 number of images."""
     def per_image(batch: SegBatch) -> dict[str, Tensor]:
         height, width = batch.shape[-2:]
-        counts = _trimap_counts(batch, threshold, dilation_radius(height, width, dilation_ratio, dilation_pixels))
+        radius = dilation_radius(height, width, dilation_ratio, dilation_pixels)
+        batch = rows_along_long_side(batch)  # square windows: the same counts on the transpose (thin images)
+        counts = _trimap_counts(batch, threshold, radius)
         return {"value": _trimap_values(counts, batch.num_pixels, empty_gt), "counts": counts[:, :3]}
 
     sums, count = sum_per_image(per_image, prepare_segmentation(pred, gt, normalize=normalize,
@@ -161,6 +164,7 @@ def _boundary_f_update(pred: InputMaps, gt: InputMaps, threshold: float, dilatio
     def per_image(batch: SegBatch) -> Tensor:
         height, width = batch.shape[-2:]
         radius = dilation_radius(height, width, dilation_ratio, dilation_pixels)
+        batch = rows_along_long_side(batch)  # square windows: the same counts on the transpose (thin images)
         return _boundary_f_values(_boundary_f_counts(batch, threshold, radius), batch.num_pixels, empty_gt)
 
     value_sum, count = sum_per_image(per_image, prepare_segmentation(pred, gt, normalize=normalize,

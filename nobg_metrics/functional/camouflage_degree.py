@@ -204,14 +204,18 @@ def _similarity_fixed(image: Tensor, gt: Tensor, valid_fg: Tensor, valid_bg: Ten
 
 OVERFLOW_MESSAGE = ("CCm: the sync-free device path found more than NEAR_CANDIDATES (ops/ccm_search.py) background "
                     "patches within the float32 rounding bound of a foreground patch's nearest one for at least one "
-                    "image (its value is NaN). Pass allow_host_sync=True to size the search by the data (exact on any "
-                    "input).")
-"""The error of :func:`check_overflow`: a NaN CCm only comes from a search whose near set overflowed."""
+                    "image (its camouflage degree is NaN, its CCm +inf). Pass allow_host_sync=True to size the search "
+                    "by the data (exact on any input).")
+"""The error of :func:`check_overflow`: an infinite CCm only comes from a search whose near set overflowed."""
 
 
 def check_overflow(value: Tensor) -> Tensor:
-    """Raise ``RuntimeError(OVERFLOW_MESSAGE)`` if ``value`` is NaN (one host read), else return it."""
-    return host_reads.raise_if_nan(value, OVERFLOW_MESSAGE)
+    """Raise ``RuntimeError(OVERFLOW_MESSAGE)`` if ``value`` is infinite (one host read), else return it.
+
+    An image whose search overflowed has the CCm value +inf (``camouflage_context_measure``'s marker; CCm is finite
+    otherwise). A NaN is not an overflow: no image was scored (0 / 0), or a NaN input pixel was let through by
+    ``validate_args=False`` (the caller's; it makes the value NaN as in every metric) — returned as it is."""
+    return host_reads.raise_if_inf(value, OVERFLOW_MESSAGE)
 
 
 def camouflage_degree(image: Tensor, gt: Tensor, *, gamma: float = 8.0, lambda_spatial: float = 20.0,

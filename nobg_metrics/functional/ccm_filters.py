@@ -139,10 +139,30 @@ def _reflect_101(length: int, pad: int, device: torch.device) -> Tensor:
     return _reflect_positions(torch.arange(-pad, length + pad, device=device), length)
 
 
+STRIP_ELEMENTS = (1 << 16, 1 << 19)
+"""Bounds on the padded grid elements (over the batch) one FFT of :func:`correlate_reflect_101` takes: a batch
+whose reflect-padded grid ``B (H + 2r) (W + 2r)`` exceeds ``max(2 B H W, low)`` (or ``high``) is filtered in strips
+along its longer side. A thin image (a side ``<= 2r``) grows by ``2r`` pixels across: a 1 x 10^6 image would be a
+39 x 10^6 complex grid (and as large a kernel spectrum: 3.7 GB); in strips its buffers stay within twice its
+pixels, and its time linear. Images whose grid fits are one strip (the same FFT, the same bits)."""
+
+
+def _strip_starts(length: int, across: int, radius: int, batch: int) -> tuple[int, int]:
+    """``(step, fft_length)`` of the strips along a side of ``length`` outputs whose padded grid is ``across`` wide:
+    each strip holds ``step`` outputs (the whole side when the grid fits :data:`STRIP_ELEMENTS`)."""
+    low, high = STRIP_ELEMENTS
+    budget = min(max(2 * batch * length * max(1, across - 2 * radius), low), high)
+    if batch * across * (length + 2 * radius) <= budget:
+        return length, _fft_size(length + 2 * radius)
+    step = max(1, budget // (batch * across) - 2 * radius)
+    return step, _fft_size(step + 2 * radius)
+
+
 def correlate_reflect_101(first: Tensor, second: Tensor, kernels: Tensor) -> tuple[Tensor, Tensor]:
     """``cv2.filter2D(map, -1, kernel)`` (correlation, reflect-101 border, anchor at the centre) of two maps per image,
     in float64 by one complex FFT: ``first + i second`` (the kernel is real, so the two correlations are the real and
-    imaginary parts).
+    imaginary parts). A grid larger than :data:`STRIP_ELEMENTS` allows is filtered in strips along the longer side
+    (each strip reads its outputs' windows, reflect-101 indexed: the same correlation).
 
     Args:
         first, second: :math:`(B, H, W)` float64, filtered by each image's kernel.
@@ -157,6 +177,36 @@ def correlate_reflect_101(first: Tensor, second: Tensor, kernels: Tensor) -> tup
         >>> [round(v, 6) for v in correlate_reflect_101(image, image, box)[0][0, 0].tolist()]  # cv2.filter2D's
         [3.333333, 3.666667, 4.666667, 5.0]
     """
+    batch, height, width = first.shape
+    radius = kernels.shape[-1] // 2
+    step, fft_cols = _strip_starts(max(height, width), min(height, width) + 2 * radius, radius, batch)
+    if step >= max(height, width):
+        return _correlate_whole(first, second, kernels)
+    if height > width:  # strips of columns of the transposed maps: correlating with K on them is K^T on these
+        relevance, smoothed = correlate_reflect_101(first.transpose(1, 2), second.transpose(1, 2),
+                                                    kernels.transpose(1, 2))
+        return relevance.transpose(1, 2), smoothed.transpose(1, 2)
+    fft_rows = _fft_size(height + 2 * radius)
+    # out[i, j] = Σ_ab K[a, b] padded[i + a, j + b]: no wrap-around for i < H and j inside a strip
+    kernel_spectrum = torch.fft.fft(torch.fft.fft(kernels, n=fft_cols, dim=-1), n=fft_rows, dim=-2).conj()
+    device = first.device
+    # both maps as one complex map, reflect-101 padded once along the rows: each strip is a slice of it
+    maps = torch.complex(first, second).index_select(2, _reflect_101(width, radius, device))
+    rows = _reflect_101(height, radius, device)  # every strip takes the whole padded height
+    outputs = torch.empty((batch, height, width), dtype=torch.complex128, device=device)
+    for start in range(0, width, step):  # a bounded number of vectorised strips: W / step
+        stop = min(width, start + step)
+        padded = maps[:, :, start:stop + 2 * radius].index_select(1, rows)
+        spectrum = torch.fft.fft2(padded, s=(fft_rows, fft_cols))
+        del padded
+        out = torch.fft.ifft2(spectrum.mul_(kernel_spectrum), s=(fft_rows, fft_cols))
+        del spectrum
+        outputs[:, :, start:stop] = out[:, :height, : stop - start]
+    return outputs.real, outputs.imag
+
+
+def _correlate_whole(first: Tensor, second: Tensor, kernels: Tensor) -> tuple[Tensor, Tensor]:
+    """:func:`correlate_reflect_101` in one FFT of the whole reflect-padded grid."""
     _, height, width = first.shape
     radius = kernels.shape[-1] // 2
     maps = torch.stack([first, second], dim=1)
@@ -201,7 +251,10 @@ def _centred_spectra(kernels: Tensor, rows: int, cols: int, dtype: torch.dtype) 
         0, torch.zeros(1, dtype=torch.int64, device=device), 1.0)  # w_a K[a, b], a = 0 .. ρ
     by_cols = torch.cat([half @ cos_cols.T, half @ sin_cols.T], dim=-2)  # (B, 2 (ρ + 1), cols // 2 + 1)
     twice = by_cols.to(dtype).repeat_interleave(2, dim=-1)  # (B, 2 (ρ + 1), 2 (cols // 2 + 1)): re, im factors
-    return torch.cat([cos_rows, -sin_rows], dim=-1).to(dtype) @ twice
+    factors = torch.cat([cos_rows, -sin_rows], dim=-1).to(dtype)
+    # one matrix product per kernel (bmm), never one folded over the batch: a kernel's spectrum, to the last bit,
+    # does not depend on the other images of its batch
+    return torch.bmm(factors.expand(twice.shape[0], -1, -1), twice)
 
 
 def _valid_correlation(maps: Tensor, kernels: Tensor, fft_dtype: torch.dtype) -> Tensor:

@@ -353,9 +353,11 @@ def _confusion_update(pred: InputMaps, gt: InputMaps, requests: frozenset[Reques
 
 
 def pooled_value(measure: str, pooled: Tensor, options: ConfusionOptions) -> Tensor:
-    """The measure of summed ``[TP, FP, TN, FN]`` (``sample_based=False``): scalar float64."""
+    """The measure of summed ``[TP, FP, TN, FN]`` (``sample_based=False``): scalar float64; NaN when the counts
+    are all zero (no image scored: every image has at least one pixel), as every metric's "no image" value."""
     counts = Counts(*pooled.unbind(-1))
-    return measure_values(measure, counts, options.measure_options, options.empty_gt == "agreement")
+    value = measure_values(measure, counts, options.measure_options, options.empty_gt == "agreement")
+    return torch.where(pooled.sum(-1) > 0, value, torch.nan)
 
 
 def trapezoid_auc(y: Tensor, x: Tensor) -> Tensor:

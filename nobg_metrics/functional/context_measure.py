@@ -56,6 +56,7 @@ from nobg_metrics.functional.ccm_filters import (  # noqa: F401 (kernel_grid_rad
     masked_sum,
 )
 from nobg_metrics.functional.ccm_inputs import InputImages, prepare_camouflage
+from nobg_metrics.ops.threads import one_thread_if_small
 
 __all__ = ["camouflage_context_measure", "context_measure"]
 
@@ -149,13 +150,38 @@ def _camouflage_context_measure_update(pred: InputMaps, gt: InputMaps, image: In
                                        alpha: float, gamma: float, lambda_spatial: float, normalize: bool,
                                        empty_gt: EmptyGt, validate_args: bool,
                                        allow_host_sync: bool = False) -> tuple[Tensor, Tensor]:
-    """Sum of per-image CCm and the number of images of a batch: ``(float64 scalar, int64 scalar)`` (the sum NaN
-    where the sync-free search overflowed)."""
+    """Sum of per-image CCm and the number of images of a batch: ``(float64 scalar, int64 scalar)`` (the sum +inf
+    where the sync-free search overflowed; NaN where a NaN pixel came through ``validate_args=False``)."""
     groups = prepare_camouflage(pred, gt, image, normalize=normalize, validate_args=validate_args)
-    values = torch.cat([_context_measure_per_image(batch, beta2, alpha, empty_gt, camouflage_degree(
-        images, batch.gt, gamma=gamma, lambda_spatial=lambda_spatial, allow_host_sync=allow_host_sync))
-        for batch, images in groups])
+    per_group = []
+    for batch, images in groups:  # one group per list item (CCm's search runs image by image anyway)
+        with one_thread_if_small(batch.gt_raw.numel(), images.device):  # small CPU groups: no thread-pool trips
+            per_group.append(_camouflage_per_image(batch, images, beta2, alpha, gamma, lambda_spatial, empty_gt,
+                                                   allow_host_sync))
+    values = torch.cat(per_group)
     return values.sum(), torch.full((), values.shape[0], dtype=torch.int64, device=values.device)
+
+
+def _camouflage_per_image(batch: SegBatch, images: Tensor, beta2: float, alpha: float, gamma: float,
+                          lambda_spatial: float, empty_gt: EmptyGt, allow_host_sync: bool) -> Tensor:
+    """:math:`(B,)` float64 CCm of one group; +inf for an image whose sync-free search overflowed (its ``cd`` map is
+    NaN, and only then: ``cd`` depends on the uint8 image and the bool gt alone), so that
+    :func:`~nobg_metrics.functional.camouflage_degree.check_overflow` tells it from a NaN input."""
+    degree = camouflage_degree(images, batch.gt, gamma=gamma, lambda_spatial=lambda_spatial,
+                               allow_host_sync=allow_host_sync)
+    values = _context_measure_per_image(batch, beta2, alpha, empty_gt, degree)
+    return torch.where(degree.isnan().flatten(1).any(dim=1), torch.inf, values)
+
+
+def _camouflage_context_measure_compute(total: Tensor, count: Tensor) -> Tensor:
+    """The dataset value from the states (float64 sum of per-image CCm, int64 image count): the mean, NaN with no
+    image (as every metric), ``RuntimeError`` when the sync-free search overflowed for an image (:func:`check_overflow`).
+
+    Example:
+        >>> _camouflage_context_measure_compute(torch.tensor(0.0, dtype=torch.float64), torch.tensor(0))
+        tensor(nan, dtype=torch.float64)
+    """
+    return check_overflow(mean_over_images(total, count))
 
 
 def camouflage_context_measure(pred: InputMaps, gt: InputMaps, image: InputImages, *, beta2: float = 1.2,
@@ -190,5 +216,5 @@ def camouflage_context_measure(pred: InputMaps, gt: InputMaps, image: InputImage
         0.7182
     """
     _check_camouflage_args(beta2, alpha, gamma, lambda_spatial, empty_gt, allow_host_sync)
-    return check_overflow(mean_over_images(*_camouflage_context_measure_update(
-        pred, gt, image, beta2, alpha, gamma, lambda_spatial, normalize, empty_gt, validate_args, allow_host_sync)))
+    return _camouflage_context_measure_compute(*_camouflage_context_measure_update(
+        pred, gt, image, beta2, alpha, gamma, lambda_spatial, normalize, empty_gt, validate_args, allow_host_sync))

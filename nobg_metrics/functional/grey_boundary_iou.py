@@ -40,7 +40,7 @@ from torch import Tensor
 from nobg_metrics._inputs import EmptyGt, InputMaps, check_number, check_option
 from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
 from nobg_metrics.functional._per_image import sum_per_image
-from nobg_metrics.functional.boundary import dilation_radius
+from nobg_metrics.functional.boundary import dilation_radius, rows_along_long_side
 from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.histogram import NUM_LEVELS, bincount_per_image, joint_histogram
 from nobg_metrics.ops.levels import lookup_levels, quantize
@@ -103,6 +103,7 @@ def _grey_boundary_curves(batch: SegBatch, dilation_ratio: float, dilation_pixel
     """:math:`(B, 256)` float64 per-image IoU curves, index ``k`` <-> boundary level ``>= 255 - k``."""
     height, width = batch.shape[-2:]
     radius = dilation_radius(height, width, dilation_ratio, dilation_pixels)
+    batch = rows_along_long_side(batch)  # square windows and histograms: the same counts on the transpose
     levels = _levels(batch)
     boundary = levels - grey_erode(levels, radius)  # >= 0: every window holds its own pixel
     band = batch.gt & ~erode(batch.gt, radius)

@@ -60,12 +60,26 @@ CPU), so at most ~9 GiB; larger groups go in blocks of images (two 1024² images
 BUDGET_MESSAGE = ("HCE: the sync-free device path ran out of its fixed budget (thinning iterations or "
                   "Douglas-Peucker levels, docs/hce.md) for at least one image (its value is NaN). Pass "
                   "allow_host_sync=True to size the work by the data (exact on any input).")
-"""The error of :func:`check_budget`: a NaN per-image value only comes from an exhausted budget."""
+"""The error of :func:`check_budget`: a NaN per-image value only comes from an exhausted budget (the inputs are
+binarised by comparisons, so a NaN pixel let through by ``validate_args=False`` never makes one)."""
 
 
-def check_budget(value: Tensor) -> Tensor:
-    """Raise ``RuntimeError(BUDGET_MESSAGE)`` if ``value`` is NaN (one host read), else return it."""
-    return host_reads.raise_if_nan(value, BUDGET_MESSAGE)
+def check_budget(total: Tensor) -> Tensor:
+    """Raise ``RuntimeError(BUDGET_MESSAGE)`` if the summed per-image values ``total`` are NaN (one host read), else
+    return it. The sum, not the mean: with no image scored the mean is 0 / 0 = NaN and no budget was used."""
+    return host_reads.raise_if_nan(total, BUDGET_MESSAGE)
+
+
+def _hce_compute(total: Tensor, count: Tensor) -> Tensor:
+    """The dataset value from the states (float64 sum of per-image HCE, int64 image count): the mean, NaN with no
+    image (as every metric), ``RuntimeError`` when a sync-free budget was short for an image (:func:`check_budget`).
+
+    Example:
+        >>> _hce_compute(torch.tensor(3.0, dtype=torch.float64), torch.tensor(2)), _hce_compute(
+        ...     torch.tensor(0.0, dtype=torch.float64), torch.tensor(0))
+        (tensor(1.5000, dtype=torch.float64), tensor(nan, dtype=torch.float64))
+    """
+    return mean_over_images(check_budget(total), count)
 
 
 def _check_hce_args(relax: int, epsilon: float, protocol: str, normalize: bool,
@@ -204,5 +218,5 @@ def hce(pred: InputMaps, gt: InputMaps, *, relax: int = 5, epsilon: float = 2.0,
         >>> hce(pred, gt)
         tensor(0.5000, dtype=torch.float64)
     """
-    return check_budget(mean_over_images(*_hce_update(pred, gt, relax, epsilon, protocol, normalize, validate_args,
-                                                      gt_skeleton, allow_host_sync)))
+    return _hce_compute(*_hce_update(pred, gt, relax, epsilon, protocol, normalize, validate_args, gt_skeleton,
+                                     allow_host_sync))

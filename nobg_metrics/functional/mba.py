@@ -35,7 +35,7 @@ from torch import Tensor
 from nobg_metrics._inputs import EmptyGt, InputMaps, check_number, check_option
 from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
-from nobg_metrics.functional.boundary import _packed_pred
+from nobg_metrics.functional.boundary import _packed_pred, rows_along_long_side
 from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.ellipse import dilate_ellipses_packed, inside_words
 from nobg_metrics.ops.levels import GT_CUT
@@ -88,6 +88,10 @@ def _mba_counts(batch: SegBatch, threshold: float, agreement: bool) -> dict[str,
     """
     size, height, width = batch.shape
     radii = mba_radii(height, width)
+    transposed = height > width  # a tall image is packed by columns (fewer words), its window transposed
+    if transposed:
+        batch = rows_along_long_side(batch)
+        height, width = width, height
     foreground = _packed_gt(batch)
     inside = inside_words(height, width, foreground.shape[-1], foreground.device)  # bits < W
     masks = torch.cat([foreground, foreground.bitwise_not().bitwise_and_(inside)])  # gt, NOT gt
@@ -98,7 +102,8 @@ def _mba_counts(batch: SegBatch, threshold: float, agreement: bool) -> dict[str,
     # on CPU when no band is empty (a free host read: they are only read for constant gts)
     eager = agreement and not host_reads.free_on(masks)
     pieces = masks.new_empty((2 * len(distinct) + int(eager), *foreground.shape))  # [band_r, band_r AND agree]
-    for index, dilated in enumerate(dilate_ellipses_packed(masks, width, distinct).values()):  # <= 5 radii
+    for index, dilated in enumerate(dilate_ellipses_packed(masks, width, distinct,  # <= 5 radii
+                                                           transposed=transposed).values()):
         # the window holds gt foreground AND background (and the pixel is inside the image: the dilations
         # spread past pixel W - 1)
         band = torch.bitwise_and(dilated[:size], dilated[size:], out=pieces[2 * index])

@@ -15,9 +15,8 @@ Reference (``compute_connectivity_loss_whole_image`` in ``core/evaluate.py`` of 
 
 How we compute it: the joint masks are nested, so the level map ``n = #{i >= 1 : min(pd, gt) >= t_i}`` (float64
 comparisons, as numpy's) holds all of them, and :func:`nobg_metrics.ops.level_components.connected_level_count`
-returns per pixel the number ``k`` of leading levels whose largest component holds it. That op breaks ties
-MATLAB's way (the first component in column-major order); on the transposed map, column-major order is the
-original's raster order — skimage's label order — and components do not change under transposition. A pixel
+returns per pixel the number ``k`` of leading levels whose largest component holds it, ties broken by the first
+pixel in raster order (``order="raster"``: skimage's label order, where DIM's MATLAB takes column-major). A pixel
 gets ``l = t_k`` unless ``k`` reaches ``K = max n`` (the levels that have any component: all higher ones are
 empty and skipped), then ``l = 1``. ``l`` is float32 (the reference's ``l_map``); ``d`` and ``phi`` are
 computed in numpy's dtypes: float64 for a float64 / uint8 prediction and the gt, float32 for a float32
@@ -89,10 +88,9 @@ def _p3m_connectivity_per_image(batch: P3MBatch, thresholds: list[float], allow_
     num_levels = len(thresholds) - 1
     steps = _fill(thresholds[1:], device)
     level_map = torch.minimum(_level_count(batch.pred_source, steps), _level_count(batch.gt_source, steps))
-    # the op's MATLAB tie rule on the transposed map is skimage's raster-order rule on the map itself
-    count = connected_level_count(level_map.transpose(1, 2), num_levels, allow_host_sync=allow_host_sync)
+    count = connected_level_count(level_map, num_levels, allow_host_sync=allow_host_sync, order="raster")  # skimage's
     nonempty = level_map.amax(dim=(1, 2), keepdim=True).int()  # K: levels 1..K have a component, the rest are skipped
-    row = torch.where(count.transpose(1, 2) < nonempty, count.transpose(1, 2), num_levels).contiguous().view(-1)
+    row = torch.where(count < nonempty, count, num_levels).contiguous().view(-1)
     levels = torch.cat([_fill(thresholds[:-1], device), torch.ones(1, dtype=torch.float64, device=device)])
     levels = levels.float()  # the float32 l_map
     shape = batch.pred_source.shape
@@ -110,11 +108,12 @@ def _p3m_connectivity_per_image(batch: P3MBatch, thresholds: list[float], allow_
 
 
 def _p3m_connectivity_update(pred: InputMaps, gt: InputMaps, step: float, validate_args: bool,
-                             allow_host_sync: bool = False) -> tuple[Tensor, Tensor]:
-    """Sum of per-image raw connectivity errors and the image count: ``(float64 scalar, int64 scalar)``."""
+                             allow_host_sync: bool = False, trimap: InputMaps | None = None) -> tuple[Tensor, Tensor]:
+    """Sum of per-image raw connectivity errors and the image count: ``(float64 scalar, int64 scalar)``; ``trimap``
+    is checked as every matting metric checks it, then ignored."""
     thresholds = p3m_thresholds(step)
     return sum_per_image(lambda batch: _p3m_connectivity_per_image(batch, thresholds, allow_host_sync),
-                         prepare_p3m(pred, gt, validate_args=validate_args))
+                         prepare_p3m(pred, gt, trimap, validate_args=validate_args))
 
 
 def p3m_connectivity_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, step: float = 0.1, *,
@@ -124,7 +123,8 @@ def p3m_connectivity_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | N
     Args:
         pred: :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or a list; float in [0, 1] or uint8.
         gt: same layout; a matte.
-        trimap: accepted and ignored (the protocol scores the whole image), so one call serves a collection.
+        trimap: optional, same layout; checked as every matting metric's (:func:`nobg_metrics._inputs.prepare`), then
+            ignored (the protocol scores the whole image), so one call serves a collection.
         step: the threshold step of ``np.arange(0, 1.1, step)`` (the reference: 0.1), in (0, 1].
         allow_host_sync: off CPU, label with lists sized by the data (faster, ~40 host reads per call); the
             default is the fixed-size labelling with no sync. Same values.
@@ -141,4 +141,4 @@ def p3m_connectivity_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | N
     """
     check_number("step", step, low=0.0, low_open=True, high=1.0)
     check_flag("allow_host_sync", allow_host_sync)
-    return mean_over_images(*_p3m_connectivity_update(pred, gt, step, validate_args, allow_host_sync))
+    return mean_over_images(*_p3m_connectivity_update(pred, gt, step, validate_args, allow_host_sync, trimap))

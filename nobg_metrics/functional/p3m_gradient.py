@@ -132,39 +132,47 @@ def _filter_padded(padded: Tensor, orders: tuple[int, int], exact_addcmul: bool)
     return second.view(count, rows - margin, width)[:, :, :width - margin].float()
 
 
-def _reflect_padded(maps: list[Tensor]) -> Tensor:
+def _reflect_padded(maps: list[Tensor], rows: tuple[int, int] | None = None,
+                    cols: tuple[int, int] | None = None) -> Tensor:
     """The maps stacked and grown by 6 on every side under ``mode="reflect"``: :math:`(B_1 + B_2 + ..., H + 12,
-    W + 12)` float64, written into one buffer (uint8 maps as ``k / 255`` in place: fresh full-size maps cost
-    page faults). Rows first, then columns over the padded rows: the first pass is the same on every column,
-    so padding the columns before it equals padding its output."""
+    W + 12)` float64 (uint8 maps as ``k / 255`` in place); with ``rows`` / ``cols`` ``(start, stop)`` only the
+    padded window of those output rows and columns, :math:`(B, r + 12, c + 12)` (a strip, read straight from the
+    maps: the same values as the whole padded map's)."""
     _, height, width = maps[0].shape
     device = maps[0].device
     count = sum(m.shape[0] for m in maps)
     r = P3M_RADIUS
-    padded = torch.empty((count, height + 2 * r, width + 2 * r), dtype=torch.float64, device=device)
+    row_start, row_stop = rows if rows is not None else (0, height)
+    col_start, col_stop = cols if cols is not None else (0, width)
+    row_index = reflect_indices(height, row_start - r, row_stop + r, device)
+    col_index = reflect_indices(width, col_start - r, col_stop + r, device)
+    padded = torch.empty((count, row_stop - row_start + 2 * r, col_stop - col_start + 2 * r), dtype=torch.float64,
+                         device=device)
     start = 0
     for matte in maps:  # two maps (pred, gt): a bounded loop
-        interior = padded[start:start + matte.shape[0], r:r + height, r:r + width]
-        interior.copy_(matte)
+        window = padded[start:start + matte.shape[0]]
+        window.copy_(matte.index_select(1, row_index).index_select(2, col_index))
         if matte.dtype == torch.uint8:
-            interior.div_(torch.full((), 255.0, dtype=torch.float64, device=device))
+            window.div_(torch.full((), 255.0, dtype=torch.float64, device=device))
         start += matte.shape[0]
-    inner = padded[:, r:r + height, r:r + width]
-    padded[:, :r, r:r + width] = inner.index_select(1, reflect_indices(height, -r, 0, device))
-    padded[:, r + height:, r:r + width] = inner.index_select(1, reflect_indices(height, height, height + r, device))
-    rows = padded[:, :, r:r + width]
-    padded[:, :, :r] = rows.index_select(2, reflect_indices(width, -r, 0, device))
-    padded[:, :, r + width:] = rows.index_select(2, reflect_indices(width, width, width + r, device))
     return padded
 
 
-def _strips(padded: Tensor) -> list[tuple[int, int]]:
-    """Output row ranges of the CPU strips of a padded map (one range elsewhere)."""
-    height = padded.shape[1] - 2 * P3M_RADIUS
-    if not host_reads.free_on(padded):
-        return [(0, height)]
-    rows = max(8, CPU_STRIP_ELEMENTS // (padded.shape[0] * padded.shape[2]) - 2 * P3M_RADIUS)
-    return [(start, min(height, start + rows)) for start in range(0, height, rows)]
+def _windows(count: int, height: int, width: int, device: torch.device) -> list[tuple[tuple[int, int],
+                                                                                        tuple[int, int]]]:
+    """Output ``(rows, cols)`` ranges of the CPU strips (the whole image elsewhere): strips of whole rows of about
+    :data:`CPU_STRIP_ELEMENTS` padded pixels, and, where even 8 whole rows are far more (a wide, thin image: a
+    1 x 10^6 one would pad to a 13 x 10^6 strip), tiles of up to 64 rows across the columns."""
+    if not host_reads.free_on(torch.empty(0, device=device)):
+        return [((0, height), (0, width))]
+    pad = 2 * P3M_RADIUS
+    rows = max(8, CPU_STRIP_ELEMENTS // (count * (width + pad)) - pad)
+    if count * (min(rows, height) + pad) * (width + pad) <= 2 * CPU_STRIP_ELEMENTS:
+        return [((start, min(height, start + rows)), (0, width)) for start in range(0, height, rows)]
+    rows = min(height, 64)
+    cols = max(8, CPU_STRIP_ELEMENTS // (count * (rows + pad)) - pad)
+    return [((row, min(height, row + rows)), (col, min(width, col + cols)))
+            for row in range(0, height, rows) for col in range(0, width, cols)]
 
 
 def _varying_columns(strip: Tensor) -> tuple[int, int]:
@@ -184,26 +192,27 @@ def _varying_columns(strip: Tensor) -> tuple[int, int]:
     return max(0, int(where[0]) - 2 * P3M_RADIUS), min(width, int(where[-1]) + 1)
 
 
-def _filtered_strips(padded: Tensor, orders: tuple[tuple[int, int], ...]) -> Tensor:
-    """Each ``orders`` filter of a padded map, strip by strip on CPU, combined as one float32 map: one filter is
-    returned as is, two as ``sqrt(a^2 + b^2)``. :math:`(B, H, W)` float32, written into one buffer.
+def _filtered_strips(maps: list[Tensor], orders: tuple[tuple[int, int], ...]) -> Tensor:
+    """Each ``orders`` filter of the stacked ``maps`` (:math:`(B_i, H, W)`), strip by strip on CPU (each strip
+    reflect-padded from the maps themselves: memory bounded on any aspect ratio), combined as one float32 map: one
+    filter is returned as is, two as ``sqrt(a^2 + b^2)``. :math:`(B, H, W)` float32, written into one buffer.
 
     On CPU, when every filter takes a derivative, each strip is filtered only on the columns whose window varies
     (a binary or saturated matte is constant over most of the frame; elsewhere the derivatives are 0): the same
     operations on the same inputs for every value computed.
     """
-    count, height, width = padded.shape[0], padded.shape[1] - 2 * P3M_RADIUS, padded.shape[2] - 2 * P3M_RADIUS
-    exact_addcmul = host_reads.free_on(padded)
+    count, (height, width) = sum(m.shape[0] for m in maps), maps[0].shape[1:]
+    device = maps[0].device
+    exact_addcmul = host_reads.free_on(maps[0])
     boxed = exact_addcmul and all(1 in order for order in orders)
-    result = (torch.zeros if boxed else torch.empty)((count, height, width), dtype=torch.float32,
-                                                     device=padded.device)
-    for start, stop in _strips(padded):  # CPU: cache-sized strips; elsewhere one
-        strip = padded[:, start:stop + 2 * P3M_RADIUS]
-        first_column, last_column = _varying_columns(strip) if boxed else (0, width)
+    result = (torch.zeros if boxed else torch.empty)((count, height, width), dtype=torch.float32, device=device)
+    for (row_start, row_stop), (col_start, col_stop) in _windows(count, height, width, device):  # CPU: strips
+        strip = _reflect_padded(maps, (row_start, row_stop), (col_start, col_stop))
+        first_column, last_column = _varying_columns(strip) if boxed else (0, col_stop - col_start)
         if first_column == last_column:
             continue  # every window constant: the zeros stay
         strip = strip[:, :, first_column:last_column + 2 * P3M_RADIUS].contiguous()
-        target = result[:, start:stop, first_column:last_column]
+        target = result[:, row_start:row_stop, col_start + first_column:col_start + last_column]
         first = _filter_padded(strip, orders[0], exact_addcmul)
         if len(orders) == 1:
             target.copy_(first)
@@ -231,7 +240,7 @@ def gaussian_filter_float32(values: Tensor, orders: tuple[int, int]) -> Tensor:
         >>> round(float(gaussian_filter_float32(ramp, (0, 1))[0, 3, 10]), 6)
         0.049997
     """
-    return _filtered_strips(_reflect_padded([values.double()]), (orders,))
+    return _filtered_strips([values.double()], (orders,))
 
 
 def p3m_gradient_magnitude(values: Tensor) -> Tensor:
@@ -242,7 +251,7 @@ def p3m_gradient_magnitude(values: Tensor) -> Tensor:
         >>> round(float(p3m_gradient_magnitude(step)[0, 2, 10]), 6)
         0.27251
     """
-    return _filtered_strips(_reflect_padded([values]), ((1, 0), (0, 1)))
+    return _filtered_strips([values], ((1, 0), (0, 1)))
 
 
 def _p3m_gradient_per_image(batch: P3MBatch) -> Tensor:
@@ -253,17 +262,18 @@ def _p3m_gradient_per_image(batch: P3MBatch) -> Tensor:
     count = batch.pred_source.shape[0]
     both = ((1, 0), (0, 1))
     if host_reads.free_on(batch.pred_source):  # CPU: each map boxed on its own varying columns
-        error = _filtered_strips(_reflect_padded([batch.pred_source]), both).sub_(
-            _filtered_strips(_reflect_padded([batch.gt_source]), both)).square_()
+        error = _filtered_strips([batch.pred_source], both).sub_(_filtered_strips([batch.gt_source], both)).square_()
     else:  # one batch of pred and gt: half the kernel launches
-        magnitude = _filtered_strips(_reflect_padded([batch.pred_source, batch.gt_source]), both)
+        magnitude = _filtered_strips([batch.pred_source, batch.gt_source], both)
         error = magnitude[:count].sub_(magnitude[count:]).square_()
     return pairwise_sum(error.reshape(count, -1)).double()
 
 
-def _p3m_gradient_update(pred: InputMaps, gt: InputMaps, validate_args: bool) -> tuple[Tensor, Tensor]:
-    """Sum of per-image raw gradient errors and the image count: ``(float64 scalar, int64 scalar)``."""
-    return sum_per_image(_p3m_gradient_per_image, prepare_p3m(pred, gt, validate_args=validate_args))
+def _p3m_gradient_update(pred: InputMaps, gt: InputMaps, validate_args: bool,
+                         trimap: InputMaps | None = None) -> tuple[Tensor, Tensor]:
+    """Sum of per-image raw gradient errors and the image count: ``(float64 scalar, int64 scalar)``; ``trimap`` is
+    checked as every matting metric checks it, then ignored."""
+    return sum_per_image(_p3m_gradient_per_image, prepare_p3m(pred, gt, trimap, validate_args=validate_args))
 
 
 def p3m_gradient_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, *,
@@ -273,7 +283,8 @@ def p3m_gradient_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None 
     Args:
         pred: :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or a list; float in [0, 1] or uint8.
         gt: same layout; a matte.
-        trimap: accepted and ignored (the protocol scores the whole image), so one call serves a collection.
+        trimap: optional, same layout; checked as every matting metric's (:func:`nobg_metrics._inputs.prepare`), then
+            ignored (the protocol scores the whole image), so one call serves a collection.
         validate_args: run the checks that force a device sync.
 
     Returns:
@@ -284,4 +295,4 @@ def p3m_gradient_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None 
         >>> float(p3m_gradient_error(gt, gt)), round(float(p3m_gradient_error(gt.roll(1, 1), gt)), 4)
         (0.0, 0.1719)
     """
-    return mean_over_images(*_p3m_gradient_update(pred, gt, validate_args))
+    return mean_over_images(*_p3m_gradient_update(pred, gt, validate_args, trimap))

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from nobg_metrics._inputs import InputMaps
+from nobg_metrics._inputs import InputMaps, prepare
 from nobg_metrics.functional.birefnet import birefnet_inputs
 from nobg_metrics.metrics.base import Statistics
 from nobg_metrics.metrics.matting import MSE
@@ -20,7 +20,7 @@ class BinarisedGtMSE(MSE):
     - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)` uint8 (read as
       ``pred / 255``, then min-max stretched per image); or a list of such tensors, which may differ in size.
     - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``, uint8 (foreground ``> 128``).
-    - ``trimap`` (:class:`~torch.Tensor`, optional): accepted for a matting collection and ignored (not part of
+    - ``trimap`` (:class:`~torch.Tensor`, optional): accepted for a matting collection, checked and not scored (not part of
       BiRefNet's protocol).
 
     As output of ``forward`` and ``compute`` the metric returns the following output:
@@ -42,4 +42,6 @@ class BinarisedGtMSE(MSE):
     """
 
     def _statistics(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> Statistics:
+        if trimap is not None:  # a matting collection's trimap: checked as every member checks it, then not scored
+            prepare(pred, gt, trimap=trimap, validate_args=self.validate_args)
         return super()._statistics(*birefnet_inputs(pred, gt))

@@ -13,9 +13,9 @@ from typing import Any
 from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps
-from nobg_metrics.functional.camouflage_degree import check_overflow
 from nobg_metrics.functional.ccm_inputs import InputImages
 from nobg_metrics.functional.context_measure import (
+    _camouflage_context_measure_compute,
     _camouflage_context_measure_update,
     _check_camouflage_args,
     _check_context_measure_args,
@@ -142,6 +142,6 @@ class CamouflageContextMeasure(PerImageMean):
                                                   self.validate_args, self.allow_host_sync)
 
     def _value(self, states: Mapping[str, Any]) -> Tensor:
-        """The mean per-image CCm; raises ``RuntimeError`` if the sync-free search overflowed for an image (its NaN
-        reached the sum; one host read)."""
-        return check_overflow(super()._value(states))
+        """The mean per-image CCm (NaN, with torchmetrics' warning, before any image); raises ``RuntimeError`` if the
+        sync-free search overflowed for an image (its +inf reached the sum; one host read)."""
+        return _camouflage_context_measure_compute(states[self._sum_state], states[self._count_state])

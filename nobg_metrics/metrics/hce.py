@@ -11,8 +11,8 @@ from nobg_metrics._inputs import InputMaps
 from nobg_metrics.functional.hce import (
     HceProtocol,
     _check_hce_args,
+    _hce_compute,
     _hce_update,
-    check_budget,
 )
 from nobg_metrics.metrics.per_image import PerImageMean
 
@@ -82,6 +82,6 @@ class HCE(PerImageMean):
         self._accumulate(self._batch_statistics(pred, gt, gt_skeleton))
 
     def _value(self, states: Mapping[str, Any]) -> Tensor:
-        """The mean per-image HCE; raises ``RuntimeError`` if the sync-free path's budget was short for an
-        image (its NaN reached the sum; one host read)."""
-        return check_budget(super()._value(states))
+        """The mean per-image HCE (NaN, with torchmetrics' warning, before any image); raises ``RuntimeError`` if
+        the sync-free path's budget was short for an image (its NaN reached the sum; one host read)."""
+        return _hce_compute(states[self._sum_state], states[self._count_state])

@@ -174,13 +174,15 @@ class P3MMAD(_P3MPixelErrors):
 
 
 class _P3MWholeImageMean(PerImageMean):
-    """A per-image mean over the whole image whose ``update`` accepts (and ignores) the protocol's trimap."""
+    """A per-image mean over the whole image whose ``update`` takes the protocol's trimap: checked as every matting
+    metric checks it (:func:`nobg_metrics._inputs.prepare`), then ignored."""
 
     higher_is_better = False
     plot_upper_bound = None
 
     def update(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> None:
-        """Add a batch of mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists (trimap ignored)."""
+        """Add a batch of mattes :math:`(B, 1, H, W)`, :math:`(B, H, W)`, :math:`(H, W)` or lists (the trimap checked,
+        not scored)."""
         self._accumulate(self._batch_statistics(pred, gt, trimap))
 
 
@@ -220,7 +222,7 @@ class P3MGradientError(_P3MWholeImageMean):
         super().__init__(options={}, validate_args=validate_args, **kwargs)
 
     def _per_image_sums(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> tuple[Tensor, Tensor]:
-        return _p3m_gradient_update(pred, gt, self.validate_args)
+        return _p3m_gradient_update(pred, gt, self.validate_args, trimap)
 
 
 class P3MConnectivityError(_P3MWholeImageMean):
@@ -264,5 +266,5 @@ class P3MConnectivityError(_P3MWholeImageMean):
         self.allow_host_sync = allow_host_sync
 
     def _per_image_sums(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> tuple[Tensor, Tensor]:
-        return _p3m_connectivity_update(pred, gt, self.step, self.validate_args, self.allow_host_sync)
+        return _p3m_connectivity_update(pred, gt, self.step, self.validate_args, self.allow_host_sync, trimap)
 

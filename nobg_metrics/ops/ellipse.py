@@ -108,7 +108,8 @@ def inside_words(height: int, width: int, words: int, device: torch.device | str
     return row.expand(1, height, words)
 
 
-def dilate_ellipses_packed(packed: Tensor, width: int, radii: Iterable[int]) -> dict[int, Tensor]:
+def dilate_ellipses_packed(packed: Tensor, width: int, radii: Iterable[int], *,
+                           transposed: bool = False) -> dict[int, Tensor]:
     """OR over OpenCV's ``(2r+1)²`` ellipse window for several radii at once, the outside read as background.
 
     The rows of every rectangle of every radius share one set of horizontal ORs, built incrementally
@@ -121,39 +122,79 @@ def dilate_ellipses_packed(packed: Tensor, width: int, radii: Iterable[int]) -> 
             bits ``>= W`` clear).
         width: ``W``.
         radii: radii ``r >= 0``.
+        transposed: ``packed`` holds transposed images (rows = the images' columns; a tall image packs far fewer
+            words so): the window is the transposed ellipse (OpenCV's is not symmetric), whose rectangles are the
+            ellipse's swapped.
 
     Returns:
         ``{r: (N, H, M) int64}``, new tensors; bits ``>= W`` may be set (AND with :func:`inside_words` before
         counting).
     """
-    height = packed.shape[-2]
-    # windows larger than the image only OR more zeros: clamp to H - 1 rows and W - 1 pixels
-    rectangles = {radius: sorted({(min(h, height - 1), min(w, width - 1)) for h, w in ellipse_rectangles(radius)})
-                  for radius in sorted(set(radii))}
-    widths = sorted({w for rects in rectangles.values() for _, w in rects})
+    height, words = packed.shape[-2:]
+    # windows larger than the image only OR more zeros: clamp to H - 1 rows and W - 1 pixels; a clamped rectangle
+    # inside another adds nothing to the union (a thin image clamps every rectangle of a large radius to one)
+    clamped = {radius: sorted({(min(h, height - 1), min(w, width - 1))
+                               for h, w in (((w, h) for h, w in ellipse_rectangles(radius)) if transposed
+                                            else ellipse_rectangles(radius))})
+               for radius in sorted(set(radii))}
+    rectangles = {radius: _outermost(rects) for radius, rects in clamped.items()}
+    by_rows = {radius for radius, rects in rectangles.items()  # the kernel's own rows (not for its transpose)
+               if not transposed and 2 * radius <= sum(2 + math.ceil(math.log2(2 * h + 1)) for h, _ in rects)}
+    widths = sorted({w for radius, rects in rectangles.items() for _, w in (clamped if radius in by_rows
+                                                                            else rectangles)[radius]})
     margin = max(h for rects in rectangles.values() for h, _ in rects)
-    padded = F.pad(packed, (0, 0, margin, margin)) if margin else packed  # zero rows: the outside
+    # wide windows (half-widths beyond TRIPLING_WIDTH: images with H + W > ~19 200, e.g. 1 x 10^6) grow the OR by
+    # tripling its span, which reads bits spread beyond the row: zero words on both sides keep them
+    spare = -(-widths[-1] // _WORD_BITS) + 1 if widths[-1] > TRIPLING_WIDTH else 0
+    padded = F.pad(packed, (spare, spare, margin, margin)) if margin or spare else packed  # zero rows: the outside
     row_padded, current, done = {}, padded, 0
     for half_width in widths:
+        if spare:  # C_(d + s) = C_d | C_d << s | C_d >> s for s <= 2d + 1: ceil(log3) rounds to any width
+            while done < half_width:
+                step = min(2 * done + 1, half_width - done)
+                current = current | shift_bits(current, step) | shift_bits(current, -step)
+                done += step
         for shift in range(done + 1, half_width + 1):  # pixel x <- pixels x - w .. x + w (zero beyond the row)
             current = current | _shift(padded, shift) | _shift(padded, -shift)
         done = half_width
         row_padded[half_width] = current
-    out = {}
+    out: dict[int, Tensor] = {}
     for radius, rects in rectangles.items():
-        if 2 * radius <= sum(2 + math.ceil(math.log2(2 * h + 1)) for h, _ in rects):
-            out[radius] = _or_rows(row_padded, ellipse_half_widths(radius), margin, height, width)
-            continue
-        result = None
-        for half_height, half_width in rects:
-            rows = row_padded[half_width][..., margin - half_height:margin + height + half_height, :]
-            dilated = window_rows(rows, 2 * half_height + 1, False)
-            if result is None:
-                result = dilated.clone() if half_height == 0 else dilated  # never a view of shared rows / the input
-            else:
-                result.bitwise_or_(dilated)
-        out[radius] = result
+        result: Tensor | None = None
+        if radius in by_rows:
+            result = _or_rows(row_padded, ellipse_half_widths(radius), margin, height, width)
+        else:
+            for half_height, half_width in rects:
+                rows = row_padded[half_width][..., margin - half_height:margin + height + half_height, :]
+                dilated = window_rows(rows, 2 * half_height + 1, False)
+                if result is None:
+                    result = dilated.clone() if half_height == 0 else dilated  # never a view of shared rows / the input
+                else:
+                    result.bitwise_or_(dilated)
+        assert result is not None  # every radius has a rectangle
+        out[radius] = result[..., spare:spare + words].contiguous() if spare else result
     return out
+
+
+TRIPLING_WIDTH = 64
+"""Half-widths up to this grow the rows' OR one pixel at a time from the mask (two shifts a pixel: every width a
+radius of an image under ~19 200 px of ``H + W`` uses is kept); wider ones triple the span of the OR so far."""
+
+
+def _outermost(rectangles: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The distinct rectangles ``(h, w)`` not inside another of the list (the same union of windows), by increasing
+    ``h``: from the tallest down, those wider than every taller one.
+
+    Example:
+        >>> _outermost([(0, 3), (0, 5), (1, 4), (1, 2), (2, 1), (2, 1)])
+        [(0, 5), (1, 4), (2, 1)]
+    """
+    kept, widest = [], -1
+    for h, w in sorted(set(rectangles), key=lambda rectangle: (-rectangle[0], -rectangle[1])):
+        if w > widest:
+            kept.append((h, w))
+            widest = w
+    return kept[::-1]
 
 
 def _shift(words: Tensor, shift: int) -> Tensor:
@@ -185,6 +226,7 @@ def _or_rows(row_padded: dict[int, Tensor], half_widths: tuple[int, ...], margin
             continue
         piece = rows[..., offset:offset + height, :]
         result = piece.clone() if result is None else result.bitwise_or_(piece)
+    assert result is not None  # the centre row is always read
     return result
 
 

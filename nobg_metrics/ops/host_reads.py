@@ -108,3 +108,17 @@ def raise_if_nan(value: Tensor, message: str) -> Tensor:
     if bool(torch.isnan(value).any()):
         raise RuntimeError(message)
     return value
+
+
+def raise_if_inf(value: Tensor, message: str) -> Tensor:
+    """Raise ``RuntimeError(message)`` if ``value`` holds an infinity (one host read: for ``compute()``), else return
+    it: the marker of a sync-free path whose values are finite otherwise, kept apart from a NaN (no image scored, or
+    a NaN input let through by ``validate_args=False``).
+
+    Example:
+        >>> raise_if_inf(torch.tensor(float("nan")), "short budget")
+        tensor(nan)
+    """
+    if bool(torch.isinf(value).any()):
+        raise RuntimeError(message)
+    return value

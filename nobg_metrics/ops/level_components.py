@@ -27,6 +27,7 @@ Host syncs: ``nonzero`` and the union-find's convergence tests, as in ``ops.comp
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import torch
 from torch import Tensor
@@ -90,17 +91,27 @@ def _sorted_keys(position: Tensor, level: Tensor, pixels: int, num_levels: int) 
     return (level * pixels + position).index_select(0, order)
 
 
+TieOrder = Literal["column", "raster"]
+"""Which of equal largest components wins: the one whose first pixel comes first in column-major order (MATLAB's
+``bwconncomp``) or in raster order (skimage's ``label``)."""
+
 FIXED_SLOTS_PER_CALL = 2**24
 """Run slots the fixed-size (device) path pads per call: ~200 bytes each at peak (~3 GiB). Batches needing
 more (``B · H · ⌈W/2⌉ · M``; 5.2 M per 1024² image at M = 10) are labelled in blocks of images."""
 
 
-def connected_level_count(level_map: Tensor, num_levels: int, *, allow_host_sync: bool = False) -> Tensor:
+def connected_level_count(level_map: Tensor, num_levels: int, *, allow_host_sync: bool = False,
+                          order: TieOrder = "column") -> Tensor:
     """Per pixel, how many leading levels m = 1, 2, ... have their largest 4-connected component over it.
 
     Level set m of image b is ``{p : level_map[b, p] >= m}``; its largest component follows MATLAB
     (``bwconncomp(·, 4)`` + first maximum: equal sizes go to the component whose first pixel in
-    column-major order comes first). A level with no pixel has an empty largest component.
+    column-major order comes first; ``order="raster"``: in raster order, as skimage's labels). A level with no
+    pixel has an empty largest component.
+
+    Tall maps (``H > W``) are labelled transposed (the components are the same; column-major order on the map is
+    raster order on its transpose): the runs are along the longer side, so a 10^6 x 1 map has as few runs and
+    edges as a 1 x 10^6 one instead of a run and an edge per pixel and level.
 
     Args:
         level_map: :math:`(B, H, W)` integer, values in ``0 .. num_levels``.
@@ -108,6 +119,7 @@ def connected_level_count(level_map: Tensor, num_levels: int, *, allow_host_sync
         allow_host_sync: off CPU, list runs and edges by the data and solve to convergence (host reads);
             default: padded lists and fixed rounds (:func:`_level_count`), in blocks of images of at most
             :data:`FIXED_SLOTS_PER_CALL` slots. On CPU always by the data.
+        order: the tie rule between equal largest components: ``"column"`` (MATLAB) or ``"raster"`` (skimage).
 
     Returns:
         :math:`(B, H, W)` int32 counts in ``0 .. M``: k means the pixel is in the largest component of
@@ -120,23 +132,31 @@ def connected_level_count(level_map: Tensor, num_levels: int, *, allow_host_sync
                  [0, 2, 0, 0],
                  [0, 0, 0, 0]]], dtype=torch.int32)
     """
-    levels = level_map.to(torch.int16 if num_levels < 2**15 else torch.int32, memory_format=torch.contiguous_format)
+    if order not in ("column", "raster"):
+        raise ValueError(f"`order` must be 'column' or 'raster', got {order!r}")
+    if level_map.shape[-2] > level_map.shape[-1]:
+        flipped: TieOrder = "raster" if order == "column" else "column"
+        return connected_level_count(level_map.transpose(1, 2), num_levels, allow_host_sync=allow_host_sync,
+                                     order=flipped).transpose(1, 2).contiguous()
+    raster = order == "raster"
+    levels = level_map.to(torch.int16 if num_levels < 2**15 else torch.int32).contiguous()
     box = host_reads.window(levels > 0, 0)  # CPU: only the box of level 1 (counts are 0 outside it)
     by_data = allow_host_sync or host_reads.free_on(levels)
     b, h, w = levels.shape
     block = max(1, FIXED_SLOTS_PER_CALL // max(1, h * ((w + 1) // 2) * num_levels))
     if not by_data and b > block:  # memory: the padding grows with the batch
-        return torch.cat([_level_count(levels[i:i + block], num_levels, False) for i in range(0, b, block)])
+        return torch.cat([_level_count(levels[i:i + block], num_levels, False, raster) for i in range(0, b, block)])
     if box.rows == slice(0, h) and box.cols == slice(0, w):
-        return _level_count(levels, num_levels, by_data)
+        return _level_count(levels, num_levels, by_data, raster)
     counts = torch.zeros(levels.shape, dtype=torch.int32, device=levels.device)
     if box.rows.start != box.rows.stop:
-        counts[box.crop] = _level_count(levels[box.crop].contiguous(), num_levels, by_data)
+        counts[box.crop] = _level_count(levels[box.crop].contiguous(), num_levels, by_data, raster)
     return counts
 
 
-def _level_count(levels: Tensor, num_levels: int, by_data: bool) -> Tensor:
-    """:func:`connected_level_count` on a (B, H, W) int16/int32 level map.
+def _level_count(levels: Tensor, num_levels: int, by_data: bool, raster: bool = False) -> Tensor:
+    """:func:`connected_level_count` on a (B, H, W) int16/int32 level map (ties by the first pixel in column-major
+    order, or in raster order with ``raster``).
 
     ``by_data`` (CPU, or host syncs allowed): the run and edge lists have their exact lengths and the
     union-find runs to convergence. Otherwise both lists are padded to proven bounds (a row of W pixels starts at most
@@ -176,7 +196,7 @@ def _level_count(levels: Tensor, num_levels: int, by_data: bool) -> Tensor:
                   else solve_planar_graph(runs, upper_run, lower_run, h))
     image_pixels = h * w
     within = start % image_pixels
-    column_major = (within % w) * h + torch.div(within, w, rounding_mode="floor")
+    column_major = within if raster else (within % w) * h + torch.div(within, w, rounding_mode="floor")
     size = torch.zeros(runs, dtype=torch.int64, device=device).index_add_(0, parent, end - start + 1)
     first = torch.full((runs,), image_pixels, dtype=torch.int64, device=device)
     first = first.scatter_reduce(0, parent, column_major, "amin")

@@ -41,7 +41,8 @@ _SPREAD_BITS = 0x8040201008040201 - (1 << 64)  # byte i: bit i
 def _int64_rows(pixels: Tensor) -> Tensor:
     """A :math:`(N, H, W)` uint8 tensor as int64 rows of whole 64-byte blocks, zero-padded (a view when it can)."""
     count, height, width = pixels.shape
-    if width % _WORD_BITS == 0 and pixels.is_contiguous() and pixels.storage_offset() % 8 == 0:
+    if (width % _WORD_BITS == 0 and pixels.is_contiguous() and pixels.storage_offset() % 8 == 0
+            and all(stride % 8 == 0 for stride in pixels.stride()[:-1])):  # a size-1 dim may keep any stride
         return pixels.view(torch.int64)
     padded = torch.zeros((count, height, -(-width // _WORD_BITS) * _WORD_BITS), dtype=torch.uint8,
                          device=pixels.device)

@@ -10,6 +10,7 @@ import pytest
 import torch
 from scipy import ndimage
 
+from nobg_metrics.functional import p3m_gradient as p3m_gradient_module
 from nobg_metrics.functional.matting_p3m import (
     ERROR_COLUMNS,
     _p3m_error_compute,
@@ -198,6 +199,22 @@ def test_gradient_filters_only_where_the_map_varies(shape, monkeypatch):
         whole = [float(p3m_gradient_error(p[i], g[i])) for i in range(4)]
     assert boxed == whole
     assert boxed == [port.gradient(port.read_alpha(a), port.read_alpha(b)) for a, b in zip(pred, gt)]
+
+
+@pytest.mark.parametrize("shape", [(1, 3000), (2, 2000), (3000, 1), (70, 200)])
+def test_thin_images_are_filtered_in_tiles_bit_for_bit(shape, monkeypatch):
+    """Wide thin images are cut across their columns too (each tile reflect-padded from the map): scipy's bits
+    (strips of 2^10 padded pixels here, so that these small images take the tiles a 1 x 10^6 one takes)."""
+    monkeypatch.setattr(p3m_gradient_module, "CPU_STRIP_ELEMENTS", 1 << 10)
+    assert len(p3m_gradient_module._windows(1, *shape, torch.device("cpu"))) > 3
+    rng = np.random.default_rng(sum(shape))
+    gt = np.where((np.arange(shape[0] * shape[1]).reshape(shape) // 301) % 2 == 0, 255, 0).astype(np.uint8)
+    pred = np.where(rng.random(shape) < 0.1, rng.integers(0, 256, shape), gt).astype(np.uint8)
+    expected = port.gradient(port.read_alpha(pred), port.read_alpha(gt))
+    assert float(p3m_gradient_error(torch.from_numpy(pred), torch.from_numpy(gt))) == expected
+    image = rng.random((1, *shape))
+    result = gaussian_filter_float32(torch.from_numpy(image), (1, 0)).numpy()[0]
+    assert np.array_equal(result, ndimage.gaussian_filter(image[0], 1.4, order=[1, 0], output=np.float32))
 
 
 @pytest.mark.parametrize("step", [0.1, 0.05, 0.2, 0.25, 0.3])

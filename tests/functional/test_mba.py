@@ -119,3 +119,14 @@ def test_device_path_is_sync_free_and_equal(monkeypatch):
     with HostSyncRecorder() as recorder:
         metric.update(preds[:3], gts[:3])
     assert not recorder.hits, recorder.hits
+
+
+@pytest.mark.parametrize("shape", [(1, 5000), (5000, 1), (3, 4000), (4000, 3)])
+def test_thin_images_equal_cascadepsp(shape):
+    """Radii up to (H + W) / 300 on a one-pixel strip: clamped windows, transposed packing for tall images."""
+    rng = np.random.default_rng(7)
+    gt = np.where((np.arange(shape[0] * shape[1]).reshape(shape) // 97) % 3 == 0, 255, 0).astype(np.uint8)
+    pred = np.where(rng.random(shape) < 0.9, gt, 255 - gt).astype(np.uint8)
+    expected = cascadepsp_ba.boundary_accuracy(gt > 128, pred > 128)
+    assert mean_boundary_accuracy(torch.from_numpy(pred), torch.from_numpy(gt)).item() == pytest.approx(expected,
+                                                                                                       abs=1e-12)

@@ -11,12 +11,13 @@ from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.ellipse import (
     dilate_ellipse,
     dilate_ellipse_packed,
+    dilate_ellipses_packed,
     ellipse_kernel,
     ellipse_rectangles,
     erode_ellipse,
     gradient_ellipse,
 )
-from nobg_metrics.ops.morphology import pack_bits
+from nobg_metrics.ops.morphology import pack_bits, unpack_bits
 from tests.helpers.syncs import HostSyncRecorder
 
 SHAPES = [(37, 53), (1, 17), (17, 1), (1, 1), (5, 5), (2, 3), (64, 130), (9, 200)]
@@ -77,3 +78,31 @@ def test_no_host_sync(monkeypatch):
     with HostSyncRecorder() as recorder:
         gradient_ellipse(mask, 2)
     assert not recorder.hits, recorder.hits
+
+
+@pytest.mark.parametrize(("shape", "radii"), [((1, 3000), (1, 65, 200, 333)), ((2, 1500), (65, 333)),
+                                              ((5, 700), (1, 70, 133)), ((600, 1), (1, 65, 150)),
+                                              ((300, 3), (2, 100))])
+def test_wide_radii_on_thin_masks_equal_opencv(shape, radii):
+    """Radii beyond the tripling width (a thin image's mBA radii reach (H + W) / 300) and clamped rectangles."""
+    rng = np.random.default_rng(1)
+    masks = np.stack([rng.random(shape) < 0.002, rng.random(shape) < 0.5])
+    ours = dilate_ellipses_packed(pack_bits([torch.from_numpy(masks)]), shape[1], radii)
+    for radius in radii:
+        dilated = unpack_bits(ours[radius], shape[1])
+        for index, mask in enumerate(masks.astype(np.uint8)):
+            expected = cv2.dilate(mask, _cv_kernel(radius)) > 0
+            assert np.array_equal(dilated[index].numpy(), expected), (shape, radius, index)
+
+
+@pytest.mark.parametrize("shape", [(40, 7), (9, 200), (1, 300), (300, 1)])
+def test_transposed_masks_dilate_by_the_transposed_window(shape):
+    rng = np.random.default_rng(2)
+    masks = np.stack([rng.random(shape) < 0.02, rng.random(shape) < 0.5])
+    radii = (1, 2, 5, 13, 70)
+    ours = dilate_ellipses_packed(pack_bits([torch.from_numpy(masks).transpose(1, 2).contiguous()]), shape[0], radii,
+                                  transposed=True)
+    for radius in radii:
+        dilated = unpack_bits(ours[radius], shape[0]).transpose(1, 2)
+        for index, mask in enumerate(masks.astype(np.uint8)):
+            assert np.array_equal(dilated[index].numpy(), cv2.dilate(mask, _cv_kernel(radius)) > 0), (shape, radius)
