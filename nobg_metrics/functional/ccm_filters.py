@@ -251,10 +251,7 @@ def _centred_spectra(kernels: Tensor, rows: int, cols: int, dtype: torch.dtype) 
         0, torch.zeros(1, dtype=torch.int64, device=device), 1.0)  # w_a K[a, b], a = 0 .. ρ
     by_cols = torch.cat([half @ cos_cols.T, half @ sin_cols.T], dim=-2)  # (B, 2 (ρ + 1), cols // 2 + 1)
     twice = by_cols.to(dtype).repeat_interleave(2, dim=-1)  # (B, 2 (ρ + 1), 2 (cols // 2 + 1)): re, im factors
-    factors = torch.cat([cos_rows, -sin_rows], dim=-1).to(dtype)
-    # one matrix product per kernel (bmm), never one folded over the batch: a kernel's spectrum, to the last bit,
-    # does not depend on the other images of its batch
-    return torch.bmm(factors.expand(twice.shape[0], -1, -1), twice)
+    return torch.cat([cos_rows, -sin_rows], dim=-1).to(dtype) @ twice
 
 
 def _valid_correlation(maps: Tensor, kernels: Tensor, fft_dtype: torch.dtype) -> Tensor:

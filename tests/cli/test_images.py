@@ -80,7 +80,8 @@ def test_ccm_from_the_toolkit_dataset_json_equals_the_reference(root, tmp_path):
     # batched (--no-per-image) gives the same dataset values
     assert _toolkit(root, tmp_path / "batched", "--metrics", "camouflage_context_measure", "--no-per-image") == 0
     batched, _ = _values(tmp_path / "batched")
-    assert batched["camouflage_context_measure"] == pytest.approx(values["camouflage_context_measure"], abs=1e-12)
+    # Cm's float32 filters move by float32 rounding with the batch layout (docs/context_measure.md): 1e-8
+    assert batched["camouflage_context_measure"] == pytest.approx(values["camouflage_context_measure"], abs=1e-8)
 
 
 def test_our_config_image_key(root, tmp_path):
