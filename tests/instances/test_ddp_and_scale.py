@@ -95,7 +95,7 @@ for step in range(count // 8):
     if step == 2:
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 metric.compute()
-state = sum(t.numel() * t.element_size() for name in metric._layouts for t in getattr(metric, name))
+state = sum(t.numel() * t.element_size() for name in metric._list_layouts for t in getattr(metric, name))
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before, state)
 """
 
