@@ -108,7 +108,11 @@ def test_expensive_collection_on_two_ranks_equals_one_process():
 def test_metric_tracker_picks_the_best_epoch_by_higher_is_better():
     from torchmetrics.wrappers import MetricTracker
 
-    tracker = MetricTracker(nm.make_collection("cheap", metrics=["mae", "iou_metric"]))
+    # maximize=None: inferred from each member's higher_is_better (torchmetrics
+    # 1.6 defaults to maximize=True, 1.7 on to None)
+    tracker = MetricTracker(
+        nm.make_collection("cheap", metrics=["mae", "iou_metric"]), maximize=None
+    )
     gt = torch.zeros(1, 8, 8)
     gt[:, 2:6, 2:6] = 1
     for noise in (0.4, 0.1, 0.3):
