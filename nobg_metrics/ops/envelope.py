@@ -14,6 +14,7 @@ stay in the core's cache (a 1024² gt: 8 strips of 128 rows, ~1.6x faster than o
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
@@ -42,12 +43,11 @@ def lower_envelope_bisection(cost: Tensor, positions: Tensor, width: int, far: i
     Returns:
         :math:`(G, R, W)` int64 site index ``i*`` of every query.
     """
-    bits = _site_bits(cost.shape[2])
-    key_dtype = _key_dtype(_largest_cost(cost, far), width, bits)
+    plan = _Plan.make(positions, width, _largest_cost(cost, far))
     out = torch.empty(cost.shape[:2] + (width,), device=cost.device, dtype=torch.int64)
     for rows in _strips(cost):
-        keys = envelope_keys(_base_keys(cost[:, rows].to(key_dtype, copy=True), bits), positions, width, bits)
-        torch.bitwise_and(keys, (1 << bits) - 1, out=out[:, rows])
+        keys = envelope_keys(plan.base_keys(cost[:, rows].to(plan.key_dtype, copy=True)), plan)
+        torch.bitwise_and(keys, plan.mask, out=out[:, rows])
     return out
 
 
@@ -66,23 +66,12 @@ def lower_envelope_minimum(gaps: Tensor, positions: Tensor, width: int, cap: int
     Returns:
         :math:`(G, R, W)` int32.
     """
-    bits = _site_bits(gaps.shape[2])
-    key_dtype = _key_dtype(cap, width, bits)  # a known bound: no host read
+    plan = _Plan.make(positions, width, cap)  # a known bound of the costs: no host read
     out = torch.empty(gaps.shape[:2] + (width,), device=gaps.device, dtype=torch.int32)
     for rows in _strips(gaps):
-        cost = gaps[:, rows].to(key_dtype, copy=True).square_()
-        keys = envelope_keys(_base_keys(cost, bits), positions, width, bits)
-        out[:, rows] = keys.bitwise_right_shift_(bits).clamp_(max=cap)
+        keys = envelope_keys(plan.base_keys(gaps[:, rows].to(plan.key_dtype, copy=True).square_()), plan)
+        out[:, rows] = keys.bitwise_right_shift_(plan.bits).clamp_(max=cap)
     return out
-
-
-def _site_bits(sites: int) -> int:
-    return max(1, (sites - 1).bit_length())
-
-
-def _key_dtype(largest_cost: int, width: int, bits: int) -> torch.dtype:
-    """int32 when every key ``(cost + (j - x)^2) << bits | i`` fits, else int64."""
-    return torch.int32 if ((largest_cost + (width - 1) ** 2 + 1) << bits) <= 2**31 else torch.int64
 
 
 def _strips(cost: Tensor) -> list[slice]:
@@ -92,13 +81,39 @@ def _strips(cost: Tensor) -> list[slice]:
     return [slice(start, min(start + step, rows)) for start in range(0, rows, step)]
 
 
-def _base_keys(cost: Tensor, bits: int) -> Tensor:
-    """``cost << bits | i`` in place: the keys without the ``(j - x)^2`` term (``cost`` a contiguous copy)."""
-    index = torch.arange(cost.shape[2], device=cost.device, dtype=cost.dtype)
-    return cost.bitwise_left_shift_(bits).bitwise_or_(index)
+class _Plan(NamedTuple):
+    """What the bisection's strips share: the key layout, the coarse queries' offsets, the site columns."""
+
+    width: int
+    bits: int
+    key_dtype: torch.dtype
+    stride: int
+    coarse_offsets: list[Tensor]
+    site_columns: Tensor
+
+    @property
+    def mask(self) -> int:
+        return (1 << self.bits) - 1
+
+    @staticmethod
+    def make(positions: Tensor, width: int, largest_cost: int) -> _Plan:
+        """Keys ``(cost + (j - x)^2) << bits | i`` in int32 when the largest one fits, else int64."""
+        bits = max(1, (positions.shape[2] - 1).bit_length())
+        narrow = ((largest_cost + (width - 1) ** 2 + 1) << bits) <= 2**31
+        key_dtype = torch.int32 if narrow else torch.int64
+        # <= COARSE_QUERIES brute-force queries per row: one costs ~1/8 of a bisection level, and each halving
+        # of their number adds a level
+        stride = 1 << max(0, math.ceil(math.log2(max(width, 1))) - int(math.log2(COARSE_QUERIES)))
+        offsets = [(column - positions).to(key_dtype) for column in range(0, width, stride)]  # (G, 1, S) each
+        return _Plan(width, bits, key_dtype, stride, offsets, positions.to(key_dtype))
+
+    def base_keys(self, cost: Tensor) -> Tensor:
+        """``cost << bits | i`` in place: the keys without the ``(j - x)^2`` term (``cost`` a contiguous copy)."""
+        index = torch.arange(cost.shape[2], device=cost.device, dtype=cost.dtype)
+        return cost.bitwise_left_shift_(self.bits).bitwise_or_(index)
 
 
-def envelope_keys(base: Tensor, positions: Tensor, width: int, bits: int) -> Tensor:
+def envelope_keys(base: Tensor, plan: _Plan) -> Tensor:
     """The smallest key ``(cost_i + (j - x_i)^2) << bits | i`` of every query ``j < width``: the minimum and its
     leftmost site ``i*`` together.
 
@@ -113,33 +128,26 @@ def envelope_keys(base: Tensor, positions: Tensor, width: int, bits: int) -> Ten
     a contiguous array (the previous level's and its own, interleaved), so those at ``j -+ s`` are plain slices.
 
     Args:
-        base: :math:`(G, R, S)` int32 or int64 ``cost << bits | i`` (contiguous), every key below the dtype's max.
-        positions: :math:`(G, 1, S)` int64 site columns (see :func:`lower_envelope_bisection`).
-        width: number of query columns ``W``.
-        bits: the site index's bits in a key.
+        base: :math:`(G, R, S)` ``cost << bits | i`` in the plan's key dtype (contiguous), every key below the
+            dtype's max.
+        plan: the layout shared by the strips of one call.
 
     Returns:
         :math:`(G, R, W)` keys, ``base``'s dtype (a view of a buffer).
     """
     groups, rows, sites = base.shape
-    device, key_dtype = base.device, base.dtype
-    mask = (1 << bits) - 1
-    # <= COARSE_QUERIES brute-force queries per row: one costs ~1/8 of a bisection level, and each halving
-    # of their number adds a level
-    stride = 1 << max(0, math.ceil(math.log2(max(width, 1))) - int(math.log2(COARSE_QUERIES)))
+    device, key_dtype, width, bits, mask = base.device, base.dtype, plan.width, plan.bits, plan.mask
     # ``best``: keys at j = 0, s, 2s, ... (every multiple of the level's s below W), then one more entry whose
     # site is the last one: a query past the last column (j + s >= W) reads it as its right end
-    coarse = range(0, width, stride)
     # two buffers the levels alternate between (a fresh tensor per level page-faults on CPU)
     buffers = [torch.empty((groups, rows, width + 1), device=device, dtype=key_dtype) for _ in range(2)]
-    best = buffers[0][:, :, : len(coarse) + 1]
+    best = buffers[0][:, :, : len(plan.coarse_offsets) + 1]
     best[:, :, -1].fill_(sites - 1)
     scratch = torch.empty_like(base)
-    for slot, column in enumerate(coarse):  # the coarse queries: one contiguous (G, R, S) buffer per query
-        offset = (column - positions).to(key_dtype)  # (G, 1, S)
+    for slot, offset in enumerate(plan.coarse_offsets):  # the coarse queries: one contiguous buffer per query
         torch.addcmul(base, offset, offset, value=1 << bits, out=scratch)
         torch.amin(scratch, dim=2, out=best[:, :, slot])  # a vectorised reduction, ~8x ``argmin``
-    site_columns = positions.to(key_dtype)
+    site_columns = plan.site_columns
     expanded_columns = site_columns.expand(groups, rows, sites)
     starts = torch.empty((groups, rows, sites), device=device, dtype=key_dtype)
     owner = torch.empty((groups, rows, sites), device=device, dtype=key_dtype)
@@ -148,7 +156,7 @@ def envelope_keys(base: Tensor, positions: Tensor, width: int, bits: int) -> Ten
     narrow = key_dtype != torch.int64  # scatter_reduce takes int64 indices: a kept buffer for the copy
     owner_index = torch.empty((groups, rows, sites), device=device, dtype=torch.int64) if narrow else owner
     ones = torch.ones((1, 1, 1), device=device, dtype=key_dtype)
-    step = stride // 2
+    step = plan.stride // 2
     while step >= 1:
         count = len(range(step, width, 2 * step))  # odd multiples of s below W: the level's queries
         multiples = best.shape[2] - 1  # multiples of 2s below W

@@ -98,7 +98,9 @@ def skeletonize(mask: Tensor) -> Tensor:
     opposite_bits = (256 - bits if small else -bits).to(code_dtype)
     # the first sub-iteration looks at every foreground pixel with a background neighbour (no other can go)
     active = torch.nonzero((flat != 0) & (codes != 255)).flatten()
-    writer = torch.full((flat.numel(),), -1, dtype=torch.int32, device=device)
+    # a pass's candidates (at most 9 per pixel) numbered in int32 while they fit, int64 beyond
+    slot_dtype = torch.int32 if 9 * flat.numel() < 2**31 else torch.int64
+    writer = torch.full((flat.numel(),), -1, dtype=slot_dtype, device=device)
     pass_bit = 1
     while active.numel():
         entry = table[codes[active].long()]
@@ -112,7 +114,7 @@ def skeletonize(mask: Tensor) -> Tensor:
         touched = neighbours[flat[neighbours] != 0]
         waiting = active[~remove & ((entry & (3 - pass_bit)) != 0)]
         candidates = torch.cat([waiting, touched])
-        slots = torch.arange(candidates.numel(), dtype=torch.int32, device=device)
+        slots = torch.arange(candidates.numel(), dtype=slot_dtype, device=device)
         writer[candidates] = slots  # one writer per pixel survives
         active = candidates[writer[candidates] == slots]
         pass_bit = 3 - pass_bit
