@@ -17,6 +17,7 @@ elsewhere every pixel of the window is, and pixels outside the band point at the
 from __future__ import annotations
 
 import functools
+import math
 from typing import NamedTuple
 
 import torch
@@ -50,38 +51,44 @@ def candidate_offsets(max_squared: int) -> tuple[tuple[tuple[int, int], ...], ..
     return tuple(tuple(offsets) for offsets in table)  # dx outer, dy inner: already in (dx, dy) order
 
 
+CHUNK_PIXELS = 1 << 18
+"""Pixels whose candidates are tried at once (eight int64 gathers each: ~50 MiB of temporaries at most)."""
+
+
 class BandIndex(NamedTuple):
-    """Nearest feature pixels of the band pixels of a window of a :math:`(B, H, W)` batch.
+    """Nearest feature pixels of the band pixels of a crop of a :math:`(B, H, W)` batch, in the crop's flat
+    :math:`(B, h, w)` indices.
 
     Attributes:
-        targets: :math:`(N,)` int64 flat indices into the window's :math:`(B, h, w)` crop of the band pixels,
-            or ``None``: every crop pixel, in order (the sync-free path).
-        sources: :math:`(N,)` int64 flat indices into :math:`(B, H, W)` of their nearest feature pixels (a pixel
-            outside the band, on the sync-free path, points at itself).
+        targets: :math:`(N,)` int64 band pixels, or ``None``: every crop pixel, in order (the sync-free path).
+        sources: :math:`(N,)` int64 their nearest feature pixels (off the band, on the sync-free path: themselves).
     """
 
     targets: Tensor | None
     sources: Tensor
 
     def spread(self, values: Tensor, rows: slice, cols: slice) -> Tensor:
-        """``values`` on the crop ``[rows, cols]`` with each band pixel's value replaced by its nearest
-        feature pixel's: :math:`(B, h, w)`, a new tensor.
+        """The crop ``[rows, cols]`` of ``values`` with each band pixel's value replaced by its nearest feature
+        pixel's: :math:`(B, h, w)`, a new tensor.
 
         Args:
             values: :math:`(B, H, W)` map.
             rows, cols: the crop the index was built on.
         """
-        flat = values.reshape(-1)
+        crop = values[:, rows, cols]
         if self.targets is None:
-            return flat.index_select(0, self.sources).view(values.shape[0], rows.stop - rows.start,
-                                                             cols.stop - cols.start)
-        crop = values[:, rows, cols].clone(memory_format=torch.contiguous_format)
-        crop.view(-1).index_copy_(0, self.targets, flat.index_select(0, self.sources))
+            return crop.reshape(-1).index_select(0, self.sources).view(crop.shape)
+        crop = crop.clone(memory_format=torch.contiguous_format)
+        flat = crop.view(-1)
+        flat.index_copy_(0, self.targets, flat.index_select(0, self.sources))  # sources are never targets
         return crop
 
 
 def nearest_in_band(features: Tensor, squared: Tensor, max_squared: int, rows: slice, cols: slice) -> BandIndex:
     """:class:`BandIndex` of the pixels of the crop ``[rows, cols]`` with ``1 <= squared <= max_squared``.
+
+    The crop must hold the nearest feature pixel of each of its band pixels (a box around the features with
+    a margin does).
 
     Args:
         features: :math:`(B, H, W)` bool.
@@ -100,36 +107,39 @@ def nearest_in_band(features: Tensor, squared: Tensor, max_squared: int, rows: s
         >>> band.targets.tolist(), band.sources.tolist()  # (0, 0): column 0 (row 1) before column 1 (row 0)
         ([0, 2, 4, 5], [3, 1, 3, 1])
     """
-    batch, height, width = features.shape
-    pad = int(max_squared**0.5)
-    padded = torch.nn.functional.pad(features.view(torch.uint8), (pad, pad, pad, pad)).view(-1)
-    padded_width, padded_area = width + 2 * pad, (height + 2 * pad) * (width + 2 * pad)
+    device = squared.device
     crop = squared[:, rows, cols]
-    crop_height, crop_width = crop.shape[1:]
-    targets: Tensor | None = None
-    if host_reads.free_on(squared):
-        position = torch.nonzero(((crop >= 1) & (crop <= max_squared)).view(-1)).view(-1)
-        targets = position
-    else:
-        position = torch.arange(batch * crop_height * crop_width, device=squared.device)
-    image = position.div(crop_height * crop_width, rounding_mode="floor")
-    rest = position - image * (crop_height * crop_width)
-    row = rest.div(crop_width, rounding_mode="floor").add_(rows.start)
-    col = rest.sub_((row - rows.start) * crop_width).add_(cols.start)
-    own = image * (height * width) + row * width + col  # the pixel itself in (B, H, W)
-    anchor = image.mul_(padded_area).add_((row + pad) * padded_width).add_(col + pad)  # and in the padded map
-    distance = squared.reshape(-1).index_select(0, own)
-    if targets is None:  # outside the band: no candidate, the pixel itself
+    batch, height, width = crop.shape
+    pad = math.isqrt(max_squared)
+    padded = torch.nn.functional.pad(features[:, rows, cols].view(torch.uint8), (pad, pad, pad, pad)).view(-1)
+    padded_width = width + 2 * pad
+    padded_area = (height + 2 * pad) * padded_width
+    if host_reads.free_on(squared):  # the band's pixels only
+        coords = torch.nonzero((crop >= 1) & (crop <= max_squared))  # (N, 3): image, row, column
+        targets: Tensor | None = (coords * torch.tensor([height * width, width, 1], device=device)).sum(dim=1)
+        own = targets
+        anchor = (coords * torch.tensor([padded_area, padded_width, 1], device=device)).sum(dim=1)
+        distance = crop[coords[:, 0], coords[:, 1], coords[:, 2]]
+    else:  # every crop pixel: no host read; off the band (D = 0 there) the pixel itself
+        targets = None
+        own = torch.arange(batch * height * width, device=device)
+        anchor = torch.arange(batch * padded_area, device=device).view(batch, -1, padded_width)
+        anchor = anchor[:, : height, : width].reshape(-1)
+        distance = crop.reshape(-1)
         distance = torch.where((distance >= 1) & (distance <= max_squared), distance, 0)
-    dy_table, dx_table = _shift_tables(max_squared, squared.device)
-    padded_shift, shift_table = dy_table * padded_width + dx_table, dy_table * width + dx_table
-    index = distance.long().mul_(MAX_CANDIDATES)
-    shift = torch.zeros_like(own)
-    for slot in reversed(range(MAX_CANDIDATES)):  # the first hit in (dx, dy) order wins: later slots first
-        candidate = index + slot
-        hit = padded.index_select(0, padded_shift.index_select(0, candidate).add_(anchor)).bool()
-        shift = torch.where(hit, shift_table.index_select(0, candidate), shift)
-    return BandIndex(targets, own.add_(shift))
+    anchor = anchor + (pad * padded_width + pad)
+    dy_table, dx_table = _shift_tables(max_squared, device)
+    padded_shift, shift = dy_table * padded_width + dx_table, dy_table * width + dx_table
+    first_slot = distance.long().mul_(MAX_CANDIDATES)
+    slots = torch.arange(MAX_CANDIDATES, device=device)
+    sources = []
+    for start in range(0, own.numel(), CHUNK_PIXELS):  # bounded temporaries (a bounded number of rounds)
+        part = slice(start, start + CHUNK_PIXELS)
+        candidates = first_slot[part, None] + slots  # (n, 8): each pixel's candidates, in (dx, dy) order
+        hits = padded[padded_shift[candidates].add_(anchor[part, None])]
+        first = hits.argmax(dim=1, keepdim=True)  # the first hit (argmax returns the first maximum); none: slot 0
+        sources.append(own[part] + shift[candidates.gather(1, first)[:, 0]])
+    return BandIndex(targets, sources[0] if len(sources) == 1 else torch.cat([own[:0], *sources]))
 
 
 @functools.lru_cache(maxsize=16)

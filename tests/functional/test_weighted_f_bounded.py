@@ -59,13 +59,15 @@ def _tie_heavy_pairs(rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndar
 def _full_transform_terms(gt: torch.Tensor) -> module._GtTerms:
     """The gt-only terms from the full exact transform: every distance and every nearest index of the crop (what
     the weighted F computed before issue 36), in the package's own layout."""
-    batch, height, width = gt.shape
+    batch = gt.shape[0]
     full = nearest_feature(gt)
     table = module._background_weight_table(gt.device)
     squared = full.squared.clamp(max=table.numel() - 1).long()  # B(D) = B(min(D, 266²)): the bound below
     weight = table[squared].masked_fill_(gt, 0.0)
     box = host_reads.window(gt, 3)
-    flat = (full.rows * width + full.cols).clamp_(min=0) + torch.arange(batch)[:, None, None] * (height * width)
+    crop_height, crop_width = box.rows.stop - box.rows.start, box.cols.stop - box.cols.start
+    rows, cols = full.rows - box.rows.start, full.cols - box.cols.start  # the nearest pixel in the crop
+    flat = (rows * crop_width + cols) + torch.arange(batch)[:, None, None] * (crop_height * crop_width)
     band = BandIndex(None, flat[:, box.rows, box.cols].reshape(-1))
     return module._GtTerms(weight, band, box, gt.flatten(1).sum(dim=1))
 

@@ -31,15 +31,15 @@ def _tie_heavy_masks(rng: np.random.Generator) -> list[np.ndarray]:
 
 
 def _check(mask: np.ndarray, band, rows: slice, cols: slice) -> None:
-    h, w = mask.shape
     squared, (near_rows, near_cols) = ndi.distance_transform_edt(~mask, return_indices=True)
     squared = np.rint(squared**2)
-    expected = (near_rows * w + near_cols)[rows, cols]
     crop = squared[rows, cols]
+    width = crop.shape[1]
+    expected = ((near_rows - rows.start) * width + near_cols - cols.start)[rows, cols]  # in the crop
     in_band = (crop >= 1) & (crop <= 18)
     if band.targets is None:  # every crop pixel: the band ones at their nearest, the others at themselves
         sources = band.sources.numpy().reshape(crop.shape)
-        own = np.arange(h * w).reshape(h, w)[rows, cols]
+        own = np.arange(crop.size).reshape(crop.shape)
         assert np.array_equal(sources[in_band], expected[in_band])
         assert np.array_equal(sources[~in_band], own[~in_band])
     else:
@@ -56,20 +56,31 @@ def test_tie_heavy_masks_equal_scipy(device_path, monkeypatch):
         features = torch.from_numpy(mask)[None]
         squared = bounded_squared_distance(features, 265)
         h, w = mask.shape
-        for rows, cols in [(slice(0, h), slice(0, w)), (slice(h // 3, h), slice(0, max(1, w - 2)))]:
+        ys, xs = np.nonzero(mask)  # a crop that holds every feature pixel, and the whole image
+        box = (slice(max(0, ys.min() - 2), min(h, ys.max() + 3)), slice(max(0, xs.min() - 1), min(w, xs.max() + 2)))
+        for rows, cols in [(slice(0, h), slice(0, w)), box]:
             _check(mask, nearest_in_band(features, squared, 18, rows, cols), rows, cols)
 
 
 def test_a_batch_indexes_into_the_whole_batch():
     rng = np.random.default_rng(1)
     masks = np.stack([rng.random((11, 13)) < p for p in (0.05, 0.2, 0.5)])
+    masks[:, :2] = masks[:, :, :1] = masks[:, :, 12:] = False  # every feature pixel inside the crop
     features = torch.from_numpy(masks)
     band = nearest_in_band(features, bounded_squared_distance(features, 265), 18, slice(2, 11), slice(1, 12))
     for b, mask in enumerate(masks):  # split the batch's flat indices back into images
-        crop_size, image_size = 9 * 11, 11 * 13
+        crop_size = 9 * 11
         mine = (band.targets >= b * crop_size) & (band.targets < (b + 1) * crop_size)
-        single = type(band)(band.targets[mine] - b * crop_size, band.sources[mine] - b * image_size)
+        single = type(band)(band.targets[mine] - b * crop_size, band.sources[mine] - b * crop_size)
         _check(mask, single, slice(2, 11), slice(1, 12))
+
+
+def test_an_empty_crop_or_band():
+    features = torch.zeros(2, 5, 6, dtype=torch.bool)
+    squared = bounded_squared_distance(features, 265)
+    for rows in (slice(0, 0), slice(0, 5)):
+        band = nearest_in_band(features, squared, 18, rows, slice(0, 6))
+        assert band.targets.numel() == band.sources.numel() == 0
 
 
 def test_the_device_path_makes_no_host_sync(monkeypatch):
