@@ -1,22 +1,24 @@
 """The weighted F-measure as it was before issue 36 (commit 5c76fb5), for side-by-side timing only.
 
-A benchmark-only copy of the then gt-only work: the exact transform with nearest indices over the whole image
-(one pass, no strips: ``old_envelope``), the weights from a 300²-entry table and the nearest-gt index of every
-pixel of the gt's box. The per-prediction steps (``|pred - gt|``, the Gaussian, the sums) are the package's own,
-so a timing difference is the gt-only work. Values are bit-identical to the package's (``bench_weighted_f.py``
-asserts it on every pair it times).
+A benchmark-only copy of the then per-image step: the exact transform with nearest indices over the whole image
+(one pass, no strips: ``old_envelope``), the weights from a 300²-entry table, the nearest-gt index of every pixel
+of the gt's box and the gather of the error through it. ``|pred - gt|``, the Gaussian and the sums are the
+package's own functions, and :func:`old_path` runs it inside the package's class, so a timing difference is the
+gt-only work and the gather. Values are bit-identical to the package's (``bench_weighted_f.py`` asserts it on every
+pair it times).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import prepare_segmentation
+from nobg_metrics._inputs import EmptyGt, SegBatch
 from nobg_metrics.functional import weighted_f as wf
-from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.distance import _column_pass
 from nobg_metrics.ops.envelope import COARSE_QUERIES, feature_columns
@@ -99,22 +101,41 @@ def old_gt_terms(gt: Tensor) -> tuple[Tensor, Tensor, host_reads.Window, Tensor]
     return weight, flat, box, count(gt.view(torch.uint8).flatten(1))
 
 
+def old_per_image(batch: SegBatch, beta2: float, empty_gt: EmptyGt) -> Tensor:
+    """5c76fb5's ``_weighted_f_per_image`` (same signature as the package's)."""
+    gt = batch.gt
+    weight, nearest, box, fg_count = old_gt_terms(gt)
+    error = wf._absolute_error(batch)
+    error_nearest = error.flatten(1).gather(1, nearest.flatten(1)).view_as(nearest)
+    blurred = wf._gaussian_same(error_nearest)[:, box.inner_rows, box.inner_cols]
+    on_gt = torch.minimum(error[box.inner], blurred)
+    fg_sum = torch.where(gt[box.inner], on_gt, 0.0).sum(dim=(-2, -1))
+    bg_sum = torch.mul(weight, error).sum(dim=(-2, -1))
+    tpw = fg_count.double() - fg_sum
+    recall = 1 - fg_sum / fg_count.clamp(min=1)
+    precision = tpw / (tpw + bg_sum + wf.EPS)
+    value = (1 + beta2) * recall * precision / (recall + beta2 * precision + wf.EPS)
+    zero = torch.zeros((), dtype=torch.float64, device=gt.device)
+    empty = fg_count == 0
+    if empty_gt == "reference":
+        return torch.where(empty, zero, value)
+    mean_pred = batch.pred.double().mean(dim=(-2, -1))
+    return torch.where(empty, 1 - mean_pred, torch.where(fg_count == batch.num_pixels, mean_pred, value))
+
+
+@contextlib.contextmanager
+def old_path() -> Iterator[None]:
+    """Within the block the package's weighted F runs 5c76fb5's per-image step: the same class, input
+    preparation and accumulation around it, so a timing difference is the per-image work alone."""
+    current = wf._weighted_f_per_image
+    wf._weighted_f_per_image = old_per_image
+    try:
+        yield
+    finally:
+        wf._weighted_f_per_image = current
+
+
 def old_weighted_f(pred: Tensor, gt: Tensor) -> Tensor:
     """Dataset weighted F of a batch under the PySODMetrics protocol (``normalize=True, empty_gt="reference"``)."""
-
-    def per_image(batch: object) -> Tensor:
-        weight, nearest, box, fg_count = old_gt_terms(batch.gt)
-        error = wf._absolute_error(batch)
-        error_nearest = error.flatten(1).gather(1, nearest.flatten(1)).view_as(nearest)
-        blurred = wf._gaussian_same(error_nearest)[:, box.inner_rows, box.inner_cols]
-        on_gt = torch.minimum(error[box.inner], blurred)
-        fg_sum = torch.where(batch.gt[box.inner], on_gt, 0.0).sum(dim=(-2, -1))
-        bg_sum = torch.mul(weight, error).sum(dim=(-2, -1))
-        tpw = fg_count.double() - fg_sum
-        recall = 1 - fg_sum / fg_count.clamp(min=1)
-        precision = tpw / (tpw + bg_sum + wf.EPS)
-        value = 2 * recall * precision / (recall + precision + wf.EPS)
-        return torch.where(fg_count == 0, torch.zeros((), dtype=torch.float64), value)
-
-    total, images = sum_per_image(per_image, prepare_segmentation(pred, gt, normalize=True))
-    return total / images
+    with old_path():
+        return wf.weighted_f_measure(pred, gt, normalize=True, empty_gt="reference")

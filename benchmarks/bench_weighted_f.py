@@ -7,7 +7,7 @@ from __future__ import annotations
 import py_sod_metrics as psm
 import scipy.ndimage as ndi
 import torch
-from baseline_weighted_f import old_weighted_f
+from baseline_weighted_f import old_path
 from harness import Case, sample_uint8
 
 import nobg_metrics as nm
@@ -21,11 +21,18 @@ def cases(size: int, device: str, batch: int = 1, seed: int = 0) -> list[Case]:
     features = gt_t > 128
     background = gts <= 128
     metric = nm.WeightedFMeasure(normalize=True, empty_gt="reference").to(device)
+    before = nm.WeightedFMeasure(normalize=True, empty_gt="reference").to(device)
 
     def ours_wfm():
         metric.reset()
         metric.update(pred_t, gt_t)
         return metric.compute()
+
+    def before_wfm():  # the same class around the per-image step of commit 5c76fb5
+        with old_path():
+            before.reset()
+            before.update(pred_t, gt_t)
+            return before.compute()
 
     def ref_wfm():
         reference = psm.WeightedFmeasure()
@@ -46,12 +53,11 @@ def cases(size: int, device: str, batch: int = 1, seed: int = 0) -> list[Case]:
         Case("weighted_f", size, device, ours_wfm, ref_wfm, "psm.WeightedFmeasure", batch),
     ]
     if device == "cpu":  # the baseline copy runs on CPU only
-        if float(ours_wfm()) != float(old_weighted_f(pred_t, gt_t)):
+        if float(ours_wfm()) != float(before_wfm()):
             raise AssertionError(f"weighted F differs from the pre-issue-36 path at {size}², seed {seed}")
         out += [
-            Case("weighted_f_before_36", size, device, lambda: old_weighted_f(pred_t, gt_t), ref_wfm,
-                 "psm.WeightedFmeasure", batch),
-            Case("weighted_f_vs_before_36", size, device, ours_wfm, lambda: old_weighted_f(pred_t, gt_t),
-                 "before issue 36 (baseline copy)", batch),
+            Case("weighted_f_before_36", size, device, before_wfm, ref_wfm, "psm.WeightedFmeasure", batch),
+            Case("weighted_f_vs_before_36", size, device, ours_wfm, before_wfm, "before issue 36 (baseline copy)",
+                 batch),
         ]
     return out

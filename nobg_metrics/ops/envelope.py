@@ -70,7 +70,7 @@ def lower_envelope_minimum(gaps: Tensor, positions: Tensor, width: int, cap: int
     out = torch.empty(gaps.shape[:2] + (width,), device=gaps.device, dtype=torch.int32)
     for rows in _strips(gaps):
         keys = envelope_keys(plan.base_keys(gaps[:, rows].to(plan.key_dtype, copy=True).square_()), plan)
-        out[:, rows] = keys.bitwise_right_shift_(plan.bits).clamp_(max=cap)
+        out[:, rows] = keys.bitwise_right_shift_(plan.bits).clamp_(max=cap)  # int64 -> int32
     return out
 
 
@@ -90,6 +90,8 @@ class _Plan(NamedTuple):
     stride: int
     coarse_offsets: list[Tensor]
     site_columns: Tensor
+    level_queries: list[Tensor]
+    level_offsets: list[Tensor]
 
     @property
     def mask(self) -> int:
@@ -105,7 +107,10 @@ class _Plan(NamedTuple):
         # of their number adds a level
         stride = 1 << max(0, math.ceil(math.log2(max(width, 1))) - int(math.log2(COARSE_QUERIES)))
         offsets = [(column - positions).to(key_dtype) for column in range(0, width, stride)]  # (G, 1, S) each
-        return _Plan(width, bits, key_dtype, stride, offsets, positions.to(key_dtype))
+        columns = positions.to(key_dtype)
+        steps = [stride >> level for level in range(1, stride.bit_length())]  # s = stride / 2, ..., 1
+        queries = [torch.arange(step, width, 2 * step, device=positions.device, dtype=key_dtype) for step in steps]
+        return _Plan(width, bits, key_dtype, stride, offsets, columns, queries, [step - columns for step in steps])
 
     def base_keys(self, cost: Tensor) -> Tensor:
         """``cost << bits | i`` in place: the keys without the ``(j - x)^2`` term (``cost`` a contiguous copy)."""
@@ -133,22 +138,22 @@ def envelope_keys(base: Tensor, plan: _Plan) -> Tensor:
         plan: the layout shared by the strips of one call.
 
     Returns:
-        :math:`(G, R, W)` keys, ``base``'s dtype (a view of a buffer).
+        :math:`(G, R, W)` int64 keys (a view of a buffer).
     """
     groups, rows, sites = base.shape
     device, key_dtype, width, bits, mask = base.device, base.dtype, plan.width, plan.bits, plan.mask
     # ``best``: keys at j = 0, s, 2s, ... (every multiple of the level's s below W), then one more entry whose
-    # site is the last one: a query past the last column (j + s >= W) reads it as its right end
-    # two buffers the levels alternate between (a fresh tensor per level page-faults on CPU)
-    buffers = [torch.empty((groups, rows, width + 1), device=device, dtype=key_dtype) for _ in range(2)]
+    # site is the last one: a query past the last column (j + s >= W) reads it as its right end. int64 (whatever
+    # the keys' width), so the sites read off it index directly; two buffers the levels alternate between (a
+    # fresh tensor per level page-faults on CPU)
+    buffers = [torch.empty((groups, rows, width + 1), device=device, dtype=torch.int64) for _ in range(2)]
     best = buffers[0][:, :, : len(plan.coarse_offsets) + 1]
     best[:, :, -1].fill_(sites - 1)
     scratch = torch.empty_like(base)
     for slot, offset in enumerate(plan.coarse_offsets):  # the coarse queries: one contiguous buffer per query
         torch.addcmul(base, offset, offset, value=1 << bits, out=scratch)
-        torch.amin(scratch, dim=2, out=best[:, :, slot])  # a vectorised reduction, ~8x ``argmin``
-    site_columns = plan.site_columns
-    expanded_columns = site_columns.expand(groups, rows, sites)
+        best[:, :, slot] = scratch.amin(dim=2)  # a vectorised reduction, ~8x ``argmin``
+    expanded_columns = plan.site_columns.expand(groups, rows, sites)
     starts = torch.empty((groups, rows, sites), device=device, dtype=key_dtype)
     owner = torch.empty((groups, rows, sites), device=device, dtype=key_dtype)
     offset = torch.empty((groups, rows, sites), device=device, dtype=key_dtype)
@@ -156,17 +161,16 @@ def envelope_keys(base: Tensor, plan: _Plan) -> Tensor:
     narrow = key_dtype != torch.int64  # scatter_reduce takes int64 indices: a kept buffer for the copy
     owner_index = torch.empty((groups, rows, sites), device=device, dtype=torch.int64) if narrow else owner
     ones = torch.ones((1, 1, 1), device=device, dtype=key_dtype)
-    step = plan.stride // 2
-    while step >= 1:
-        count = len(range(step, width, 2 * step))  # odd multiples of s below W: the level's queries
+    for level, queries in enumerate(plan.level_queries):
+        step = plan.stride >> (level + 1)
+        count = queries.numel()  # odd multiples of s below W: the level's queries
         multiples = best.shape[2] - 1  # multiples of 2s below W
-        low = best[:, :, 1:count].bitwise_and(mask).long()  # i*(j - s) of all but the first query
-        high = best[:, :, 1 : count + 1].bitwise_and(mask).long()  # i*(j + s)
+        low = best[:, :, 1:count].bitwise_and(mask)  # i*(j - s) of all but the first query
+        high = best[:, :, 1 : count + 1].bitwise_and(mask)  # i*(j + s)
         starts.zero_().scatter_add_(2, low, ones.expand(groups, rows, count - 1))
         torch.cumsum(starts, dim=2, out=owner)  # owner(i) = #{q >= 1 : low_q <= i}
-        torch.add(step - site_columns, owner, alpha=2 * step, out=offset)  # j_owner - x_i
+        torch.add(plan.level_offsets[level], owner, alpha=2 * step, out=offset)  # j_owner - x_i
         torch.addcmul(base, offset, offset, value=1 << bits, out=key)
-        queries = torch.arange(step, width, 2 * step, device=device, dtype=key_dtype)
         gap = queries - expanded_columns.gather(2, high)
         segment = torch.addcmul(base.gather(2, high), gap, gap, value=1 << bits)  # each query's right end
         if narrow:
@@ -178,7 +182,6 @@ def envelope_keys(base: Tensor, plan: _Plan) -> Tensor:
         finer[:, :, 1 : 2 * count : 2] = segment
         finer[:, :, -1].fill_(sites - 1)
         best = finer
-        step //= 2
     return best[:, :, :width]
 
 
