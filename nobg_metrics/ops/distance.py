@@ -192,13 +192,15 @@ def _nearest_site(features: Tensor, rounds: int | None = None) -> NearestSite:
     dtype = torch.int32 if far * far + width * width < 2**31 else torch.int64
     if rounds is not None and 4 * rounds < 10 * max(1.0, math.log2(width)):
         gap, site_rows = _column_pass(features)
-        cost = gap.to(cost_dtype).square_()  # (B, H, W)
+        cost = gap.to(cost_dtype)
+        cost = cost.mul_(cost)  # (B, H, W); mul_, not square_ (pow: ~15x slower on ints)
         site = lower_envelope_rounds(cost.view(batch * height, width), rounds).view(batch, height, width)
         cols = site.to(dtype)
     else:
         positions, sites = feature_columns(features)  # only columns holding a feature can be nearest
         gap, site_rows = _column_pass(features, positions)  # (B, H, S)
-        cost = gap.to(cost_dtype).square_()
+        cost = gap.to(cost_dtype)
+        cost = cost.mul_(cost)
         site = lower_envelope_bisection(cost, positions, width, far)
         cols = positions.to(dtype).expand(batch, height, sites).gather(2, site)
     offset = torch.arange(width, device=features.device, dtype=dtype) - cols

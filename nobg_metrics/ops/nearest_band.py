@@ -119,7 +119,9 @@ def nearest_in_band(features: Tensor, squared: Tensor, max_squared: int, rows: s
         targets: Tensor | None = (coords * torch.tensor([height * width, width, 1], device=device)).sum(dim=1)
         own = targets
         anchor = (coords * torch.tensor([padded_area, padded_width, 1], device=device)).sum(dim=1)
-        distance = crop[coords[:, 0], coords[:, 1], coords[:, 2]]
+        full = squared.shape[1] * squared.shape[2]
+        at = (coords * torch.tensor([full, squared.shape[2], 1], device=device)).sum(dim=1)
+        distance = squared.reshape(-1).index_select(0, at.add_(rows.start * squared.shape[2] + cols.start))
     else:  # every crop pixel: no host read; off the band (D = 0 there) the pixel itself
         targets = None
         own = torch.arange(batch * height * width, device=device)
@@ -135,10 +137,13 @@ def nearest_in_band(features: Tensor, squared: Tensor, max_squared: int, rows: s
     sources = []
     for start in range(0, own.numel(), CHUNK_PIXELS):  # bounded temporaries (a bounded number of rounds)
         part = slice(start, start + CHUNK_PIXELS)
-        candidates = first_slot[part, None] + slots  # (n, 8): each pixel's candidates, in (dx, dy) order
-        hits = padded[padded_shift[candidates].add_(anchor[part, None])]
-        first = hits.argmax(dim=1, keepdim=True)  # the first hit (argmax returns the first maximum); none: slot 0
-        sources.append(own[part] + shift[candidates.gather(1, first)[:, 0]])
+        candidates = (first_slot[part, None] + slots).view(-1)  # each pixel's 8 candidates, in (dx, dy) order
+        where = padded_shift.index_select(0, candidates).view(-1, MAX_CANDIDATES).add_(anchor[part, None])
+        hits = padded.index_select(0, where.view(-1))  # 0/1 bytes, 8 per pixel: one little-endian int64 word
+        word = hits.view(torch.int64)
+        lowest = torch.bitwise_and(word, -word).double()  # 2^(8 k) for the first hit k (0: none)
+        first = torch.log2(lowest).mul_(1 / 8).nan_to_num_(0.0, 0.0, 0.0).long()  # exact: powers of two
+        sources.append(own[part] + shift.index_select(0, first_slot[part] + first))
     return BandIndex(targets, sources[0] if len(sources) == 1 else torch.cat([own[:0], *sources]))
 
 
