@@ -107,11 +107,15 @@ class _Plan(NamedTuple):
         # <= COARSE_QUERIES brute-force queries per row: one costs ~1/8 of a bisection level, and each halving
         # of their number adds a level
         stride = 1 << max(0, math.ceil(math.log2(max(width, 1))) - int(math.log2(COARSE_QUERIES)))
-        offsets = [(column - positions).to(key_dtype) for column in range(0, width, stride)]  # (G, 1, S) each
+        device = positions.device
         columns = positions.to(key_dtype)
+        coarse = torch.arange(0, width, stride, device=device, dtype=key_dtype).view(-1, 1, 1, 1)
+        offsets = list((coarse - columns).unbind(0))  # (G, 1, S) per coarse query, one op for all
         steps = [stride >> level for level in range(1, stride.bit_length())]  # s = stride / 2, ..., 1
-        queries = [torch.arange(step, width, 2 * step, device=positions.device, dtype=key_dtype) for step in steps]
-        return _Plan(width, bits, key_dtype, stride, offsets, columns, queries, [step - columns for step in steps])
+        queries = [torch.arange(step, width, 2 * step, device=device, dtype=key_dtype) for step in steps]
+        exponents = torch.arange(len(steps) - 1, -1, -1, device=device, dtype=key_dtype)  # s = 2^e (no host data)
+        level_offsets = list((torch.bitwise_left_shift(1, exponents).view(-1, 1, 1, 1) - columns).unbind(0))
+        return _Plan(width, bits, key_dtype, stride, offsets, columns, queries, level_offsets)
 
     def base_keys(self, cost: Tensor) -> Tensor:
         """``cost << bits | i`` in place: the keys without the ``(j - x)^2`` term (``cost`` a contiguous copy)."""
