@@ -7,7 +7,7 @@ Reference: PySODMetrics 1.6.2 ``WeightedFmeasure.cal_wfm`` (a line-for-line port
 - ``Dst, Idx = bwdist(GT)``: distance of every pixel to the nearest gt pixel and that pixel. Only what changes a
   bit of the result is computed (proofs in docs/weighted_f_measure.md): the squared distance ``D`` exactly up
   to 265² (``B`` is exactly 2.0 in float64 for every ``D >= 70 226``:
-  :func:`nobg_metrics.ops.distance.bounded_squared_distance`), and the nearest gt pixel only for the background
+  :func:`nobg_metrics.ops.distance.bounded_nearest`), and the nearest gt pixel only for the background
   pixels the 7 x 7 Gaussian reads from a gt pixel (``D <= 18``), with scipy's choice among equidistant ones
   (:func:`nobg_metrics.ops.nearest_band.nearest_in_band`).
 - ``EA = imfilter(Et, fspecial('gaussian', 7, 5))``: ``scipy.ndimage.convolve(mode="constant", cval=0)``,
@@ -39,7 +39,7 @@ from nobg_metrics._inputs import (
 )
 from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.ops import banded, host_reads
-from nobg_metrics.ops.distance import bounded_squared_distance
+from nobg_metrics.ops.distance import bounded_nearest
 from nobg_metrics.ops.gt_reuse import gt_only
 from nobg_metrics.ops.histogram import NUM_LEVELS, lookup_levels
 from nobg_metrics.ops.nearest_band import BandIndex, nearest_in_band
@@ -161,15 +161,17 @@ class _GtTerms(NamedTuple):
 
 def _gt_terms(gt: Tensor) -> _GtTerms:
     """:class:`_GtTerms` of a :math:`(B, H, W)` bool gt."""
-    # [Dst, IDXT] = bwdist(dGT): min(D, 266²) of the squared distance D (B saturates beyond 265²)
-    squared = bounded_squared_distance(gt, SATURATION_RADIUS)
+    # [Dst, IDXT] = bwdist(dGT): min(D, 266²) of the squared distance D (B saturates beyond 265²), and the column
+    # of the nearest gt pixel (the row follows from D where the index is needed)
+    nearest = bounded_nearest(gt, SATURATION_RADIUS)
+    squared = nearest.squared
     # B(~GT) = 2 - 1 * exp(log(1 - 0.5) / 5 .* Dst(~GT)); kept off the gt only (0 on it: FPw sums Ew(~GT))
     table = _background_weight_table(gt.device)
     weight = table.index_select(0, squared.view(-1)).view(squared.shape).masked_fill_(gt, 0.0)
     # EA is read on the gt only, so Et is needed within 3 pixels of it: the gt's box plus a 3-pixel margin,
     # and there only on the band (IDXT of the background pixels with D <= 18)
     box = host_reads.window(gt, 3)  # 3: the half-size of the 7 x 7 kernel
-    band = nearest_in_band(gt, squared, BAND_SQUARED, box.rows, box.cols)
+    band = nearest_in_band(gt, nearest, BAND_SQUARED, box.rows, box.cols)
     return _GtTerms(weight, band, box, count(gt.view(torch.uint8).flatten(1)))
 
 

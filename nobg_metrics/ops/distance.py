@@ -234,6 +234,21 @@ def distance_transform(features: Tensor, *, max_distance: float | None = None) -
     return nearest_feature(features, max_distance=max_distance).squared.sqrt()
 
 
+class BoundedNearest(NamedTuple):
+    """Result of :func:`bounded_nearest`.
+
+    Attributes:
+        squared: :math:`(B, H, W)` int32 ``min(D, (radius + 1)^2)``.
+        site: :math:`(B, H, W)` int32 index into ``positions`` of the leftmost column holding a nearest feature
+            (meaningful where ``squared < (radius + 1)^2``).
+        positions: :math:`(B, 1, S)` int64 the row pass's site columns.
+    """
+
+    squared: Tensor
+    site: Tensor
+    positions: Tensor
+
+
 def bounded_squared_distance(features: Tensor, radius: int) -> Tensor:
     """``min(D, (radius + 1)^2)`` of every pixel, ``D`` its exact squared distance to the nearest feature pixel.
 
@@ -255,6 +270,28 @@ def bounded_squared_distance(features: Tensor, radius: int) -> Tensor:
         >>> bounded_squared_distance(features, 2)[0]
         tensor([[1, 0, 1, 4, 9, 9, 9]], dtype=torch.int32)
     """
+    return _bounded(features, radius, False)[0]
+
+
+def bounded_nearest(features: Tensor, radius: int) -> BoundedNearest:
+    """:func:`bounded_squared_distance` and the column of the nearest feature: the leftmost one among equidistant
+    features (scipy's choice of column), for every pixel closer than ``radius + 1``.
+
+    The site comes with the minimum out of the row pass's keys (no second transform, no gather); the row of that
+    feature is not kept (from ``D`` and the column it is one of two, see :mod:`nobg_metrics.ops.nearest_band`).
+
+    Example:
+        >>> features = torch.tensor([[[True, False, False, True]]])
+        >>> result = bounded_nearest(features, 2)
+        >>> result.positions[0, 0, result.site[0, 0].long()].tolist()  # the tie at column 1.5 goes left
+        [0, 0, 3, 3]
+    """
+    squared, site, positions = _bounded(features, radius, True)
+    assert site is not None
+    return BoundedNearest(squared, site, positions)
+
+
+def _bounded(features: Tensor, radius: int, with_sites: bool) -> tuple[Tensor, Tensor | None, Tensor]:
     if not 0 <= radius < 46_340:
         raise ValueError(f"`radius` must be in [0, 46339], got {radius}")
     batch, _, width = features.shape
@@ -264,7 +301,8 @@ def bounded_squared_distance(features: Tensor, radius: int) -> Tensor:
     else:  # every column, in order: a column without a feature is a site of cost cap^2 (no sort, no sync)
         positions = torch.arange(width, device=features.device).expand(batch, 1, width)
     gaps = _capped_column_gaps(features, positions, cap)
-    return lower_envelope_minimum(gaps, positions, width, cap * cap)
+    squared, site = lower_envelope_minimum(gaps, positions, width, cap * cap, with_sites)
+    return squared, site, positions
 
 
 def _capped_column_gaps(features: Tensor, positions: Tensor, cap: int) -> Tensor:

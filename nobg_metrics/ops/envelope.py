@@ -51,28 +51,35 @@ def lower_envelope_bisection(cost: Tensor, positions: Tensor, width: int, far: i
     return out
 
 
-def lower_envelope_minimum(gaps: Tensor, positions: Tensor, width: int, cap: int) -> Tensor:
-    """``min(cap, min_i gaps[g, r, i]^2 + (j - positions[g, i])^2)`` for every query ``j < width`` (exact).
+def lower_envelope_minimum(gaps: Tensor, positions: Tensor, width: int, cap: int,
+                           with_sites: bool = False) -> tuple[Tensor, Tensor | None]:
+    """``min(cap, min_i gaps[g, r, i]^2 + (j - positions[g, i])^2)`` for every query ``j < width`` (exact), and
+    optionally the leftmost site ``i*`` reaching it.
 
-    The minimum is read off the bisection's packed keys (no index is returned, so nothing is gathered); the
-    costs are squared strip by strip, in cache.
+    Both are read off the bisection's packed keys (nothing is gathered); the costs are squared strip by strip,
+    in cache.
 
     Args:
         gaps: :math:`(G, R, S)` int32 site gaps, each ``gap^2 <= cap``.
         positions: :math:`(G, 1, S)` int64 columns, nondecreasing (as :func:`lower_envelope_bisection` takes them).
         width: number of query columns ``W``.
         cap: the saturation value, below ``2^31``.
+        with_sites: also return the sites.
 
     Returns:
-        :math:`(G, R, W)` int32.
+        ``(minimum, sites)``: :math:`(G, R, W)` int32 each (``sites`` ``None`` unless asked for; where the minimum
+        is below ``cap`` it is the leftmost site of that minimum).
     """
     plan = _Plan.make(positions, width, cap)  # a known bound of the costs: no host read
     out = torch.empty(gaps.shape[:2] + (width,), device=gaps.device, dtype=torch.int32)
+    sites = torch.empty_like(out) if with_sites else None
     for rows in _strips(gaps):
         cost = gaps[:, rows].to(plan.key_dtype, copy=True)
         keys = envelope_keys(plan.base_keys(cost.mul_(cost)), plan)  # mul_: square_ (pow) is ~15x slower on ints
+        if sites is not None:
+            sites[:, rows] = keys.bitwise_and(plan.mask)
         out[:, rows] = keys.bitwise_right_shift_(plan.bits).clamp_(max=cap)  # int64 -> int32
-    return out
+    return out, sites
 
 
 def _strips(cost: Tensor) -> list[slice]:

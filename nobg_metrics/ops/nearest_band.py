@@ -1,17 +1,15 @@
 """The nearest feature pixel of the pixels close to the features, with scipy's choice among equidistant ones.
 
-:func:`nearest_in_band` takes the exact squared distance ``D`` of every pixel (from
-:func:`nobg_metrics.ops.distance.bounded_squared_distance`) and, for the pixels with ``1 <= D <= max_squared``,
-finds *which* feature pixel is nearest without a second transform: it is one of the few offsets
-``(dy, dx)`` with ``dy^2 + dx^2 = D`` (4 or 8 of them for ``D <= 24``), and among several feature pixels at that
-distance scipy's ``distance_transform_edt(return_indices=True)`` returns the one with the smallest column,
-then the smallest row (its passes keep the earlier site on ties; the lexicographic minimum of
-``(D, column, row)``). So the candidates of each ``D`` are tried in ``(dx, dy)`` order and the first that lands
-on a feature pixel wins: at most 8 gathers per pixel.
+Among several feature pixels at the same distance scipy's ``distance_transform_edt(return_indices=True)`` returns
+the one with the smallest column, then the smallest row (its passes keep the earlier site on ties: the
+lexicographic minimum of ``(D, column, row)``). :func:`nearest_in_band` finds it for the pixels with
+``1 <= D <= max_squared`` from :func:`nobg_metrics.ops.distance.bounded_nearest`, whose row pass gives ``D`` and
+the leftmost column ``x`` reaching it: the feature is at ``(i - dy, x)`` or ``(i + dy, x)``, ``dy^2 = D - (j -
+x)^2``, the upper one when both are features. Three gathers per pixel, no second transform.
 
 The weighted F-measure needs this on the pixels within Chebyshev distance 3 of the gt (``D <= 18``, see
 docs/weighted_f_measure.md). Where host reads are free (CPU) only those pixels are visited (one ``nonzero``);
-elsewhere every pixel of the window is, and pixels outside the band point at themselves (no sync).
+elsewhere every pixel of the crop is, and pixels outside the band point at themselves (no sync).
 """
 
 from __future__ import annotations
@@ -24,35 +22,7 @@ import torch
 from torch import Tensor
 
 from nobg_metrics.ops import host_reads
-
-MAX_CANDIDATES = 8
-"""The most offsets at one squared distance ``D <= 24`` (``D = 5``: ``(±1, ±2), (±2, ±1)``)."""
-
-
-@functools.lru_cache(maxsize=8)
-def candidate_offsets(max_squared: int) -> tuple[tuple[tuple[int, int], ...], ...]:
-    """For every ``D`` in ``0 .. max_squared``: the offsets ``(dy, dx)`` with ``dy^2 + dx^2 = D``, sorted by
-    ``(dx, dy)`` (scipy's order among equidistant pixels); ``D = 0`` and sums of no two squares get ``()``.
-
-    Example:
-        >>> candidate_offsets(2)[1], candidate_offsets(2)[2]
-        (((0, -1), (-1, 0), (1, 0), (0, 1)), ((-1, -1), (1, -1), (-1, 1), (1, 1)))
-        >>> sum(len(offsets) for offsets in candidate_offsets(18))  # the 7 x 7 window's reach: 60 offsets
-        60
-    """
-    if not 0 <= max_squared <= 24:
-        raise ValueError(f"`max_squared` must be in [0, 24] (at most {MAX_CANDIDATES} offsets per D), got {max_squared}")
-    reach = int(max_squared**0.5)
-    table: list[list[tuple[int, int]]] = [[] for _ in range(max_squared + 1)]
-    for dx in range(-reach, reach + 1):  # a bounded table of offsets, built once per max_squared
-        for dy in range(-reach, reach + 1):
-            if 0 < dy * dy + dx * dx <= max_squared:
-                table[dy * dy + dx * dx].append((dy, dx))
-    return tuple(tuple(offsets) for offsets in table)  # dx outer, dy inner: already in (dx, dy) order
-
-
-CHUNK_PIXELS = 1 << 18
-"""Pixels whose candidates are tried at once (eight int64 gathers each: ~50 MiB of temporaries at most)."""
+from nobg_metrics.ops.distance import BoundedNearest
 
 
 class BandIndex(NamedTuple):
@@ -84,16 +54,19 @@ class BandIndex(NamedTuple):
         return crop
 
 
-def nearest_in_band(features: Tensor, squared: Tensor, max_squared: int, rows: slice, cols: slice) -> BandIndex:
-    """:class:`BandIndex` of the pixels of the crop ``[rows, cols]`` with ``1 <= squared <= max_squared``.
+def nearest_in_band(features: Tensor, nearest: BoundedNearest, max_squared: int, rows: slice,
+                    cols: slice) -> BandIndex:
+    """:class:`BandIndex` of the pixels of the crop ``[rows, cols]`` with ``1 <= D <= max_squared``.
 
-    The crop must hold the nearest feature pixel of each of its band pixels (a box around the features with
-    a margin does).
+    ``nearest`` gives each pixel's ``D`` and scipy's column ``x`` of its nearest feature (the leftmost of the
+    equidistant ones); the feature is then at ``(i -+ dy, x)`` with ``dy = sqrt(D - (j - x)^2)``, and scipy takes
+    the upper one when both are features. The crop must hold the nearest feature pixel of each of its band
+    pixels (a box around the features with a margin does).
 
     Args:
         features: :math:`(B, H, W)` bool.
-        squared: :math:`(B, H, W)` int exact squared distance to the nearest feature pixel (exact at least up
-            to ``max_squared``; larger values may be capped).
+        nearest: :func:`nobg_metrics.ops.distance.bounded_nearest` of ``features``, exact at least up to
+            ``max_squared``.
         max_squared: the band's reach, at most 24.
         rows, cols: the crop.
 
@@ -101,60 +74,64 @@ def nearest_in_band(features: Tensor, squared: Tensor, max_squared: int, rows: s
         :class:`BandIndex`.
 
     Example:
+        >>> from nobg_metrics.ops.distance import bounded_nearest
         >>> features = torch.tensor([[[False, True, False], [True, False, False]]])
-        >>> squared = torch.tensor([[[1, 0, 1], [0, 1, 2]]], dtype=torch.int32)
-        >>> band = nearest_in_band(features, squared, 2, slice(0, 2), slice(0, 3))
+        >>> band = nearest_in_band(features, bounded_nearest(features, 2), 2, slice(0, 2), slice(0, 3))
         >>> band.targets.tolist(), band.sources.tolist()  # (0, 0): column 0 (row 1) before column 1 (row 0)
         ([0, 2, 4, 5], [3, 1, 3, 1])
     """
+    if not 0 <= max_squared <= 24:
+        raise ValueError(f"`max_squared` must be in [0, 24], got {max_squared}")
+    squared, site, positions = nearest
     device = squared.device
+    batch, image_height, image_width = squared.shape
     crop = squared[:, rows, cols]
-    batch, height, width = crop.shape
+    _, height, width = crop.shape
     pad = math.isqrt(max_squared)
     padded = torch.nn.functional.pad(features[:, rows, cols].view(torch.uint8), (pad, pad, pad, pad)).view(-1)
     padded_width = width + 2 * pad
     padded_area = (height + 2 * pad) * padded_width
-    if host_reads.free_on(squared):  # the band's pixels only
-        coords = torch.nonzero((crop >= 1) & (crop <= max_squared))  # (N, 3): image, row, column
-        targets: Tensor | None = (coords * torch.tensor([height * width, width, 1], device=device)).sum(dim=1)
-        own = targets
-        anchor = (coords * torch.tensor([padded_area, padded_width, 1], device=device)).sum(dim=1)
-        full = squared.shape[1] * squared.shape[2]
-        at = (coords * torch.tensor([full, squared.shape[2], 1], device=device)).sum(dim=1)
-        distance = squared.reshape(-1).index_select(0, at.add_(rows.start * squared.shape[2] + cols.start))
-    else:  # every crop pixel: no host read; off the band (D = 0 there) the pixel itself
+    # int32 index arithmetic where every index fits (int64 multiplies and divisions are ~2x slower on CPU)
+    dtype = torch.int32 if max(squared.numel(), padded.numel()) < 2**31 else torch.int64
+    device_path = not host_reads.free_on(squared)
+    if device_path:  # every crop pixel: no host read; off the band the pixel itself
         targets = None
-        own = torch.arange(batch * height * width, device=device)
-        anchor = torch.arange(batch * padded_area, device=device).view(batch, -1, padded_width)
-        anchor = anchor[:, : height, : width].reshape(-1)
-        distance = crop.reshape(-1)
-        distance = torch.where((distance >= 1) & (distance <= max_squared), distance, 0)
-    anchor = anchor + (pad * padded_width + pad)
-    dy_table, dx_table = _shift_tables(max_squared, device)
-    padded_shift, shift = dy_table * padded_width + dx_table, dy_table * width + dx_table
-    first_slot = distance.long().mul_(MAX_CANDIDATES)
-    slots = torch.arange(MAX_CANDIDATES, device=device)
-    sources = []
-    for start in range(0, own.numel(), CHUNK_PIXELS):  # bounded temporaries (a bounded number of rounds)
-        part = slice(start, start + CHUNK_PIXELS)
-        candidates = (first_slot[part, None] + slots).view(-1)  # each pixel's 8 candidates, in (dx, dy) order
-        where = padded_shift.index_select(0, candidates).view(-1, MAX_CANDIDATES).add_(anchor[part, None])
-        hits = padded.index_select(0, where.view(-1))  # 0/1 bytes, 8 per pixel: one little-endian int64 word
-        word = hits.view(torch.int64)
-        lowest = torch.bitwise_and(word, -word).double()  # 2^(8 k) for the first hit k (0: none)
-        first = torch.log2(lowest).mul_(1 / 8).nan_to_num_(0.0, 0.0, 0.0).long()  # exact: powers of two
-        sources.append(own[part] + shift.index_select(0, first_slot[part] + first))
-    return BandIndex(targets, sources[0] if len(sources) == 1 else torch.cat([own[:0], *sources]))
+        own = torch.arange(batch * height * width, device=device, dtype=dtype)
+    else:  # the band's pixels only
+        targets = torch.nonzero(((crop >= 1) & (crop <= max_squared)).view(-1)).view(-1)
+        own = targets.to(dtype)
+    # (image, row, column) of each pixel in the crop; its index in the whole map and in the padded crop
+    image = own.div(height * width, rounding_mode="floor") if batch > 1 else None
+    rest = own if image is None else own - image * (height * width)
+    row = rest.div(width, rounding_mode="floor")
+    column = rest - row * width
+    at = own + row * (image_width - width) + (rows.start * image_width + cols.start)
+    anchor = own + row * (2 * pad) + (pad * padded_width + pad)
+    if image is not None:
+        at += image * (image_height * image_width - height * width)
+        anchor += image * (padded_area - height * width)
+    distance = squared.reshape(-1).index_select(0, at)
+    nearest_site = site.reshape(-1).index_select(0, at)
+    if image is not None:
+        nearest_site += image * positions.shape[2]
+    # the nearest feature's column offset (scipy's column), then its row offset from D = dx^2 + dy^2
+    dx = positions.to(dtype).reshape(-1).index_select(0, nearest_site).sub_(column + cols.start)
+    if device_path:  # off the band: the pixel itself
+        off_band = (distance < 1) | (distance > max_squared)
+        dx.masked_fill_(off_band, 0)
+    dy = _roots(device, dtype).index_select(0, (distance - dx * dx).clamp_(0, 24))
+    if device_path:
+        dy.masked_fill_(off_band, 0)
+    upper = padded.index_select(0, anchor.add_(dx).sub_(dy * padded_width)).bool()
+    dy = torch.where(upper, -dy, dy)  # the upper one where both are features (scipy's tie rule)
+    return BandIndex(targets, own.add_(dx).add_(dy * width).long())
 
 
-@functools.lru_cache(maxsize=16)
-def _shift_tables(max_squared: int, device: torch.device) -> tuple[Tensor, Tensor]:
-    """``(dy, dx)`` of candidate ``slot`` of squared distance ``D`` at ``D * MAX_CANDIDATES + slot``, int64, for
-    ``D = 0 .. max_squared + 1``; a ``D`` with fewer candidates repeats its last one (a repeat is never the
-    first hit), one without any (0, the row past the band) holds ``(0, 0)``: the pixel itself."""
-    dy = torch.zeros((max_squared + 2) * MAX_CANDIDATES, dtype=torch.int64)
-    dx = torch.zeros_like(dy)
-    for d, offsets in enumerate(candidate_offsets(max_squared)):  # a bounded table: <= 25 x 8 entries
-        for slot in range(MAX_CANDIDATES * bool(offsets)):
-            dy[d * MAX_CANDIDATES + slot], dx[d * MAX_CANDIDATES + slot] = offsets[min(slot, len(offsets) - 1)]
-    return dy.to(device), dx.to(device)  # once per device: no host-to-device copy inside an update
+@functools.lru_cache(maxsize=8)
+def _roots(device: torch.device, dtype: torch.dtype) -> Tensor:
+    """``sqrt(n)`` of the squares ``n <= 24`` (0 elsewhere): the row offset from ``D - dx^2``. Made once per
+    device (no host-to-device copy inside an update)."""
+    roots = [math.isqrt(n) if math.isqrt(n) ** 2 == n else 0 for n in range(25)]
+    return torch.tensor(roots, dtype=dtype).to(device)
+
+

@@ -15,7 +15,7 @@ import torch
 from nobg_metrics import functional as F
 from nobg_metrics._inputs import prepare_segmentation
 from nobg_metrics.functional import weighted_f as module
-from nobg_metrics.ops import host_reads, nearest_band
+from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.distance import nearest_feature
 from nobg_metrics.ops.nearest_band import BandIndex
 
@@ -172,4 +172,3 @@ def test_batched_gts_share_one_band_index():
     together = module._weighted_f_per_image(batch, 1.0, "reference")
     alone = [_per_image(pred, gt) for pred, gt in pairs]
     assert together.tolist() == alone
-    assert nearest_band.MAX_CANDIDATES == 8

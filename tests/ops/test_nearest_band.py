@@ -1,5 +1,6 @@
 """``nearest_in_band`` returns scipy's nearest feature pixel (its choice among equidistant ones: the smallest
-column, then row) for every pixel with ``1 <= D <= 18``, on tie-heavy masks, on both paths."""
+column, then row) for every pixel with ``1 <= D <= 18``, on tie-heavy masks, on both paths; so does the first hit
+among the 60 offsets with ``dy² + dx² <= 18`` sorted by ``(D, dx, dy)`` (the band argument's enumeration)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import scipy.ndimage as ndi
 import torch
 
 from nobg_metrics.ops import host_reads
-from nobg_metrics.ops.distance import bounded_squared_distance
-from nobg_metrics.ops.nearest_band import candidate_offsets, nearest_in_band
+from nobg_metrics.ops.distance import bounded_nearest
+from nobg_metrics.ops.nearest_band import nearest_in_band
 from tests.helpers.syncs import HostSyncRecorder
 
 
@@ -54,7 +55,7 @@ def test_tie_heavy_masks_equal_scipy(device_path, monkeypatch):
         monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
     for mask in _tie_heavy_masks(rng):
         features = torch.from_numpy(mask)[None]
-        squared = bounded_squared_distance(features, 265)
+        squared = bounded_nearest(features, 265)
         h, w = mask.shape
         ys, xs = np.nonzero(mask)  # a crop that holds every feature pixel, and the whole image
         box = (slice(max(0, ys.min() - 2), min(h, ys.max() + 3)), slice(max(0, xs.min() - 1), min(w, xs.max() + 2)))
@@ -67,7 +68,7 @@ def test_a_batch_indexes_into_the_whole_batch():
     masks = np.stack([rng.random((11, 13)) < p for p in (0.05, 0.2, 0.5)])
     masks[:, :2] = masks[:, :, :1] = masks[:, :, 12:] = False  # every feature pixel inside the crop
     features = torch.from_numpy(masks)
-    band = nearest_in_band(features, bounded_squared_distance(features, 265), 18, slice(2, 11), slice(1, 12))
+    band = nearest_in_band(features, bounded_nearest(features, 265), 18, slice(2, 11), slice(1, 12))
     for b, mask in enumerate(masks):  # split the batch's flat indices back into images
         crop_size = 9 * 11
         mine = (band.targets >= b * crop_size) & (band.targets < (b + 1) * crop_size)
@@ -77,7 +78,7 @@ def test_a_batch_indexes_into_the_whole_batch():
 
 def test_an_empty_crop_or_band():
     features = torch.zeros(2, 5, 6, dtype=torch.bool)
-    squared = bounded_squared_distance(features, 265)
+    squared = bounded_nearest(features, 265)
     for rows in (slice(0, 0), slice(0, 5)):
         band = nearest_in_band(features, squared, 18, rows, slice(0, 6))
         assert band.targets.numel() == band.sources.numel() == 0
@@ -85,22 +86,37 @@ def test_an_empty_crop_or_band():
 
 def test_the_device_path_makes_no_host_sync(monkeypatch):
     features = torch.rand(2, 30, 40, generator=torch.Generator().manual_seed(2)) > 0.9
-    squared = bounded_squared_distance(features, 265)
     monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
+    squared = bounded_nearest(features, 265)
     nearest_in_band(features, squared, 18, slice(0, 30), slice(0, 40))  # the shift tables, once per device
     with HostSyncRecorder() as recorder:
         nearest_in_band(features, squared, 18, slice(0, 30), slice(0, 40))
     assert not recorder.hits, recorder.hits
 
 
-def test_candidate_offsets_are_every_lattice_point_in_scipys_order():
-    table = candidate_offsets(18)
-    flat = [(dy, dx) for offsets in table for dy, dx in offsets]
-    assert len(flat) == len(set(flat)) == 60  # every (dy, dx) != 0 with dy² + dx² <= 18
-    assert {(dy, dx) for dy in range(-4, 5) for dx in range(-4, 5) if 0 < dy * dy + dx * dx <= 18} == set(flat)
-    for d, offsets in enumerate(table):
-        assert all(dy * dy + dx * dx == d for dy, dx in offsets)
-        assert list(offsets) == sorted(offsets, key=lambda o: (o[1], o[0]))  # column, then row
-        assert len(offsets) <= 8
+def _sorted_offsets() -> list[tuple[int, int, int]]:
+    """The 60 offsets ``(D, dx, dy)`` with ``0 < dy² + dx² <= 18``, sorted: the candidates a band pixel can have."""
+    return sorted((dy * dy + dx * dx, dx, dy) for dy in range(-4, 5) for dx in range(-4, 5) if 0 < dy * dy + dx * dx <= 18)
+
+
+def test_the_first_of_the_sorted_offsets_on_a_feature_is_scipys_and_ours():
+    """The band argument's enumeration: for a pixel with D <= 18 the nearest feature is the first of the 60 sorted
+    offsets that lands on one (including every offset of Chebyshev distance 4: (±4, 0), (±4, ±1), ...)."""
+    offsets = _sorted_offsets()
+    assert len(offsets) == 60 and max(max(abs(dx), abs(dy)) for _, dx, dy in offsets) == 4
+    rng = np.random.default_rng(3)
+    for mask in _tie_heavy_masks(rng)[::2]:
+        h, w = mask.shape
+        features = torch.from_numpy(mask)[None]
+        band = nearest_in_band(features, bounded_nearest(features, 265), 18, slice(0, h), slice(0, w))
+        for target, source in zip(band.targets.tolist(), band.sources.tolist()):
+            i, j = divmod(target, w)
+            first = next((i + dy) * w + j + dx for _, dx, dy in offsets
+                         if 0 <= i + dy < h and 0 <= j + dx < w and mask[i + dy, j + dx])
+            assert source == first
+
+
+def test_max_squared_out_of_range():
+    features = torch.zeros(1, 3, 3, dtype=torch.bool)
     with pytest.raises(ValueError, match="max_squared"):
-        candidate_offsets(25)
+        nearest_in_band(features, bounded_nearest(features, 265), 25, slice(0, 3), slice(0, 3))
