@@ -311,7 +311,10 @@ def _capped_column_gaps(features: Tensor, positions: Tensor, cap: int) -> Tensor
     :func:`_column_pass`); no row is kept."""
     batch, height, _ = features.shape
     columns = swap_last_two(features)  # (B, W, H)
-    columns = columns.gather(1, positions.transpose(1, 2).expand(batch, -1, height))
+    if batch == 1:  # whole rows of the transposed map: a row copy each (a gather by an expanded index: ~3x slower)
+        columns = columns.index_select(1, positions[0, 0])
+    else:
+        columns = columns.gather(1, positions.transpose(1, 2).expand(batch, -1, height))
     index = torch.arange(height, device=features.device, dtype=torch.int32)
     # the last feature row at or above each pixel (-cap: none), then the same on the flipped columns (below)
     above = torch.where(columns, index, -cap).cummax(dim=2).values
