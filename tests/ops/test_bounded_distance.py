@@ -9,7 +9,7 @@ import scipy.ndimage as ndi
 import torch
 
 from nobg_metrics.ops import envelope, host_reads
-from nobg_metrics.ops.distance import bounded_squared_distance, nearest_feature
+from nobg_metrics.ops.distance import bounded_nearest, bounded_squared_distance, nearest_feature
 from tests.helpers.syncs import HostSyncRecorder
 
 SHAPES = [(37, 53), (64, 48), (1, 17), (17, 1), (1, 1), (2, 3), (33, 70), (70, 33)]
@@ -110,3 +110,18 @@ def test_million_pixel_strips(shape):
 def test_radius_out_of_range():
     with pytest.raises(ValueError, match="radius"):
         bounded_squared_distance(torch.zeros(1, 2, 2, dtype=torch.bool), 46_340)
+
+
+@pytest.mark.parametrize("device_path", [False, True], ids=["cpu", "device"])
+def test_the_nearest_column_is_scipys_below_the_cap(device_path, monkeypatch):
+    """``bounded_nearest``'s site is the leftmost column of a nearest feature (scipy's choice of column)."""
+    if device_path:
+        monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
+    masks = _random_masks((31, 45))[:-2]  # non-empty masks
+    masks[2] = (np.add.outer(np.arange(31), np.arange(45)) % 4) == 0  # ties everywhere
+    result = bounded_nearest(torch.from_numpy(masks), 9)
+    columns = result.positions.expand(-1, 31, -1).gather(2, result.site.long())
+    for b, mask in enumerate(masks):
+        _, (_, scipy_cols) = ndi.distance_transform_edt(~mask, return_indices=True)
+        exact = result.squared[b].numpy() < 100
+        assert np.array_equal(columns[b].numpy()[exact], scipy_cols[exact])
