@@ -2,6 +2,7 @@
 
     python benchmarks/run.py                       # CPU, 256² 1024² 2048², all metrics
     python benchmarks/run.py --sizes 1024 --only mae iou
+    python benchmarks/run.py --sizes 4096 --modules weighted_f sod --only weighted_f "sod suite"
     python benchmarks/run.py --device cuda --sizes 1024 --batch 16   # images/s on a GPU
     python benchmarks/run.py --allocator tuned     # glibc keeps freed blocks (both sides gain)
     python benchmarks/run.py --block 3             # steady per-image cost: sides alternate in blocks of 3
@@ -36,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--batch", type=int, default=1, help="images per call for our side")
     parser.add_argument("--only", nargs="*", default=None, help="substrings of case names to keep")
+    parser.add_argument("--modules", nargs="*", default=None,
+                        help="bench_<name>.py modules to build cases from (default: all; building every module's "
+                             "cases at 4096² takes minutes)")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--images", type=int, default=4, help="generated pairs per case (seeds 0..N-1)")
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's)")
@@ -62,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     here = pathlib.Path(__file__).resolve().parent
     rows = []
     for path in sorted(here.glob("bench_*.py")):
+        if args.modules and path.stem.removeprefix("bench_") not in args.modules:
+            continue
         module = importlib.import_module(path.stem)
         for size in args.sizes:
             per_seed = [module.cases(size, args.device, args.batch, seed) for seed in range(max(args.images, 1))]

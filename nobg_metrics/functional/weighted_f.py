@@ -4,8 +4,12 @@ Reference: PySODMetrics 1.6.2 ``WeightedFmeasure.cal_wfm`` (a line-for-line port
 ``WFb.m``); the MATLAB line sits beside each step below. Per image, on the prepared data (``pred`` float64 in
 [0, 1], ``gt`` bool), then the mean over images:
 
-- ``Dst, Idx = bwdist(GT)``: distance of every pixel to the nearest gt pixel and that pixel
-  (:func:`nobg_metrics.ops.distance.nearest_feature`'s exact core: scipy's distances and scipy's tie-break).
+- ``Dst, Idx = bwdist(GT)``: distance of every pixel to the nearest gt pixel and that pixel. Only what changes a
+  bit of the result is computed (proofs in docs/weighted_f_measure.md): the squared distance ``D`` exactly up
+  to 265² (``B`` is exactly 2.0 in float64 for every ``D >= 70 226``:
+  :func:`nobg_metrics.ops.distance.bounded_nearest`), and the nearest gt pixel only for the background
+  pixels the 7 x 7 Gaussian reads from a gt pixel (``D <= 18``), with scipy's choice among equidistant ones
+  (:func:`nobg_metrics.ops.nearest_band.nearest_in_band`).
 - ``EA = imfilter(Et, fspecial('gaussian', 7, 5))``: ``scipy.ndimage.convolve(mode="constant", cval=0)``,
   i.e. zero padding, "same" size; the kernel is separable, so two 1-D passes.
 - ``beta2`` is the reference's ``beta`` argument, which enters as β²: ``(1 + β²) R P / (R + β² P + eps)``.
@@ -29,9 +33,10 @@ from nobg_metrics._inputs import EmptyGt, InputMaps, check_number, check_option
 from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
 from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.ops import banded, host_reads
-from nobg_metrics.ops.distance import _nearest_site
+from nobg_metrics.ops.distance import bounded_nearest
 from nobg_metrics.ops.gt_reuse import gt_only
 from nobg_metrics.ops.histogram import NUM_LEVELS, lookup_levels
+from nobg_metrics.ops.nearest_band import BandIndex, nearest_in_band
 from nobg_metrics.ops.uint8_stats import count
 
 __all__ = ["weighted_f_measure"]
@@ -93,20 +98,26 @@ def _gaussian_same(image: Tensor) -> Tensor:
     return out
 
 
-_SATURATED = 300
-"""Beyond this distance ``2 - exp(_DECAY * Dst)`` rounds to 2.0 in float64 (``exp`` < 1e-18 < ulp(2) / 2)."""
+SATURATION_RADIUS = 265
+"""``B = 2 - exp(_DECAY * sqrt(D))`` is exactly 2.0 in float64 for every squared distance ``D > 265²``: the
+distance transform is exact up to there (docs/weighted_f_measure.md#the-distances-saturate)."""
+
+BAND_SQUARED = 18
+"""``3² + 3²``: a background pixel the 7 x 7 Gaussian reads from a gt pixel is at most this far from the gt."""
 
 _WEIGHT_TABLES: dict[torch.device, Tensor] = {}
 
 
 def _background_weight_table(device: torch.device) -> Tensor:
-    """``B(s) = 2 - exp(_DECAY * sqrt(s))`` for every integer squared distance ``s <= 300²``, float64.
+    """``B(s) = 2 - exp(_DECAY * sqrt(s))`` for every integer squared distance ``s <= 266²``, float64.
 
-    The same float64 ops the per-pixel formula would run, once per device (90 001 ``exp`` instead of one
-    per pixel); larger squared distances read the last entry, exactly 2.0.
+    The same float64 ops the per-pixel formula would run, once per device (70 757 ``exp`` instead of one per
+    pixel); the entries from ``s = 70 226`` on are exactly 2.0, and the distance transform returns
+    ``min(D, 266²)``.
     """
     if device not in _WEIGHT_TABLES:
-        squared = torch.arange(_SATURATED * _SATURATED + 1, device=device, dtype=torch.float64)
+        size = (SATURATION_RADIUS + 1) ** 2 + 1
+        squared = torch.arange(size, device=device, dtype=torch.float64)
         _WEIGHT_TABLES[device] = squared.sqrt_().mul_(_DECAY).exp_().neg_().add_(2)
     return _WEIGHT_TABLES[device]
 
@@ -133,30 +144,31 @@ class _GtTerms(NamedTuple):
 
     Attributes:
         background_weight: :math:`(B, H, W)` float64 ``B = 2 - exp(log(0.5) / 5 * Dst)`` off the gt, 0 on it.
-        nearest: :math:`(B, h, w)` int64 flat index of the nearest gt pixel of every pixel of ``box``'s crop.
+        band: the nearest gt pixel of every background pixel of ``box``'s crop that the Gaussian reads.
         box: the gt's bounding box with the kernel's 3-pixel margin.
         fg_count: :math:`(B,)` int64 gt pixels.
     """
 
     background_weight: Tensor
-    nearest: Tensor
+    band: BandIndex
     box: host_reads.Window
     fg_count: Tensor
 
 
 def _gt_terms(gt: Tensor) -> _GtTerms:
     """:class:`_GtTerms` of a :math:`(B, H, W)` bool gt."""
-    _, height, width = gt.shape
-    nearest = _nearest_site(gt)  # [Dst, IDXT] = bwdist(dGT): int squared distance; the index, read on demand
+    # [Dst, IDXT] = bwdist(dGT): min(D, 266²) of the squared distance D (B saturates beyond 265²), and the column
+    # of the nearest gt pixel (the row follows from D where the index is needed)
+    nearest = bounded_nearest(gt, SATURATION_RADIUS)
+    squared = nearest.squared
     # B(~GT) = 2 - 1 * exp(log(1 - 0.5) / 5 .* Dst(~GT)); kept off the gt only (0 on it: FPw sums Ew(~GT))
     table = _background_weight_table(gt.device)
-    squared = nearest.squared.clamp_(max=table.numel() - 1)
     weight = table.index_select(0, squared.view(-1)).view(squared.shape).masked_fill_(gt, 0.0)
-    # EA is read on the gt only, so Et is needed within 3 pixels of it: the gt's box plus a 3-pixel margin
+    # EA is read on the gt only, so Et is needed within 3 pixels of it: the gt's box plus a 3-pixel margin,
+    # and there only on the band (IDXT of the background pixels with D <= 18)
     box = host_reads.window(gt, 3)  # 3: the half-size of the 7 x 7 kernel
-    rows, cols = nearest.rows_cols(box.rows, box.cols)
-    flat_index = rows.to(torch.int64).mul_(width).add_(cols).clamp_(0, height * width - 1)  # empty gt: no pixel
-    return _GtTerms(weight, flat_index, box, count(gt.view(torch.uint8).flatten(1)))
+    band = nearest_in_band(gt, nearest, BAND_SQUARED, box.rows, box.cols)
+    return _GtTerms(weight, band, box, count(gt.view(torch.uint8).flatten(1)))
 
 
 def _weighted_f_per_image(batch: SegBatch, beta2: float, empty_gt: EmptyGt) -> Tensor:
@@ -173,10 +185,10 @@ def _weighted_f_per_image(batch: SegBatch, beta2: float, empty_gt: EmptyGt) -> T
     gt = batch.gt
     terms = gt_only("weighted_f", gt, lambda: _gt_terms(gt))
     box = terms.box
-    # E = abs(FG - dGT);  Et(~GT) = Et(IDXT(~GT))  (gt pixels are their own nearest pixel)
+    # E = abs(FG - dGT);  Et(~GT) = Et(IDXT(~GT))  (on the band; gt pixels are their own nearest pixel)
     error = _absolute_error(batch)
     # EA = imfilter(Et, K);  MIN_E_EA(GT & EA < E) = EA(GT & EA < E);  on the gt Ew = MIN_E_EA (B = 1).
-    error_nearest = error.flatten(1).gather(1, terms.nearest.flatten(1)).view_as(terms.nearest)
+    error_nearest = terms.band.spread(error, box.rows, box.cols)
     blurred = _gaussian_same(error_nearest)[:, box.inner_rows, box.inner_cols]  # zero padding at the border
     inner = box.inner
     gt_inner = gt[inner]  # every gt pixel lies in the box

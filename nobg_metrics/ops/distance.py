@@ -20,6 +20,10 @@ Algorithm (separable, exact — see docs/distance_transform.md):
    ``O(H·W·W)`` tensor.
 3. With a small ``max_distance`` the row pass is instead ``T = floor(max_distance)`` rounds of
    ``f <- min(f, f(j -+ 1) + (2t - 1))``, exact for every pixel whose distance is <= T.
+
+``bounded_squared_distance(features, radius)`` is the same transform without indices, exact up to a radius:
+``min(D, (radius + 1)^2)``, int32 at any image size. Its column pass stops at ``radius + 1`` rows and its row
+pass reads the minimum off the bisection's keys (the weighted F-measure needs ``D`` only up to 265²).
 """
 
 from __future__ import annotations
@@ -30,9 +34,11 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.envelope import (
     feature_columns,
     lower_envelope_bisection,
+    lower_envelope_minimum,
     lower_envelope_rounds,
 )
 
@@ -180,17 +186,21 @@ def _nearest_site(features: Tensor, rounds: int | None = None) -> NearestSite:
     """
     batch, height, width = features.shape
     far = height + width + 1
-    # int32 whenever every value fits (half the memory traffic); never mixed with int64: mixed kernels are slow
+    # int32 whenever every value fits (half the memory traffic); never mixed with int64: mixed kernels are slow.
+    # A gap reaches ``far``: its square wraps in int32 from far = 46 341 on (a 1 x 46 340 strip's gt at one end)
+    cost_dtype = torch.int32 if far * far < 2**31 else torch.int64
     dtype = torch.int32 if far * far + width * width < 2**31 else torch.int64
     if rounds is not None and 4 * rounds < 10 * max(1.0, math.log2(width)):
         gap, site_rows = _column_pass(features)
-        cost = gap.mul_(gap)  # (B, H, W) int32
+        cost = gap.to(cost_dtype)
+        cost = cost.mul_(cost)  # (B, H, W); mul_, not square_ (pow: ~15x slower on ints)
         site = lower_envelope_rounds(cost.view(batch * height, width), rounds).view(batch, height, width)
         cols = site.to(dtype)
     else:
         positions, sites = feature_columns(features)  # only columns holding a feature can be nearest
         gap, site_rows = _column_pass(features, positions)  # (B, H, S)
-        cost = gap.mul_(gap)
+        cost = gap.to(cost_dtype)
+        cost = cost.mul_(cost)
         site = lower_envelope_bisection(cost, positions, width, far)
         cols = positions.to(dtype).expand(batch, height, sites).gather(2, site)
     offset = torch.arange(width, device=features.device, dtype=dtype) - cols
@@ -222,3 +232,93 @@ def distance_transform(features: Tensor, *, max_distance: float | None = None) -
         tensor([[0., 1., 2.]], dtype=torch.float64)
     """
     return nearest_feature(features, max_distance=max_distance).squared.sqrt()
+
+
+class BoundedNearest(NamedTuple):
+    """Result of :func:`bounded_nearest`.
+
+    Attributes:
+        squared: :math:`(B, H, W)` int32 ``min(D, (radius + 1)^2)``.
+        site: :math:`(B, H, W)` int32 index into ``positions`` of the leftmost column holding a nearest feature
+            (meaningful where ``squared < (radius + 1)^2``).
+        positions: :math:`(B, 1, S)` int64 the row pass's site columns.
+    """
+
+    squared: Tensor
+    site: Tensor
+    positions: Tensor
+
+
+def bounded_squared_distance(features: Tensor, radius: int) -> Tensor:
+    """``min(D, (radius + 1)^2)`` of every pixel, ``D`` its exact squared distance to the nearest feature pixel.
+
+    Exact wherever ``D <= (radius + 1)^2`` (so every pixel within ``radius``); an image without features is
+    ``(radius + 1)^2`` everywhere. Why the cap is exact: the column pass gives ``g' = min(g, radius + 1)``, and
+    ``min_k g'_k^2 + (j - x_k)^2`` is at most the true minimum ``D`` (each term only shrinks) and at least
+    ``min(D, (radius + 1)^2)`` (a term whose ``g`` was cut is ``>= (radius + 1)^2``, the others are true terms).
+
+    Args:
+        features: :math:`(B, H, W)` bool.
+        radius: distances up to this are exact, ``0 <= radius <= 46 339`` (the cap's square fits int32).
+
+    Returns:
+        :math:`(B, H, W)` int32.
+
+    Example:
+        >>> features = torch.zeros(1, 1, 7, dtype=torch.bool)
+        >>> features[0, 0, 1] = True
+        >>> bounded_squared_distance(features, 2)[0]
+        tensor([[1, 0, 1, 4, 9, 9, 9]], dtype=torch.int32)
+    """
+    return _bounded(features, radius, False)[0]
+
+
+def bounded_nearest(features: Tensor, radius: int) -> BoundedNearest:
+    """:func:`bounded_squared_distance` and the column of the nearest feature: the leftmost one among equidistant
+    features (scipy's choice of column), for every pixel closer than ``radius + 1``.
+
+    The site comes with the minimum out of the row pass's keys (no second transform, no gather); the row of that
+    feature is not kept (from ``D`` and the column it is one of two, see :mod:`nobg_metrics.ops.nearest_band`).
+
+    Example:
+        >>> features = torch.tensor([[[True, False, False, True]]])
+        >>> result = bounded_nearest(features, 2)
+        >>> result.positions[0, 0, result.site[0, 0].long()].tolist()  # the tie at column 1.5 goes left
+        [0, 0, 3, 3]
+    """
+    squared, site, positions = _bounded(features, radius, True)
+    assert site is not None
+    return BoundedNearest(squared, site, positions)
+
+
+def _bounded(features: Tensor, radius: int, with_sites: bool) -> tuple[Tensor, Tensor | None, Tensor]:
+    if not 0 <= radius < 46_340:
+        raise ValueError(f"`radius` must be in [0, 46339], got {radius}")
+    batch, _, width = features.shape
+    cap = radius + 1
+    if host_reads.free_on(features):
+        positions, _ = feature_columns(features)  # only columns holding a feature can be nearest
+    else:  # every column, in order: a column without a feature is a site of cost cap^2 (no sort, no sync)
+        positions = torch.arange(width, device=features.device).expand(batch, 1, width)
+    gaps = _capped_column_gaps(features, positions, cap)
+    squared, site = lower_envelope_minimum(gaps, positions, width, cap * cap, with_sites)
+    return squared, site, positions
+
+
+def _capped_column_gaps(features: Tensor, positions: Tensor, cap: int) -> Tensor:
+    """``min(g, cap)``, ``g`` the distance to the nearest feature in the pixel's own column: :math:`(B, H, S)`
+    int32 in the columns ``positions`` (:math:`(B, 1, S)`). The scans run on the transposed map (see
+    :func:`_column_pass`); no row is kept."""
+    batch, height, _ = features.shape
+    columns = swap_last_two(features)  # (B, W, H)
+    if batch == 1:  # whole rows of the transposed map: a row copy each (a gather by an expanded index: ~3x slower)
+        columns = columns.index_select(1, positions[0, 0])
+    else:
+        columns = columns.gather(1, positions.transpose(1, 2).expand(batch, -1, height))
+    index = torch.arange(height, device=features.device, dtype=torch.int32)
+    # the last feature row at or above each pixel (-cap: none), then the same on the flipped columns (below)
+    above = torch.where(columns, index, -cap).cummax(dim=2).values
+    below = torch.where(columns.flip(2), index, -cap).cummax(dim=2).values
+    gap = torch.sub(index, above, out=above)
+    torch.minimum(gap, torch.sub(index, below, out=below).flip(2), out=gap).clamp_(max=cap)
+    return swap_last_two(gap)

@@ -1,7 +1,7 @@
 """Reuse of gt-only work across predictions of the same gt: several methods scored on one dataset.
 
 A benchmark scores every method against the same gts. Some metrics spend most of their time on the gt alone
-(the weighted F-measure's exact distance transform: ~70 % of its time on a 1024² real-shape mask), and the
+(the weighted F-measure's distance transform: over half of its time on a 1024² real-shape mask), and the
 reference tools redo that work for every method. Inside :func:`reuse_gt_work` such a gt-only result is kept
 for the last few distinct gt batches and handed back when an *equal* gt batch comes again (same shape,
 dtype, device and values: checked with ``torch.equal``, so a reuse is exact by construction). Outside the
@@ -91,8 +91,9 @@ def reuse_gt_work(capacity: int = 8, max_bytes: int = MAX_BYTES) -> Iterator[_Me
     Args:
         capacity: distinct (function, gt batch) results kept. A command that scores the methods of a
             dataset gt by gt needs one per metric that uses this; 8 leaves room.
-        max_bytes: bound of the kept tensors (the weighted F-measure keeps ~17 bytes per pixel: ~17 MiB per
-            1024² gt); the least recently used go first, and a result larger than this is not kept.
+        max_bytes: bound of the kept tensors (the weighted F-measure keeps its float64 weights, the gt and two
+            int64 indices per band pixel: ~9-10 bytes per pixel, ~10 MiB per 1024² gt); the least recently used go
+            first, and a result larger than this is not kept.
 
     Yields:
         the memo (its ``hits`` and ``misses`` count the lookups).

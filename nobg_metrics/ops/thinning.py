@@ -111,8 +111,10 @@ def skeletonize(mask: Tensor) -> Tensor:
     removes, waits = _pass_tables(device)
     # the first sub-iteration looks at every foreground pixel with a background neighbour (no other can go)
     active = torch.nonzero(flat & (codes != 255)).flatten()
-    writer = torch.full((flat.numel(),), -1, dtype=torch.int32, device=device)
-    slots = torch.arange(0, dtype=torch.int32, device=device)  # tags, grown as the lists need
+    # a pass's candidates (at most 9 per pixel) numbered in int32 while they fit, int64 beyond
+    slot_dtype = torch.int32 if 9 * flat.numel() < 2**31 else torch.int64
+    writer = torch.full((flat.numel(),), -1, dtype=slot_dtype, device=device)
+    slots = torch.arange(0, dtype=slot_dtype, device=device)  # tags, grown as the lists need
     repeated_bits = opposite_bits[:0]  # the 8 bits of each removed pixel, grown as the lists need
     pass_index = 0
     while active.numel():  # data-sized: one round per sub-iteration of the peeling front (the loop test reads)
@@ -129,7 +131,7 @@ def skeletonize(mask: Tensor) -> Tensor:
         waiting = torch.masked_select(active, waits[pass_index].index_select(0, code))
         candidates = torch.cat([waiting, touched])
         if candidates.numel() > slots.numel():
-            slots = torch.arange(2 * candidates.numel(), dtype=torch.int32, device=device)
+            slots = torch.arange(2 * candidates.numel(), dtype=slot_dtype, device=device)
         tags = slots[: candidates.numel()]
         writer.index_put_((candidates,), tags)  # one writer per pixel survives
         active = torch.masked_select(candidates, writer.index_select(0, candidates) == tags)

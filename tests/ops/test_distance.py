@@ -158,3 +158,21 @@ def test_images_with_fewer_feature_columns_repeat_their_last_one():
     result = nearest_feature(torch.from_numpy(masks))
     for b in range(3):
         _check_image(masks[b], result.squared[b].numpy(), result.rows[b].numpy(), result.cols[b].numpy())
+
+
+@pytest.mark.parametrize("shape", [(46_342, 1), (1, 46_342), (100_000, 1), (3, 50_000)])
+@pytest.mark.parametrize("device_path", [False, True], ids=["cpu", "device"])
+def test_squared_distances_past_int32_do_not_wrap(shape, device_path, monkeypatch):
+    """Issue 35: a gap of 46 341+ rows squared wrapped in int32 (the farthest pixel of a 100 000 x 1 strip read
+    2 147 395 600 instead of 9 999 800 001); off CPU the columns without a feature cost (H + W + 1)^2, which
+    wrapped too."""
+    from nobg_metrics.ops import host_reads
+
+    if device_path:
+        monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
+    mask = np.zeros(shape, bool)
+    mask[0, 0] = True
+    result = nearest_feature(torch.from_numpy(mask)[None])
+    rows, cols = np.indices(shape)
+    assert np.array_equal(result.squared[0].numpy(), (rows**2 + cols**2).astype(np.float64))
+    assert (result.rows == 0).all() and (result.cols == 0).all()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from nobg_metrics.ops import uint8_stats
@@ -48,3 +49,11 @@ def test_positive_counts_match_thresholded_values():
         pixel_values = values.gather(1, levels.flatten(1).long())
         binary = pixel_values > threshold
         assert torch.equal(tp, (binary & gt.flatten(1)).sum(1)) and torch.equal(positives, binary.sum(1))
+
+
+@pytest.mark.slow
+def test_count_of_images_past_two_to_the_31_pixels():
+    """Issue 35's audit: several images' counts were summed in int32, which wraps from 2^31 pixels per image
+    (a 46 341² image). A stride-0 view holds 2^31 + 5 ones per image without the memory."""
+    ones = torch.ones(1, dtype=torch.uint8).expand(2, 2**31 + 5)
+    assert uint8_stats.count(ones).tolist() == [2**31 + 5] * 2
