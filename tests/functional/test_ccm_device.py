@@ -2,7 +2,8 @@
 camouflage degree map to 1e-12 (measured: bit for bit) and CCm equal, on the scenes of test_ccm.py batched per
 shape (empty, full-frame, tiny and thin objects beside ordinary ones); the fixed 1-NN search equals the data-sized
 one and sklearn on exact ties; an overflowing near set is NaN and raises, never a wrong number; updates make no host
-sync, and ``allow_host_sync=True`` reads only in the documented places of the data-sized path."""
+sync, and ``allow_host_sync=True`` reads only in the documented places of the data-sized path. The search itself,
+both forms against sklearn: tests/ops/test_ccm_search.py."""
 
 from __future__ import annotations
 
@@ -13,12 +14,10 @@ import inspect
 import numpy as np
 import pytest
 import torch
-from sklearn.neighbors import NearestNeighbors
 
 from nobg_metrics.functional.context_measure import camouflage_context_measure
 from nobg_metrics.metrics.context_measure import CamouflageContextMeasure
 from nobg_metrics.ops import ccm_search, host_reads
-from nobg_metrics.ops.ccm_search import nearest_background, nearest_background_fixed
 from tests.functional.test_ccm import SHAPES, scene, scenes
 from tests.helpers.syncs import HostSyncRecorder
 
@@ -77,29 +76,9 @@ def test_small_images_have_no_patches_on_the_device_path(device_paths):
         assert not degree_module.camouflage_degree(image, torch.from_numpy(gt > 128)[None]).any()
 
 
-def test_the_fixed_search_equals_the_data_sized_one_and_sklearn():
-    """Exact ties (duplicates, mirror images) go to the lowest index; positions are interleaved queries and
-    candidates, some neither."""
-    rng = np.random.default_rng(11)
-    points = rng.integers(0, 4, (120, 3)).astype(np.float64)
-    points[:8] = [[0, 0, 0], [1, 0, 0], [2, 0, 0], [3, 0, 0], [4, 0, 0], [0, 0, 0], [2, 0, 0], [1, 0, 0]]
-    role = rng.integers(0, 3, 120)
-    role[:8] = [1, 0, 1, 0, 1, 1, 1, 0]  # 0: query, 1: candidate, 2: neither
-    features = torch.from_numpy(points)[None]
-    index, overflow = nearest_background_fixed(features, torch.from_numpy(role == 0)[None],
-                                               torch.from_numpy(role == 1)[None], near_candidates=64)
-    queries, candidates = np.flatnonzero(role == 0), np.flatnonzero(role == 1)
-    data = nearest_background(features[0, queries], features[0, candidates])
-    reference = NearestNeighbors(n_neighbors=1, algorithm="brute").fit(points[candidates])
-    expected = candidates[reference.kneighbors(points[queries])[1][:, 0]]
-    assert index[0, queries].tolist() == candidates[data.numpy()].tolist() == expected.tolist()
-    assert not overflow.item()
-
-
 def test_an_overflowing_near_set_is_nan_and_raises(monkeypatch, device_paths):
     """A flat image: the coordinates decide, mirror-image patches tie; with a near set of 2 the tie overflows."""
-    monkeypatch.setattr(degree_module, "nearest_background_fixed",
-                        functools.partial(ccm_search.nearest_background_fixed, near_candidates=2))
+    monkeypatch.setattr(ccm_search, "NEAR_CANDIDATES", 2)
     gt = torch.zeros(2, 40, 40, dtype=torch.bool)
     gt[:, 12:28, 12:28] = True
     image = torch.full((2, 3, 40, 40), 90, dtype=torch.uint8)
@@ -128,7 +107,8 @@ def test_the_flag_is_a_bool():
 def _documented_reads() -> list[tuple[str, range]]:
     """Where ``allow_host_sync=True`` may read: the data-sized similarity, reconstruction and search."""
     places = []
-    for function in (degree_module._similarity_data, degree_module._reconstruct, nearest_background):
+    for function in (degree_module._similarity_data, degree_module._reconstruct, ccm_search.nearest_background,
+                     ccm_search._search_listed):
         lines, first = inspect.getsourcelines(function)
         places.append((function.__module__.removeprefix("nobg_metrics.").replace(".", "/") + ".py",
                        range(first, first + len(lines))))
