@@ -62,16 +62,16 @@ def test_cached_skeletons_on_the_sync_free_path(device_paths):
 
 
 @pytest.mark.parametrize("as_list", [False, True], ids=["tensor", "list"])
-def test_update_makes_no_host_sync(as_list, device_paths):
+def test_cached_skeletons_make_no_host_sync_and_compute_reads_once(as_list, device_paths):
+    """Beyond tests/test_sync_free.py's update without a skeleton: with cached skeletons, and compute's one read."""
     pred, gt = torch.from_numpy(np.stack([p for p, _ in STRESS[:4:2]])), torch.from_numpy(
         np.stack([g for _, g in STRESS[:4:2]]))
     if as_list:
         pred, gt = list(pred), list(gt)
     metric = HCE(normalize=True, validate_args=False)
     skeletons = [skeletonize(g > 128).skeleton for g in gt] if as_list else skeletonize(gt > 128).skeleton
-    metric.update(pred, gt)  # warm-up: cached constants (tables, offsets) are made once
+    metric.update(pred, gt)  # warm-up: cached constants (tables, offsets) are made once; the first update
     with HostSyncRecorder() as recorder:
-        metric.update(pred, gt)
         metric.update(pred, gt, gt_skeleton=skeletons)
     assert not recorder.hits, recorder.hits
     with HostSyncRecorder() as recorder:

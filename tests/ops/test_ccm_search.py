@@ -36,6 +36,22 @@ def test_equals_sklearn_with_ties_to_the_lowest_index(engine):
         assert index[image, queries].tolist() == expected.tolist()
 
 
+@pytest.mark.parametrize("engine", ["data_sized", "fixed"])
+def test_flat_patches_the_coordinates_decide(engine):
+    """CCm's layout on its data-sized path: candidates first, then queries (one image). Exact ties go to the lower
+    candidate index (sklearn's heap keeps the first of equal distances)."""
+    rng = np.random.default_rng(11)
+    candidates = np.concatenate([np.zeros((6, 3)), rng.integers(0, 4, (40, 3))]).astype(np.float32)
+    candidates[:6, 0] = [0, 2, 2, 0, 4, 4]  # duplicates and mirror images around the queries
+    queries = np.concatenate([np.array([[1, 0, 0], [3, 0, 0]]), rng.integers(0, 4, (60, 3))]).astype(np.float32)
+    features = torch.from_numpy(np.concatenate([candidates, queries])).double()[None]
+    is_candidate = (torch.arange(features.shape[1]) < len(candidates))[None]
+    index, _ = nearest_background(features, ~is_candidate, is_candidate, engine=engine, near_candidates=46)
+    reference = NearestNeighbors(n_neighbors=1, algorithm="brute")  # what "auto" picks for CCm's 149 features
+    expected = reference.fit(candidates).kneighbors(queries)[1][:, 0]
+    assert index[0, len(candidates):].tolist() == expected.tolist()
+
+
 def test_the_fixed_form_flags_an_overflowing_near_set_and_makes_no_host_sync():
     features, role = _batch()
     queries, candidates = torch.from_numpy(role == 0), torch.from_numpy(role == 1)
