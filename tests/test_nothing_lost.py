@@ -38,16 +38,27 @@ def _bad_pred():
     return pred
 
 
+def _bad_batches(pred: torch.Tensor, gt: torch.Tensor, arguments: dict, uint8: bool) -> list[tuple]:
+    """``(pred, gt, arguments, message)`` batches every metric must reject: a NaN prediction (a float range error; for
+    8-bit-only metrics a prediction one column wider than its gt instead), a prediction and gt of different
+    shapes, and a list whose second element is bad (out of range, or for 8-bit-only metrics one column wider)."""
+    wider = torch.cat([pred, pred[..., :1]], dim=-1)
+    as_list = {key: list(value) for key, value in arguments.items()}  # (B, C, H, W) -> B tensors (C, H, W)
+    second = wider[1] if uint8 else pred[1] * 3
+    return [(wider if uint8 else _bad_pred(), gt, arguments, "shape" if uint8 else r"`pred` must be finite"),
+            (wider, gt, arguments, "shape"),
+            ([pred[0], second], list(gt), as_list, r"pred`?\[1\]")]
+
+
 @pytest.mark.parametrize("name", METRIC_NAMES)
 def test_a_rejected_batch_changes_nothing_through_update_and_forward(name):
     metric = make_collection(metrics=[name])[name]
     pred, gt = _pair()
     trimap = torch.where(gt > 0.5, 1.0, 0.0)
     trimap[:, :, 8:16] = 0.5  # known foreground, background and an unknown band: every region is non-empty
-    bad, message = _bad_pred(), r"`pred` must be finite"
-    if descriptor(name).uint8_only:  # PNG bytes: a prediction one column wider than its gt
+    uint8 = descriptor(name).uint8_only
+    if uint8:  # PNG bytes
         pred, gt = (pred * 255).to(torch.uint8), (gt * 255).to(torch.uint8)
-        bad, message = torch.cat([pred, pred[..., :1]], dim=-1), "shape"
     parameters = inspect.signature(metric.update).parameters
     arguments = {"trimap": trimap} if "trimap" in parameters else {}
     if "image" in parameters:  # CCm's RGB images
@@ -55,10 +66,11 @@ def test_a_rejected_batch_changes_nothing_through_update_and_forward(name):
                                            generator=torch.Generator().manual_seed(3))
     metric.update(pred, gt, **arguments)
     before, count, value = _states(metric), metric.update_count, metric.compute()
-    for call in (metric.update, metric.forward):
-        with pytest.raises(ValueError, match=message):
-            call(bad, gt, **arguments)
-        assert _same(before, metric) and metric.update_count == count, call.__name__
+    for bad, bad_gt, bad_arguments, message in _bad_batches(pred, gt, arguments, uint8):
+        for call in (metric.update, metric.forward):
+            with pytest.raises(ValueError, match=message):
+                call(bad, bad_gt, **bad_arguments)
+            assert _same(before, metric) and metric.update_count == count, (call.__name__, message)
     assert torch.equal(metric.compute(), value)
 
 

@@ -23,15 +23,19 @@ takes the smallest, ties to the lowest candidate index as sklearn's brute-force 
 force). sklearn itself ranks by the matrix-product
 form in float64, so where two candidates lie within its ~1e-9 rounding of each other it may pick the other.
 
-**Two paths** (docs/context_measure.md, "Without host syncs"). On CPU (``host_reads.free_on``) or with
-``allow_host_sync=True``: the sizes are the data's — the search runs image by image on the valid patches (read from
-the device per image); only the patches' pixels are converted to Lab, the reconstruction is an exact integer
-``index_add`` of the matched patches, and the colour difference is evaluated on the gt pixels. Otherwise (off CPU):
-every position of the stride-3 grid is a patch, with fg / bg masks; the batched search
-(:func:`~nobg_metrics.ops.ccm_search.nearest_background_fixed`) ranks invalid candidates at ``+inf`` and
-recomputes a fixed near set per query; the whole images are converted and compared; an image whose near set
-overflowed is NaN (``camouflage_context_measure`` and ``CamouflageContextMeasure.compute`` then raise). Both give
-the same numbers (tested with the device path forced on CPU).
+**Two paths**, one switch (``engine`` of :func:`camouflage_degree`, onto which the metrics map their
+``allow_host_sync``; docs/context_measure.md, "Without host syncs"):
+
+- ``"data_sized"`` (on CPU, ``host_reads.free_on``, or with ``allow_host_sync=True``): the sizes are the data's —
+  the search runs image by image on the valid patches (read from the device per image); only the patches' pixels
+  are converted to Lab, the reconstruction is an exact integer ``index_add`` of the matched patches, and the colour
+  difference is evaluated on the gt pixels.
+- ``"fixed"`` (otherwise, off CPU): every position of the stride-3 grid is a patch, with fg / bg masks; the batched
+  search (the ``"fixed"`` :func:`~nobg_metrics.ops.ccm_search.nearest_background`) ranks invalid candidates at
+  ``+inf`` and recomputes a fixed near set per query; the whole images are converted and compared; an image whose
+  near set overflowed is NaN (``camouflage_context_measure`` and ``CamouflageContextMeasure.compute`` then raise).
+
+Both give the same numbers (tested with the device path forced on CPU).
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from nobg_metrics.ops import host_reads
-from nobg_metrics.ops.ccm_search import nearest_background, nearest_background_fixed
+from nobg_metrics.ops.ccm_search import nearest_background
 from nobg_metrics.ops.lab import ciede2000, opencv_rgb_to_lab, skimage_rgb_to_lab
 
 __all__ = ["camouflage_degree"]
@@ -132,7 +136,9 @@ def _reconstruct(image: Tensor, valid_fg: Tensor, valid_bg: Tensor, lambda_spati
     corners = torch.stack([index // n_cols, index % n_cols], dim=1) * STRIDE
     spatial = (lambda_spatial * _standardised(corners)).float().double()  # np.hstack(...).astype(np.float32)
     features = torch.cat([lab.permute(1, 2, 0).flatten(1).double(), spatial], dim=1)
-    matched = nearest_background(features[bg_index.numel() :], features[: bg_index.numel()])
+    is_candidate = (torch.arange(index.numel(), device=image.device) < bg_index.numel())[None]  # bg first, then fg
+    nearest, _ = nearest_background(features[None], ~is_candidate, is_candidate, engine="data_sized")
+    matched = nearest[0, bg_index.numel():]
     targets, sources = pixels[bg_index.numel() :].flatten(), pixels[matched].flatten()
     sums = torch.zeros(3, height * width, dtype=torch.int64, device=image.device)
     sums = sums.index_add(1, targets, flat[:, sources].long())
@@ -188,7 +194,7 @@ def _similarity_fixed(image: Tensor, gt: Tensor, valid_fg: Tensor, valid_bg: Ten
     corners = torch.stack([grid // n_cols, grid % n_cols], dim=1) * STRIDE
     spatial = (lambda_spatial * _standardised_masked(corners, fg | bg)).float().double()
     features = torch.cat([lab.permute(0, 2, 3, 1).flatten(2).double(), spatial], dim=2)  # (B, G, 149)
-    matched, overflow = nearest_background_fixed(features, fg, bg)
+    matched, overflow = nearest_background(features, fg, bg, engine="fixed")
     weight = (fg & rebuilt[:, None])[..., None].expand(-1, -1, PATCH * PATCH).flatten(1)  # (B, G 49)
     sources = pixels[matched].flatten(1)[:, None].expand(-1, 3, -1)  # (B, 3, G 49)
     targets = pixels.flatten().expand(batch, 3, -1)
@@ -219,19 +225,20 @@ def check_overflow(value: Tensor) -> Tensor:
 
 
 def camouflage_degree(image: Tensor, gt: Tensor, *, gamma: float = 8.0, lambda_spatial: float = 20.0,
-                      allow_host_sync: bool = False) -> Tensor:
+                      engine: host_reads.Engine = "auto") -> Tensor:
     """The reference's camouflage degree map per image (see the module notes).
 
-    On CPU (``host_reads.free_on``), or with ``allow_host_sync=True``, the search runs on each image's data-sized
-    patch sets (host reads); otherwise on every grid position with masks (no host read), where an image whose
-    search overflowed its fixed near set (:data:`~nobg_metrics.ops.ccm_search.NEAR_CANDIDATES`) is NaN.
+    ``engine="data_sized"`` (the default ``"auto"`` on CPU; a metric's ``allow_host_sync=True``): the search runs on
+    each image's data-sized patch sets (host reads); ``"fixed"`` (``"auto"`` off CPU): on every grid position with
+    masks (no host read), where an image whose search overflowed its fixed near set
+    (:data:`~nobg_metrics.ops.ccm_search.NEAR_CANDIDATES`) is NaN.
 
     Args:
         image: :math:`(B, 3, H, W)` uint8 RGB.
         gt: :math:`(B, H, W)` bool.
         gamma: γ, the sharpness of the degree.
         lambda_spatial: λ, the weight of the standardised patch coordinates in the search.
-        allow_host_sync: off CPU, size the search by the data (host reads) instead of the fixed-size path.
+        engine: ``"data_sized"``, ``"fixed"`` or ``"auto"`` (above; :data:`~nobg_metrics.ops.host_reads.Engine`).
 
     Returns:
         :math:`(B, H, W)` float64 in [0, 1], zero off the gt (NaN: see above).
@@ -249,7 +256,7 @@ def camouflage_degree(image: Tensor, gt: Tensor, *, gamma: float = 8.0, lambda_s
     if height >= PATCH and width >= PATCH:  # shapes only
         background = surrounding_background(gt)
         valid_fg, valid_bg = _full_patches(gt), _full_patches(background)
-        if allow_host_sync or host_reads.free_on(image):
+        if host_reads.resolve_engine(engine, image) == "data_sized":
             similarity = _similarity_data(image, gt, valid_fg, valid_bg, lambda_spatial)
         else:
             similarity, overflow = _similarity_fixed(image, gt, valid_fg, valid_bg, lambda_spatial)

@@ -35,8 +35,9 @@ from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps, check_flag, check_number
 from nobg_metrics._matting_inputs import MatteBatch, matte_values
-from nobg_metrics.functional.matting import _matting_update, _region_sum
 from nobg_metrics.functional._per_image import mean_over_images
+from nobg_metrics.functional.matting import _matting_update, _region_sum
+from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.histogram import NUM_LEVELS
 from nobg_metrics.ops.level_components import connected_level_count
 
@@ -62,13 +63,13 @@ def threshold_steps(step: float) -> list[float]:
     return [m * step for m in range(count + 1)]
 
 
-def _connected_count(batch: MatteBatch, thresholds: Tensor, allow_host_sync: bool) -> Tensor:
+def _connected_count(batch: MatteBatch, thresholds: Tensor, engine: host_reads.Engine) -> Tensor:
     """How many leading thresholds' largest joint components hold each pixel: :math:`(B, H, W)` int32 in 0..M.
 
     Args:
         batch: the mattes (``pred``, ``gt``: :math:`(B, H, W)` float32/float64, or their uint8 levels).
         thresholds: :math:`(M + 1,)` ``t_0 = 0 < t_1 < ... < t_M`` in the mattes' dtype.
-        allow_host_sync: off CPU, label with lists sized by the data (see :func:`connectivity_error`).
+        engine: the labelling's form (:func:`~nobg_metrics.ops.level_components.connected_level_count`).
     """
     # level map n = #{m >= 1 : min(pred, gt) >= t_m}: the joint masks of all thresholds are {n >= m}
     if batch.levels is not None:  # uint8: x -> single(x)/255 is monotone, so min commutes with it; 256-entry table
@@ -78,7 +79,7 @@ def _connected_count(batch: MatteBatch, thresholds: Tensor, allow_host_sync: boo
         level_map = table.index_select(0, joint.view(-1).int()).view(joint.shape)
     else:
         level_map = torch.bucketize(torch.minimum(batch.pred, batch.gt), thresholds[1:], right=True)
-    return connected_level_count(level_map, thresholds.numel() - 1, allow_host_sync=allow_host_sync)
+    return connected_level_count(level_map, thresholds.numel() - 1, engine=engine)
 
 
 def _thresholds(batch: MatteBatch, steps: list[float]) -> Tensor:
@@ -98,7 +99,7 @@ def _phi(alpha: Tensor, level: Tensor) -> Tensor:
     return 1 - distance * (distance >= DIM_THETA)
 
 
-def _connectivity_per_image(batch: MatteBatch, steps: list[float], allow_host_sync: bool = False) -> Tensor:
+def _connectivity_per_image(batch: MatteBatch, steps: list[float], engine: host_reads.Engine = "auto") -> Tensor:
     """Per-image DIM connectivity error (raw, not /1000): :math:`(B,)` float64.
 
     ``l = t_k`` for the k leading thresholds whose largest component holds the pixel (``t_M`` -> 1). uint8
@@ -107,7 +108,7 @@ def _connectivity_per_image(batch: MatteBatch, steps: list[float], allow_host_sy
     eight passes of arithmetic).
     """
     thresholds = _thresholds(batch, steps)
-    count = _connected_count(batch, thresholds, allow_host_sync)
+    count = _connected_count(batch, thresholds, engine)
     levels = torch.cat([thresholds[:-1], torch.ones_like(thresholds[:1])])
     if batch.levels is not None:
         phi = _phi(_level_values(batch)[None, :], levels[:, None]).view(-1)  # (M + 1) * 256
@@ -125,7 +126,8 @@ def _connectivity_update(pred: InputMaps, gt: InputMaps, trimap: InputMaps | Non
                          clamp_to_trimap: bool, validate_args: bool,
                          allow_host_sync: bool = False) -> tuple[Tensor, Tensor]:
     """Sum of per-image connectivity errors and the image count: ``(float64 scalar, int64 scalar)``."""
-    per_image = partial(_connectivity_per_image, steps=threshold_steps(step), allow_host_sync=allow_host_sync)
+    engine = host_reads.engine_for(allow_host_sync)  # allow_host_sync onto the labelling's switch
+    per_image = partial(_connectivity_per_image, steps=threshold_steps(step), engine=engine)
     return _matting_update(per_image, pred, gt, trimap, clamp_to_trimap, validate_args)
 
 

@@ -56,6 +56,7 @@ from nobg_metrics.functional.ccm_filters import (  # noqa: F401 (kernel_grid_rad
     masked_sum,
 )
 from nobg_metrics.functional.ccm_inputs import InputImages, prepare_camouflage
+from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.threads import one_thread_if_small
 
 __all__ = ["camouflage_context_measure", "context_measure"]
@@ -168,7 +169,7 @@ def _camouflage_per_image(batch: SegBatch, images: Tensor, beta2: float, alpha: 
     NaN, and only then: ``cd`` depends on the uint8 image and the bool gt alone), so that
     :func:`~nobg_metrics.functional.camouflage_degree.check_overflow` tells it from a NaN input."""
     degree = camouflage_degree(images, batch.gt, gamma=gamma, lambda_spatial=lambda_spatial,
-                               allow_host_sync=allow_host_sync)
+                               engine=host_reads.engine_for(allow_host_sync))  # the one mapping onto the ops' switch
     values = _context_measure_per_image(batch, beta2, alpha, empty_gt, degree)
     return torch.where(degree.isnan().flatten(1).any(dim=1), torch.inf, values)
 

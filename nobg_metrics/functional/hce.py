@@ -15,10 +15,12 @@ and the dataset value is the mean over images. BiRefNet's tables print ``int(rou
 
 Devices: on CPU the procedure sizes its work by the data (host reads are free there). Off CPU, by default
 (``allow_host_sync=False``) it runs the sync-free path — full frames, padded lists and round counts fixed by
-the frame size (``ops.thinning.skeletonize_fixed``, ``ops.contours_fixed``, ``ops.hce_fixed``); two of those
-counts are budgets, not proofs (thinning iterations, Douglas–Peucker levels), and an image that needs more
-gets the value NaN, which makes ``hce()`` and ``HCE.compute()`` raise (:data:`BUDGET_MESSAGE`) — never a
-wrong count. ``allow_host_sync=True`` runs the data-sized path on every device (docs/hce.md, "Without host syncs").
+the frame size (the ``"fixed"`` forms of ``ops.thinning.skeletonize``, ``ops.contours.find_contours``,
+``ops.polyline.approx_poly_dp_open`` and ``functional.hce_regions.region_effort``); two of those counts are
+budgets, not proofs (thinning iterations, Douglas–Peucker levels), and an image that needs more gets the value
+NaN, which makes ``hce()`` and ``HCE.compute()`` raise (:data:`BUDGET_MESSAGE`) — never a wrong count.
+``allow_host_sync=True`` runs the data-sized path on every device (docs/hce.md, "Without host syncs"): it maps onto
+the ops' ``engine`` switch in one place, :func:`_hce_per_image`.
 
 Edge cases: an image whose prediction matches its gt scores 0 (no error region, no skeleton pixel missed);
 an empty gt has an empty skeleton, so only the false positives count. HCE is an integer count per image; the
@@ -36,9 +38,9 @@ from torch import Tensor
 from nobg_metrics._inputs import InputMaps, check_flag, check_number, check_option, prepare
 from nobg_metrics._seg_batch import SegBatch, prediction_values
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
-from nobg_metrics.functional.hce_regions import hce_counts, hce_counts_fixed
+from nobg_metrics.functional.hce_regions import hce_counts
 from nobg_metrics.ops import host_reads
-from nobg_metrics.ops.thinning import skeletonize, skeletonize_fixed
+from nobg_metrics.ops.thinning import skeletonize
 
 __all__ = ["hce", "hce_per_image"]
 
@@ -102,38 +104,32 @@ def _binarized_pred(batch: SegBatch, protocol: str) -> Tensor:
     return batch.pred > 0.5
 
 
-def _skeleton(batch: SegBatch) -> Tensor:
-    """The gt skeleton: the cached one (bool, or uint8 read as ``> 128`` like the DIS tool's ``ske`` PNGs)
-    or ``skimage.morphology.skeletonize(gt)``."""
+def _skeleton(batch: SegBatch, engine: host_reads.Engine) -> tuple[Tensor, Tensor]:
+    """``(skeleton, converged)``: the cached skeleton (bool, or uint8 read as ``> 128`` like the DIS tool's ``ske``
+    PNGs; converged) or ``skimage.morphology.skeletonize(gt)`` by the ``engine`` form (:math:`(B, H, W)` bool and
+    :math:`(B,)` bool: False where the ``"fixed"`` thinning's budget was short)."""
     cached = getattr(batch, "skeleton_raw", None)
     if cached is None:
-        gt = batch.gt
-        if host_reads.free_on(gt):  # on CPU: thin the box of the foreground (the outside stays background)
-            box = host_reads.window(gt, 0)
-            skeleton = torch.zeros_like(gt)
-            skeleton[box.crop] = skeletonize(gt[box.crop])
-            return skeleton
-        return skeletonize(gt)
-    return cached > 128 if cached.dtype == torch.uint8 else cached
+        return skeletonize(batch.gt, engine=engine)
+    skeleton = cached > 128 if cached.dtype == torch.uint8 else cached
+    return skeleton, torch.ones(skeleton.shape[0], dtype=torch.bool, device=skeleton.device)
 
 
 def _hce_per_image(batch: SegBatch, relax: int, epsilon: float, protocol: str,
                    allow_host_sync: bool = False) -> Tensor:
     """(B,) float64 per-image HCE of one equal-size group (NaN where the sync-free path's budget was short)."""
     pred = _binarized_pred(batch, protocol)
-    dis_flags = protocol == "dis"
-    if allow_host_sync or host_reads.free_on(batch.gt):
-        return hce_counts(pred, batch.gt, _skeleton(batch), relax, epsilon, dis_flags=dis_flags).double()
-    cached = getattr(batch, "skeleton_raw", None)
     gt = batch.gt
-    if cached is None:
-        skeleton, converged = skeletonize_fixed(gt)
-    else:
-        skeleton, converged = _skeleton(batch), torch.ones(gt.shape[0], dtype=torch.bool, device=pred.device)
+    # allow_host_sync onto the ops' switch, resolved once for the group: "data_sized" on CPU or when allowed
+    engine = host_reads.resolve_engine(host_reads.engine_for(allow_host_sync), gt)
+    skeleton, converged = _skeleton(batch, engine)
     count, height, width = gt.shape
-    block = max(1, FIXED_PIXELS_PER_CALL // max(1, height * width))  # memory: the padded lists grow with B
-    counts, exhausted = zip(*(hce_counts_fixed(pred[i:i + block], gt[i:i + block], skeleton[i:i + block], relax,
-                                               epsilon, dis_flags=dis_flags) for i in range(0, count, block)))
+    if count == 0:
+        return torch.zeros(0, dtype=torch.float64, device=gt.device)
+    # memory: the fixed form's padded lists grow with B, so it scores blocks of images
+    block = count if engine == "data_sized" else max(1, FIXED_PIXELS_PER_CALL // max(1, height * width))
+    counts, exhausted = zip(*(hce_counts(pred[i:i + block], gt[i:i + block], skeleton[i:i + block], relax, epsilon,
+                                         dis_flags=protocol == "dis", engine=engine) for i in range(0, count, block)))
     return torch.where(converged & ~torch.cat(exhausted), torch.cat(counts).double(), torch.nan)
 
 

@@ -6,6 +6,12 @@ Reference: PySODMetrics 1.6.2 ``HumanCorrectionEffortMeasure.cal_hce`` / ``filte
 ECCV 2022); both are the same procedure once the prediction is binarised (see :mod:`nobg_metrics.functional.hce`).
 Every step works on the whole ``(B, H, W)`` group at once; the reference's per-contour, per-point Python
 loops become a first-occurrence test, run boundaries and one batched Douglas–Peucker.
+
+Two forms, one switch (``engine`` of :func:`hce_counts` and :func:`region_effort`,
+:data:`~nobg_metrics.ops.host_reads.Engine`): ``"data_sized"`` (this module: lists sized by the data, the CPU crop
+to the box of what is set; host reads) and ``"fixed"`` (:mod:`nobg_metrics.functional.hce_regions_fixed`: full
+frames, padded lists, fixed rounds; no host read, a Douglas–Peucker budget that may be short, flagged). The ops
+below take the same switch.
 """
 
 from __future__ import annotations
@@ -13,15 +19,15 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from nobg_metrics.functional.hce_regions_fixed import region_effort_fixed
 from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.contours import find_contours
 from nobg_metrics.ops.cross_morphology import cross_dilate, cross_erode
-from nobg_metrics.ops.hce_fixed import DP_LEVELS, region_effort_fixed
 from nobg_metrics.ops.polyline import approx_poly_dp_open
 
 
-def hce_counts(pred: Tensor, gt: Tensor, skeleton: Tensor, relax: int, epsilon: float,
-               dis_flags: bool = False) -> Tensor:
+def hce_counts(pred: Tensor, gt: Tensor, skeleton: Tensor, relax: int, epsilon: float, dis_flags: bool = False, *,
+               engine: host_reads.Engine = "auto", dp_levels: int | None = None) -> tuple[Tensor, Tensor]:
     """Per-image HCE of binarised maps: FP points + FP independent regions + FN points + FN independent regions.
 
     Args:
@@ -30,23 +36,42 @@ def hce_counts(pred: Tensor, gt: Tensor, skeleton: Tensor, relax: int, epsilon: 
         skeleton: :math:`(B, H, W)` bool, the gt skeleton (``skimage.morphology.skeletonize(gt)`` or a cached one).
         relax: relaxation rounds (5); epsilon: Douglas–Peucker tolerance (2.0).
         dis_flags: count independent regions as the DIS tool does (see :func:`region_effort`).
+        engine: ``"data_sized"``, ``"fixed"`` or ``"auto"`` (module notes).
+        dp_levels: the ``"fixed"`` form's Douglas–Peucker levels (default
+            :data:`~nobg_metrics.ops.polyline.DP_LEVELS`).
 
     Returns:
-        :math:`(B,)` int64.
+        ``(counts, exhausted)``: :math:`(B,)` int64 and :math:`(B,)` bool — the ``"fixed"`` form's Douglas–Peucker
+        budget was short for that image (its count is not the reference's); all False from ``"data_sized"``.
+
+    Example:
+        >>> gt = torch.zeros(1, 30, 30, dtype=torch.bool); gt[0, 4:26, 4:26] = True
+        >>> pred = gt.clone(); pred[0, 12:15, 12:15] = False  # a hole in the object: one click
+        >>> skeleton = torch.zeros_like(gt); skeleton[0, 15, 6:24] = True
+        >>> hce_counts(pred, gt, skeleton, 5, 2.0), hce_counts(pred, gt, skeleton, 5, 2.0, engine="fixed")
+        ((tensor([1]), tensor([False])), (tensor([1]), tensor([False])))
     """
-    if host_reads.free_on(gt):
-        # on CPU: the box of everything that is set, plus relax + 1 pixels (clipped at the image edge). Outside
-        # it all is background; inside, every set pixel is farther than relax from a cut edge, so the erosion
-        # (whose outside reads as foreground) and the dilations give the same values there.
-        box = host_reads.window(gt | pred | skeleton, relax + 1)
-        if box.rows.stop == box.rows.start:
-            return torch.zeros(gt.shape[0], dtype=torch.int64, device=gt.device)
-        pred, gt, skeleton = pred[box.crop], gt[box.crop], skeleton[box.crop]
+    count = gt.shape[0]
+    if host_reads.resolve_engine(engine, gt) == "fixed":
+        tp, fp_relaxed, fn_relaxed = _relaxed_errors(pred, gt, skeleton, relax)
+        regions = torch.cat([fp_relaxed, fn_relaxed])  # both regions of every image traced in one call
+        conditions = torch.cat([cross_dilate(tp | fn_relaxed), cross_dilate(~(tp | fp_relaxed | fn_relaxed))])
+        effort, exhausted = region_effort(regions, conditions, epsilon, dis_flags, engine="fixed", dp_levels=dp_levels)
+        return effort.view(2, count).sum(dim=0), exhausted.view(2, count).any(dim=0)
+    exhausted = torch.zeros(count, dtype=torch.bool, device=gt.device)
+    # on CPU: the box of everything that is set, plus relax + 1 pixels (clipped at the image edge). Outside it all is
+    # background; inside, every set pixel is farther than relax from a cut edge, so the erosion (whose outside reads
+    # as foreground) and the dilations give the same values there. Elsewhere the whole frame (window reads nothing).
+    box = host_reads.window(gt | pred | skeleton, relax + 1)
+    if box.rows.stop == box.rows.start:
+        return torch.zeros(count, dtype=torch.int64, device=gt.device), exhausted
+    pred, gt, skeleton = pred[box.crop], gt[box.crop], skeleton[box.crop]
     tp, fp_relaxed, fn_relaxed = _relaxed_errors(pred, gt, skeleton, relax)
     # condition_FP = TP | FN_; condition_FN = 1 - (TP | FP_ | FN_); each dilated inside filter_conditional_boundary
-    fp_effort = region_effort(fp_relaxed, cross_dilate(tp | fn_relaxed), epsilon, dis_flags)
-    fn_effort = region_effort(fn_relaxed, cross_dilate(~(tp | fp_relaxed | fn_relaxed)), epsilon, dis_flags)
-    return fp_effort + fn_effort
+    fp_effort = _region_effort_data_sized(fp_relaxed, cross_dilate(tp | fn_relaxed), epsilon, dis_flags)
+    fn_effort = _region_effort_data_sized(fn_relaxed, cross_dilate(~(tp | fp_relaxed | fn_relaxed)), epsilon,
+                                          dis_flags)
+    return fp_effort + fn_effort, exhausted
 
 
 def _relaxed_errors(pred: Tensor, gt: Tensor, skeleton: Tensor, relax: int) -> tuple[Tensor, Tensor, Tensor]:
@@ -68,23 +93,8 @@ def _relaxed_errors(pred: Tensor, gt: Tensor, skeleton: Tensor, relax: int) -> t
     return tp, fp_relaxed, fn_relaxed
 
 
-def hce_counts_fixed(pred: Tensor, gt: Tensor, skeleton: Tensor, relax: int, epsilon: float,
-                     dis_flags: bool = False, dp_levels: int = DP_LEVELS) -> tuple[Tensor, Tensor]:
-    """:func:`hce_counts` with no host read (full frames, padded lists, fixed rounds: ``ops.hce_fixed``).
-
-    Returns:
-        ``(counts, exhausted)``: :math:`(B,)` int64 and :math:`(B,)` bool (the Douglas–Peucker budget
-        ``dp_levels`` was short for that image: its count is not the reference's).
-    """
-    count = gt.shape[0]
-    tp, fp_relaxed, fn_relaxed = _relaxed_errors(pred, gt, skeleton, relax)
-    regions = torch.cat([fp_relaxed, fn_relaxed])  # both regions of every image traced in one call
-    conditions = torch.cat([cross_dilate(tp | fn_relaxed), cross_dilate(~(tp | fp_relaxed | fn_relaxed))])
-    effort, exhausted = region_effort_fixed(regions, conditions, epsilon, dis_flags, dp_levels)
-    return effort.view(2, count).sum(dim=0), exhausted.view(2, count).any(dim=0)
-
-
-def region_effort(region: Tensor, condition: Tensor, epsilon: float, dis_flags: bool = False) -> Tensor:
+def region_effort(region: Tensor, condition: Tensor, epsilon: float, dis_flags: bool = False, *,
+                  engine: host_reads.Engine = "auto", dp_levels: int | None = None) -> tuple[Tensor, Tensor]:
     """Control points of the boundary runs that touch ``condition`` plus the regions no run touches.
 
     The reference walks ``cv2.findContours(region, RETR_TREE, CHAIN_APPROX_NONE)`` in order with one
@@ -103,17 +113,33 @@ def region_effort(region: Tensor, condition: Tensor, epsilon: float, dis_flags: 
         condition: :math:`(B, H, W)` bool, already dilated.
         epsilon: Douglas–Peucker tolerance.
         dis_flags: the DIS tool's flag sizing (above).
+        engine: ``"data_sized"``, ``"fixed"`` or ``"auto"`` (module notes).
+        dp_levels: the ``"fixed"`` form's Douglas–Peucker levels (default
+            :data:`~nobg_metrics.ops.polyline.DP_LEVELS`).
 
     Returns:
-        :math:`(B,)` int64.
+        ``(effort, exhausted)``: :math:`(B,)` int64 and :math:`(B,)` bool (the ``"fixed"`` form's Douglas–Peucker
+        budget was short there; all False from ``"data_sized"``).
+
+    Example:
+        >>> region = torch.zeros(1, 9, 9, dtype=torch.bool); region[0, 2:7, 2:7] = True
+        >>> condition = torch.zeros_like(region); condition[0, :, :5] = True
+        >>> region_effort(region, condition, 2.0), region_effort(region, condition, 2.0, engine="fixed")
+        ((tensor([3]), tensor([False])), (tensor([3]), tensor([False])))
     """
+    if host_reads.resolve_engine(engine, region) == "fixed":
+        return region_effort_fixed(region, condition, epsilon, dis_flags, dp_levels)
+    effort = _region_effort_data_sized(region, condition, epsilon, dis_flags)
+    return effort, torch.zeros(effort.shape, dtype=torch.bool, device=effort.device)
+
+
+def _region_effort_data_sized(region: Tensor, condition: Tensor, epsilon: float, dis_flags: bool) -> Tensor:
+    """The ``"data_sized"`` form of :func:`region_effort`: :math:`(B,)` int64."""
     count, height, width = region.shape
     device = region.device
-    found = find_contours(region)
-    points, lengths = found.points, found.lengths
+    found = find_contours(region, engine="data_sized")  # no padding: every entry is a point
+    points, contour_of_point, image_of_point = found.points, found.contour, found.image
     total = points.shape[0]
-    contour_of_point = torch.repeat_interleave(torch.arange(lengths.numel(), device=device), lengths)
-    image_of_point = found.image[contour_of_point]
     pixel = (image_of_point * height + points[:, 1]) * width + points[:, 0]
     # kept = condition & first occurrence of the pixel (visited_map over all contours of the image)
     order = torch.arange(total, device=device)
@@ -121,11 +147,10 @@ def region_effort(region: Tensor, condition: Tensor, epsilon: float, dis_flags: 
     first_seen = first_seen.scatter_reduce(0, pixel, order, "amin")
     kept = condition.reshape(-1)[pixel] & (first_seen[pixel] == order)
     # independent regions: components of the region without a kept point (labels: skimage.measure.label)
-    labels = found.labels.reshape(count, -1)
-    per_image_max = labels.amax(dim=1) if labels.numel() else labels.new_zeros(count)
+    per_image_max = found.components
     offsets = torch.cumsum(per_image_max, 0) - per_image_max
     touched = torch.zeros(int(per_image_max.sum()) + 1, dtype=torch.bool, device=device)
-    touched[labels.reshape(-1)[pixel[kept]] + offsets[image_of_point[kept]]] = True
+    touched[found.component[kept] + offsets[image_of_point[kept]]] = True
     independent = per_image_max - _touched_components(touched, offsets, per_image_max)
     if dis_flags:
         independent = torch.where(region.flatten(1).all(dim=1), 0, independent)
@@ -142,7 +167,7 @@ def region_effort(region: Tensor, condition: Tensor, epsilon: float, dis_flags: 
     run_first = torch.cumsum(run_length, 0) - run_length  # in kept_index positions
     run_contour = contour_of_point[kept_index[run_first]]
     # per contour: its first and last run; merge when >= 2 runs and the ends are 8-adjacent
-    contours = lengths.numel()
+    contours = int(contour_of_point[-1]) + 1
     first_run = torch.full((contours,), runs, dtype=torch.int64, device=device).scatter_reduce(
         0, run_contour, torch.arange(runs, device=device), "amin")
     last_run = torch.full((contours,), -1, dtype=torch.int64, device=device).scatter_reduce(
@@ -162,8 +187,8 @@ def region_effort(region: Tensor, condition: Tensor, epsilon: float, dis_flags: 
     ordering = torch.argsort(sort_key)
     final_points = points[kept_index[ordering]]
     final_run = target_run[ordering]
-    _, final_lengths = torch.unique_consecutive(final_run, return_counts=True)
-    keep = approx_poly_dp_open(final_points, final_lengths, epsilon)
+    starts = torch.cat([final_run.new_ones(1, dtype=torch.bool), final_run[1:] != final_run[:-1]])
+    keep, _ = approx_poly_dp_open(final_points, starts, epsilon, engine="data_sized")
     image_of_kept = image_of_point[kept_index[ordering]]
     control_points = torch.zeros(count, dtype=torch.int64, device=device).index_add(
         0, image_of_kept, keep.long())

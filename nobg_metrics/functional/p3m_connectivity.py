@@ -33,6 +33,7 @@ from torch import Tensor
 from nobg_metrics._inputs import InputMaps, check_flag, check_number
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.functional.matting_p3m import P3MBatch, prepare_p3m
+from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.level_components import connected_level_count
 
 __all__ = ["p3m_connectivity_error"]
@@ -78,7 +79,8 @@ def _phi(alpha: Tensor, level: Tensor) -> Tensor:
     return torch.sub(1.0, distance.mul_(distance >= theta), out=distance)
 
 
-def _p3m_connectivity_per_image(batch: P3MBatch, thresholds: list[float], allow_host_sync: bool = False) -> Tensor:
+def _p3m_connectivity_per_image(batch: P3MBatch, thresholds: list[float],
+                                engine: host_reads.Engine = "auto") -> Tensor:
     """Per-image raw P3M connectivity error (before the reference's ``/ 1000``): :math:`(B,)` float64.
 
     ``l`` takes M + 1 values (``t_0 .. t_{M-1}``, 1), indexed per pixel by ``k' = k if k < K else M``; for a uint8
@@ -88,7 +90,7 @@ def _p3m_connectivity_per_image(batch: P3MBatch, thresholds: list[float], allow_
     num_levels = len(thresholds) - 1
     steps = _fill(thresholds[1:], device)
     level_map = torch.minimum(_level_count(batch.pred_source, steps), _level_count(batch.gt_source, steps))
-    count = connected_level_count(level_map, num_levels, allow_host_sync=allow_host_sync, order="raster")  # skimage's
+    count = connected_level_count(level_map, num_levels, engine=engine, order="raster")  # skimage's tie order
     nonempty = level_map.amax(dim=(1, 2), keepdim=True).int()  # K: levels 1..K have a component, the rest are skipped
     row = torch.where(count < nonempty, count, num_levels).contiguous().view(-1)
     levels = torch.cat([_fill(thresholds[:-1], device), torch.ones(1, dtype=torch.float64, device=device)])
@@ -112,7 +114,8 @@ def _p3m_connectivity_update(pred: InputMaps, gt: InputMaps, step: float, valida
     """Sum of per-image raw connectivity errors and the image count: ``(float64 scalar, int64 scalar)``; ``trimap``
     is checked as every matting metric checks it, then ignored."""
     thresholds = p3m_thresholds(step)
-    return sum_per_image(lambda batch: _p3m_connectivity_per_image(batch, thresholds, allow_host_sync),
+    engine = host_reads.engine_for(allow_host_sync)  # allow_host_sync onto the labelling's switch
+    return sum_per_image(lambda batch: _p3m_connectivity_per_image(batch, thresholds, engine),
                          prepare_p3m(pred, gt, trimap, validate_args=validate_args))
 
 

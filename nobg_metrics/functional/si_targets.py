@@ -14,9 +14,9 @@ Two paths, one answer (:func:`find_targets`):
 
 - where host reads are free (CPU), the runs of :class:`nobg_metrics.ops.components._Runs` and exactly as many
   targets as there are (work ~ the runs of the gt);
-- elsewhere, fixed sizes: padded run and edge lists, the fixed-round union-find of
-  :func:`~nobg_metrics.ops.static_union_find.solve_planar_graph`, and ``max_targets`` slots per image; an image
-  with more targets is flagged in ``overflow`` (the metrics then refuse to compute, naming ``max_targets``).
+- elsewhere, fixed sizes: padded run and edge lists, the fixed-round union-find (the ``"fixed"`` form of
+  :func:`~nobg_metrics.ops.union_find.union_find_roots`), and ``max_targets`` slots per image; an image with more
+  targets is flagged in ``overflow`` (the metrics then refuse to compute, naming ``max_targets``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from torch import Tensor
 from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.components import _Runs
 from nobg_metrics.ops.level_components import FIXED_SLOTS_PER_CALL, _level_steps, _rises, _sorted_keys
-from nobg_metrics.ops.static_union_find import solve_planar_graph
+from nobg_metrics.ops.union_find import union_find_roots
 
 AREA_THRESHOLD = 50
 """Components of at least this many pixels are targets (``parse_connected_components(area_threshold=50)``)."""
@@ -181,7 +181,7 @@ def _fixed_targets(gt: Tensor, max_targets: int) -> Targets:
         keys = _sorted_keys(upper, edge_level, pixels, 1)
         upper_run = torch.searchsorted(start_keys, keys, right=True) - 1  # padding: the last run, twice (a loop)
         lower_run = torch.searchsorted(start_keys, keys + w, right=True) - 1
-        parent = solve_planar_graph(runs, upper_run, lower_run, h)
+        parent = union_find_roots(runs, upper_run, lower_run, engine="fixed", first_chains=h)
     image = torch.where(real, torch.div(start, image_pixels, rounding_mode="floor"), b)  # padding: image b
     within = start % image_pixels
     area, top, bottom, left, right = _component_boxes(

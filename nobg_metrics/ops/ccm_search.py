@@ -1,12 +1,13 @@
 """The exact 1-NN search of CCm's camouflage degree (PySODMetrics 1.6.2 ``CamouflageContextMeasure``: sklearn
-``NearestNeighbors(1)`` brute force of each foreground patch among the background patches), two ways:
+``NearestNeighbors(1)`` brute force of each foreground patch among the background patches): one function,
+:func:`nearest_background`, two forms (``engine``, :data:`~nobg_metrics.ops.host_reads.Engine`):
 
-- :func:`nearest_background`: the data-sized search on the valid patches of one image (host reads: the ambiguous
+- ``"data_sized"``: image by image on the listed queries and candidates (host reads: the lists, the ambiguous
   queries and their near candidates are ``nonzero`` lists). The CPU path, and ``allow_host_sync=True`` elsewhere.
-- :func:`nearest_background_fixed`: the sync-free search of a batch over **every** patch position of the grid, with
-  validity masks: shapes depend only on ``(B, H, W)``; invalid candidates rank at ``+inf``; each query keeps its
-  :data:`NEAR_CANDIDATES` lowest in float32 and recomputes the float64 distances of those within the rounding bound.
-  A query with more candidates within the bound than that is flagged (never a silently different answer).
+- ``"fixed"``: the whole batch over every position, with the masks: shapes depend only on the input's; invalid
+  candidates rank at ``+inf``; each query keeps its :data:`NEAR_CANDIDATES` lowest in float32 and recomputes the
+  float64 distances of those within the rounding bound. A query with more candidates within the bound than that is
+  flagged (never a silently different answer).
 
 Both rank by the float32 matrix-product form ``|x|² - 2 q·x`` of features centred on the candidates' mean and
 decide every candidate within a bound of that product's rounding by ``Σ (q - x)²`` in float64, the smallest, then
@@ -18,6 +19,10 @@ from __future__ import annotations
 
 import torch
 from torch import Tensor
+
+from nobg_metrics.ops import host_reads
+
+__all__ = ["NEAR_CANDIDATES", "nearest_background"]
 
 _QUERY_BLOCK_ELEMENTS = 1 << 22
 """Distance-matrix entries per block of queries (16 MB of float32: blocks of 100s of queries keep the matrix product efficient;
@@ -38,8 +43,49 @@ def _rounding_bound(centred_queries: Tensor, largest_square: Tensor, features: i
     return (4 * _EPS32 * (features + 2) * (largest_square + centred_queries.pow(2).sum(dim=-1)) + 0.01).float()
 
 
-def nearest_background(queries: Tensor, candidates: Tensor) -> Tensor:
-    """Index of each query's nearest candidate (Euclidean; exact ties to the lower index), data-sized.
+def nearest_background(features: Tensor, is_query: Tensor, is_candidate: Tensor, *,
+                       engine: host_reads.Engine = "auto", near_candidates: int | None = None) -> tuple[Tensor, Tensor]:
+    """Each query's nearest candidate among the same positions (Euclidean; exact ties to the lower index).
+
+    Args:
+        features: :math:`(B, G, D)` float64 (float32 values; the last two columns the coordinates).
+        is_query, is_candidate: :math:`(B, G)` bool, disjoint.
+        engine: ``"data_sized"`` (image by image on the listed positions, host reads), ``"fixed"`` (every position,
+            no host read) or ``"auto"`` (``"data_sized"`` where host reads are free, else ``"fixed"``).
+        near_candidates: the ``"fixed"`` form's float64 recomputations per query (default :data:`NEAR_CANDIDATES`).
+
+    Returns:
+        ``(index, overflow)``: :math:`(B, G)` int64, at each query with candidates its nearest candidate's position
+        (elsewhere unspecified; the forms may differ there), and :math:`(B,)` bool, an image with a query whose near
+        set exceeded ``near_candidates`` (``"fixed"`` only: then its answer may not be the nearest; all False from
+        ``"data_sized"``).
+
+    Example:
+        >>> x = torch.tensor([[[0.0, 0, 0], [2, 0, 0], [1, 0, 0], [4, 0, 0], [3, 0, 0.1]]], dtype=torch.float64)
+        >>> query = torch.tensor([[False, False, True, False, True]]); candidate = ~query
+        >>> index, overflow = nearest_background(x, query, candidate)
+        >>> index[0, 2].item(), index[0, 4].item(), overflow.tolist()  # query 2 ties between 0 and 1: the lower
+        (0, 1, [False])
+        >>> index, overflow = nearest_background(x, query, candidate, engine="fixed")
+        >>> index[0, 2].item(), index[0, 4].item(), overflow.tolist()
+        (0, 1, [False])
+    """
+    if host_reads.resolve_engine(engine, features) == "fixed":
+        return _search_fixed(features, is_query, is_candidate,
+                             NEAR_CANDIDATES if near_candidates is None else near_candidates)
+    index = torch.zeros(is_query.shape, dtype=torch.int64, device=features.device)
+    for image in range(features.shape[0]):  # the images of a batch, each on its data-sized lists
+        queries, candidates = is_query[image].nonzero()[:, 0], is_candidate[image].nonzero()[:, 0]
+        if queries.numel() and candidates.numel():
+            nearest = _search_listed(features[image].index_select(0, queries),
+                                     features[image].index_select(0, candidates))
+            index[image].index_copy_(0, queries, candidates.index_select(0, nearest))
+    return index, torch.zeros(features.shape[0], dtype=torch.bool, device=features.device)
+
+
+def _search_listed(queries: Tensor, candidates: Tensor) -> Tensor:
+    """The ``"data_sized"`` form on listed queries :math:`(Q, D)` and candidates :math:`(N, D)` (float64): the index
+    of each query's nearest candidate, :math:`(Q,)` int64.
 
     Every candidate is ranked by ``|x|² - 2 q·x`` (one float32 matrix product of the features centred on the
     candidates' mean, augmented by a column of ones / of ``|x|²``: the Lab products stay exact integers), in blocks
@@ -48,18 +94,6 @@ def nearest_background(queries: Tensor, candidates: Tensor) -> Tensor:
     float64, ``Σ (q - x)²``, and the smallest, then the lowest index, wins. The ambiguous queries and their near
     candidates are data-sized lists (host reads off CPU). The features' last two columns are the coordinates.
 
-    Args:
-        queries: :math:`(Q, D)` float64 (float32 values).
-        candidates: :math:`(N, D)` float64.
-
-    Returns:
-        :math:`(Q,)` int64.
-
-    Example:
-        >>> x = torch.tensor([[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [4.0, 0.0, 0.0]], dtype=torch.float64)
-        >>> q = torch.tensor([[1.0, 0.0, 0.0], [3.0, 0.0, 0.1]], dtype=torch.float64)
-        >>> nearest_background(q, x).tolist()  # a tie at the first: the lower index
-        [0, 1]
     """
     count = candidates.shape[0]
     if count == 1:
@@ -95,10 +129,9 @@ def nearest_background(queries: Tensor, candidates: Tensor) -> Tensor:
     return best
 
 
-def nearest_background_fixed(features: Tensor, is_query: Tensor, is_candidate: Tensor,
-                             near_candidates: int = NEAR_CANDIDATES) -> tuple[Tensor, Tensor]:
-    """Each query's nearest candidate among the same positions (Euclidean; exact ties to the lower index), with
-    shapes fixed by the inputs' (no host read).
+def _search_fixed(features: Tensor, is_query: Tensor, is_candidate: Tensor,
+                  near_candidates: int) -> tuple[Tensor, Tensor]:
+    """The ``"fixed"`` form of :func:`nearest_background`: shapes fixed by the inputs' (no host read).
 
     The positions are sorted (stably) queries first, candidates last: then every query's candidates lie after it,
     so a block of query rows ``[s, e)`` is ranked against columns ``[s, G)`` only — half the full product, whatever
@@ -106,22 +139,6 @@ def nearest_background_fixed(features: Tensor, is_query: Tensor, is_candidate: T
     products over fixed blocks; the ``near_candidates`` lowest of each query (``topk``) within the rounding bound of
     the lowest are recomputed in float64 (the stable sort keeps the candidates' order: the lowest sorted index is the
     lowest index). A query whose ``near_candidates``-th lowest is still within the bound may have more: flagged.
-
-    Args:
-        features: :math:`(B, G, D)` float64 (float32 values; the last two columns the coordinates).
-        is_query, is_candidate: :math:`(B, G)` bool, disjoint.
-        near_candidates: the float64 recomputations per query.
-
-    Returns:
-        ``(index, overflow)``: :math:`(B, G)` int64 (meaningful at the queries with candidates) and :math:`(B,)` bool,
-        an image with a query whose near set exceeded ``near_candidates``.
-
-    Example:
-        >>> x = torch.tensor([[[0.0, 0, 0], [2, 0, 0], [1, 0, 0], [4, 0, 0], [3, 0, 0.1]]], dtype=torch.float64)
-        >>> query = torch.tensor([[False, False, True, False, True]]); candidate = ~query
-        >>> index, overflow = nearest_background_fixed(x, query, candidate)
-        >>> index[0, 2].item(), index[0, 4].item(), overflow.tolist()  # query 2 ties between 0 and 1: the lower
-        (0, 1, [False])
     """
     batch, positions, dimension = features.shape
     order = torch.where(is_query, 0, torch.where(is_candidate, 2, 1)).sort(dim=1, stable=True).indices  # (B, G)

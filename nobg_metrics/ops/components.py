@@ -3,21 +3,24 @@
 Algorithm (docs/connected_components.md): every horizontal run of foreground pixels is one node
 (runs are numbered in raster order by a cumulative sum of run starts, so a row needs no propagation at
 all); two runs in consecutive rows are joined by one edge per overlap (4-connectivity) or per touching
-offset (8-connectivity). The run graph is solved by union-find with **min-root hooking and pointer
-jumping**: each round hooks every root that has an edge to a smaller root onto the smallest such root
-(``scatter_reduce(amin)``), then compresses all paths by ``parent = parent[parent]`` until stable.
+offset (8-connectivity). The run graph is solved by the ``"data_sized"`` form of
+:func:`nobg_metrics.ops.union_find.union_find_roots`: **min-root hooking and pointer jumping** to convergence.
 Every root that is not a local minimum of its neighbours is absorbed in a round, so the number of
 super-nodes at least halves along any path: O(log n) rounds even for spirals and snakes, each round
 fully vectorised over the whole (B, H, W) batch. Edges that became internal are dropped every round.
 
-Device syncs: the convergence tests (``while`` a root changed) and ``nonzero`` need the host; they are
-confined to this op and there are O(log n) of them. Nothing is capped: the loops run to convergence.
+Device syncs: the convergence tests (``while`` a root changed) and ``nonzero`` need the host; there are
+O(log n) of them. Nothing is capped: the loops run to convergence. This labelling has that one form; the
+sync-free labellings of runs are those of :mod:`nobg_metrics.ops.level_components` (largest components of
+level sets) and :mod:`nobg_metrics.ops.contours_fixed` (the labels border following needs).
 """
 
 from __future__ import annotations
 
 import torch
 from torch import Tensor
+
+from nobg_metrics.ops.union_find import union_find_roots
 
 
 def _as_batch(mask: Tensor) -> Tensor:
@@ -28,15 +31,6 @@ def _as_batch(mask: Tensor) -> Tensor:
     if mask.ndim != 3:
         raise ValueError(f"`mask` must have shape (B, H, W) or (H, W), got {tuple(mask.shape)}")
     return mask.contiguous()  # runs are read as flat memory: views of any strides are copied once
-
-
-def _compress(parent: Tensor) -> Tensor:
-    """Pointer jumping ``parent = parent[parent]`` until every node points at its root."""
-    while True:
-        grand = parent.index_select(0, parent)
-        if torch.equal(grand, parent):
-            return parent
-        parent = grand
 
 
 def _first_of_segments(mask: Tensor, last: bool = False) -> Tensor:
@@ -67,28 +61,6 @@ def _touching_rows(fg: Tensor, shift: int) -> Tensor:
     return (image * h + row) * w + column + left
 
 
-def solve_run_graph(parent: Tensor, first: Tensor, second: Tensor) -> Tensor:
-    """Union-find over a graph given as edge lists: min-root hooking + pointer jumping, to convergence.
-
-    Args:
-        parent: :math:`(R,)` int64, usually ``arange(R)`` (every node its own root).
-        first, second: :math:`(K,)` int64 node ids, one edge per position.
-
-    Returns:
-        :math:`(R,)` the root of every node: the smallest node id of its component.
-    """
-    edges = torch.stack([first, second])  # (2, K)
-    while True:
-        roots = parent.index_select(0, edges.view(-1)).view(2, -1)
-        open_edges = torch.nonzero(roots[0] != roots[1]).squeeze(1)
-        if open_edges.numel() == 0:
-            return parent
-        edges = edges.index_select(1, open_edges)
-        roots = roots.index_select(1, open_edges)
-        low, high = torch.minimum(roots[0], roots[1]), torch.maximum(roots[0], roots[1])
-        parent = _compress(parent.scatter_reduce(0, high, low, "amin"))
-
-
 class _Runs:
     """Horizontal runs of a (B, H, W) mask: starts, ends, lengths, and the run graph solved to roots.
 
@@ -112,8 +84,8 @@ class _Runs:
         shifts = (0,) if connectivity == 4 else (-1, 0, 1)
         upper = [_touching_rows(fg, shift) for shift in shifts]
         lower = [where + (w + shift) for where, shift in zip(upper, shifts)]
-        parent = torch.arange(self.start_index.numel() + 1, device=fg.device)
-        self.parent = solve_run_graph(parent, self.ids_at(torch.cat(upper)), self.ids_at(torch.cat(lower)))
+        self.parent = union_find_roots(self.start_index.numel() + 1, self.ids_at(torch.cat(upper)),
+                                       self.ids_at(torch.cat(lower)), engine="data_sized")
 
     @property
     def run_id(self) -> Tensor:

@@ -29,114 +29,76 @@ pixel, foreground is 8-connected, background 4-connected). What this module repr
   ``H``'s border the outer border of the component left of ``H``'s first pixel. Computed by levels of the
   tree (subtree sizes bottom-up, offsets top-down).
 
-Host reads: data-sized index lists (border pixels, states, contours) and one loop over tree depth; a CPU
-path (which also crops the batch to the bounding box of its foreground first). Nothing loops over pixels or
-points in Python. The sync-free variant (frame-sized padded lists, fixed rounds) is
-:func:`nobg_metrics.ops.contours_fixed.trace_contours_fixed`.
+Two forms, one switch (``engine``, :data:`~nobg_metrics.ops.host_reads.Engine`), the same :class:`Contours`:
+
+- ``"data_sized"`` (this module): index lists sized by the data (border pixels, states, contours) and one loop over
+  tree depth; on CPU the batch is first cropped to the bounding box of its foreground. Host reads, free on CPU.
+- ``"fixed"`` (:mod:`nobg_metrics.ops.contours_fixed`): a padded list of ``8 B (H+2) (W+2)`` entries, fixed round
+  counts: no host read (the sync-free path on an accelerator).
+
+``"auto"`` picks ``"data_sized"`` where host reads are free (CPU), else ``"fixed"``. Nothing loops over pixels or
+points in Python.
 """
 
 from __future__ import annotations
-
-import functools
-from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
 from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.components import connected_components
+from nobg_metrics.ops.contour_steps import DIRECTIONS, Contours, first_in_order, next_direction_table
+from nobg_metrics.ops.contours_fixed import trace_fixed
 
-# OpenCV's 3x3 deltas, s = 0..7: E, NE, N, NW, W, SW, S, SE as (row, col)
-_DIRECTIONS = ((0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1), (1, 0), (1, 1))
-
-
-@dataclass
-class Contours:
-    """The contours of a batch, in OpenCV's ``RETR_TREE`` order per image, images one after the other.
-
-    Attributes:
-        points: :math:`(P, 2)` int64 ``(x, y)`` = (column, row) of every contour point, contour after contour.
-        lengths: :math:`(K,)` int64 points per contour.
-        image: :math:`(K,)` int64 the image of each contour (non-decreasing).
-        is_hole: :math:`(K,)` bool hole borders.
-        labels: :math:`(B, H, W)` int64 the 8-connected foreground labels (``skimage.measure.label`` numbering,
-            1..n per image, 0 background), a by-product the caller may reuse.
-    """
-
-    points: Tensor
-    lengths: Tensor
-    image: Tensor
-    is_hole: Tensor
-    labels: Tensor
+__all__ = ["Contours", "find_contours"]
 
 
-@functools.lru_cache(maxsize=8)
-def _next_direction_table(device: torch.device) -> Tensor:
-    """(256, 8) int64: for an occupancy code (bit s = neighbour s is foreground) and a back direction b, the
-    first foreground direction among b+1, ..., b+8 (mod 8); -1 for code 0."""
-    code = torch.arange(256, device=device).unsqueeze(1)
-    back = torch.arange(8, device=device).unsqueeze(0)
-    table = torch.full((256, 8), -1, dtype=torch.int64, device=device)
-    for step in range(8, 0, -1):  # 8 fixed rounds over the whole table: the smallest step wins
-        direction = (back + step) % 8
-        table = torch.where(((code >> direction) & 1) == 1, direction, table)
-    return table
-
-
-def _first_in_order(occupancy: Tensor, order: tuple[int, ...]) -> Tensor:
-    """The first direction of ``order`` whose neighbour is foreground (``occupancy``: (K, 8) bool)."""
-    out = torch.full((occupancy.shape[0],), -1, dtype=torch.int64, device=occupancy.device)
-    for direction in reversed(order):
-        out = torch.where(occupancy[:, direction], direction, out)
-    return out
-
-
-def find_contours(mask: Tensor) -> Contours:
-    """``cv2.findContours(mask, RETR_TREE, CHAIN_APPROX_NONE)`` of each image of a batch.
+def find_contours(mask: Tensor, *, engine: host_reads.Engine = "auto") -> Contours:
+    """``cv2.findContours(mask, RETR_TREE, CHAIN_APPROX_NONE)`` of each image of a batch, as one list of points.
 
     Args:
         mask: :math:`(B, H, W)` or :math:`(H, W)` bool.
+        engine: ``"data_sized"`` (host reads), ``"fixed"`` (no host read, a padded list) or ``"auto"``
+            (``"data_sized"`` where host reads are free, else ``"fixed"``); see the module notes.
 
     Returns:
-        :class:`Contours`.
+        :class:`Contours`: the same values on the real points from either form.
 
     Example:
         >>> ring = torch.ones(4, 4, dtype=torch.bool); ring[1:3, 1:3] = False
         >>> found = find_contours(ring)
-        >>> found.lengths.tolist(), found.is_hole.tolist()
+        >>> torch.bincount(found.contour).tolist(), found.hole[[0, -1]].tolist()
         ([12, 8], [False, True])
         >>> found.points[:4].tolist()
         [[0, 0], [0, 1], [0, 2], [0, 3]]
+        >>> fixed = find_contours(ring, engine="fixed")
+        >>> int(fixed.real.sum()), torch.equal(fixed.points[fixed.real], found.points)
+        (20, True)
     """
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
         raise TypeError(f"`mask` must be a bool tensor, got {getattr(mask, 'dtype', type(mask).__name__)}")
     if mask.ndim not in (2, 3):
         raise ValueError(f"`mask` must have shape (B, H, W) or (H, W), got {tuple(mask.shape)}")
     batch = mask.unsqueeze(0) if mask.ndim == 2 else mask
-    if host_reads.free_on(batch):  # on CPU: trace the bounding box of the foreground (the padding is background)
-        box = host_reads.window(batch, 0)
-        if (box.rows.stop - box.rows.start, box.cols.stop - box.cols.start) != tuple(batch.shape[1:]):
-            found = _find_contours(batch[box.crop])
-            found.points = found.points + torch.tensor([box.cols.start, box.rows.start], device=batch.device)
-            labels = torch.zeros(batch.shape, dtype=torch.int64, device=batch.device)
-            labels[box.crop] = found.labels
-            found.labels = labels if mask.ndim == 3 else labels[0]
-            return found
-    found = _find_contours(batch)
-    if mask.ndim == 2:
-        found.labels = found.labels[0]
+    if host_reads.resolve_engine(engine, batch) == "fixed":
+        return trace_fixed(batch)
+    box = host_reads.window(batch, 0)  # on CPU: trace the bounding box of the foreground (the padding is background)
+    if (box.rows.stop - box.rows.start, box.cols.stop - box.cols.start) == tuple(batch.shape[1:]):
+        return _find_contours(batch)
+    found = _find_contours(batch[box.crop])
+    found.points = found.points + torch.tensor([box.cols.start, box.rows.start], device=batch.device)
     return found
 
 
 def _find_contours(batch: Tensor) -> Contours:
-    """:func:`find_contours` of a :math:`(B, H, W)` batch."""
+    """The ``"data_sized"`` form of :func:`find_contours` on a :math:`(B, H, W)` batch."""
     count, height, width = batch.shape
     device = batch.device
     stride, plane = width + 2, (height + 2) * (width + 2)
     padded = torch.zeros((count, height + 2, width + 2), dtype=torch.bool, device=device)
     padded[:, 1:-1, 1:-1] = batch
     flat = padded.view(-1)
-    delta = torch.tensor([dy * stride + dx for dy, dx in _DIRECTIONS], dtype=torch.int64, device=device)
+    delta = torch.tensor([dy * stride + dx for dy, dx in DIRECTIONS], dtype=torch.int64, device=device)
     fg_labels = connected_components(padded, 8)
     bg_labels = connected_components(~padded, 4)
     fg_ids, fg_first = _global_labels(fg_labels)
@@ -169,13 +131,15 @@ def _find_contours(batch: Tensor) -> Contours:
     border_id = torch.full((flat.numel(),), -1, dtype=torch.int64, device=device)
     border_id[pixel] = torch.arange(pixel.numel(), device=device)
     start_occupancy = occupancy[border_id[starts]]
-    first_dir = torch.where(is_hole, _first_in_order(start_occupancy, (7, 6, 5, 4, 3, 2, 1)),
-                            _first_in_order(start_occupancy, (3, 2, 1, 0, 7, 6, 5)))
+    first_dir = torch.where(is_hole, first_in_order(start_occupancy, (7, 6, 5, 4, 3, 2, 1)),
+                            first_in_order(start_occupancy, (3, 2, 1, 0, 7, 6, 5)))
     lengths, points = _walk(pixel, occupancy, border_id, delta, border_id[starts], first_dir, order)
     rows, cols = (points % plane) // stride - 1, points % stride - 1
-    labels = fg_labels[:, 1:-1, 1:-1]
-    return Contours(points=torch.stack([cols, rows], dim=1), lengths=lengths, image=starts[order] // plane,
-                    is_hole=is_hole[order], labels=labels)
+    contour = torch.repeat_interleave(torch.arange(lengths.numel(), device=device), lengths)  # data-sized
+    components = fg_labels.flatten(1).amax(dim=1) if count else torch.zeros(0, dtype=torch.int64, device=device)
+    return Contours(points=torch.stack([cols, rows], dim=1), real=torch.ones_like(points, dtype=torch.bool),
+                    image=(starts[order] // plane)[contour], contour=contour, hole=is_hole[order][contour],
+                    component=fg_labels.view(-1)[points], components=components)
 
 
 def _global_labels(labels: Tensor) -> tuple[Tensor, Tensor]:
@@ -246,7 +210,7 @@ def _walk(pixel: Tensor, occupancy: Tensor, border_id: Tensor, delta: Tensor, st
     owner, back = torch.nonzero(valid, as_tuple=True)
     states = owner.numel()
     code = (occupancy.long() * (1 << torch.arange(8, device=device))).sum(dim=1)
-    direction = _next_direction_table(device)[code[owner], back]
+    direction = next_direction_table(device)[code[owner], back]
     successor_border = border_id[pixel[owner] + delta[direction]]
     succ = torch.where(successor_border >= 0, state_id[successor_border.clamp_min(0), direction ^ 4],
                        torch.arange(states, device=device))

@@ -1,13 +1,15 @@
-"""Border following with no host sync: the contours of :func:`nobg_metrics.ops.contours.find_contours` as a
-padded list whose every size comes from the frame (B, H, W) only, and whose every loop has a fixed count.
+"""The ``"fixed"`` form of :func:`nobg_metrics.ops.contours.find_contours`: border following with no host sync, the
+contours as a padded list whose every size comes from the frame (B, H, W) only, and whose every loop has a fixed
+count.
 
-The same procedure as :mod:`nobg_metrics.ops.contours` (Suzuki & Abe 1985 as OpenCV 4.14 implements it;
-read that module first), with each data-sized step replaced:
+The same procedure as the ``"data_sized"`` form in :mod:`nobg_metrics.ops.contours` (Suzuki & Abe 1985 as OpenCV
+4.14 implements it; read that module first), with each data-sized step replaced:
 
 - **Labels** (foreground 8-components, background 4-components of the padded frame): horizontal runs numbered
-  by a running sum of run starts, their graph solved by :func:`~nobg_metrics.ops.static_union_find.
-  solve_planar_graph` (fixed rounds). The edge lists hold one slot per (pixel, shift); a pixel that does not
-  start an overlap gives the self-loop 0 → 0. A component is named by its smallest run id.
+  by a running sum of run starts, their graph solved by the ``"fixed"`` form of
+  :func:`~nobg_metrics.ops.union_find.union_find_roots` (fixed rounds). The edge lists hold one slot per
+  (pixel, shift); a pixel that does not start an overlap gives the self-loop 0 → 0. A component is named by its
+  smallest run id.
 - **Nodes** live at fixed slots: the outer border of the component whose first pixel is ``p`` at ``p``, the
   border of the hole left of whose first pixel ``p`` lies at ``N + p`` (``N = B (H+2) (W+2)``), the virtual
   root of image ``b`` at ``2N + b``; slots without a border exist but are ignored.
@@ -22,6 +24,9 @@ read that module first), with each data-sized step replaced:
 - **The list**: every state on a contour gets the key (contour preorder, position in the contour); one sort
   of the ``8N`` keys puts the contour points first, in OpenCV's order, and the padding (key ∞) after them.
   A one-pixel component is a contour of one point; its (otherwise invalid) state ``(p, 0)`` stands for it.
+- **The fields** of :class:`~nobg_metrics.ops.contour_steps.Contours`: a contour's index is a running count of
+  contour changes along the list; a component's skimage label is the running count of component first pixels
+  (raster order) at its first pixel, less those of the images before.
 
 Host reads: none (every shape and round count is a function of (B, H, W); tested with the recorder of
 ``tests/helpers/syncs.py``). Cost: a few sorts and ~40 gathers over ``8N`` states — the price of not knowing
@@ -31,47 +36,18 @@ how many contour points there are.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
-from nobg_metrics.ops.contours import (
-    _DIRECTIONS,
-    _first_in_order,
-    _next_direction_table,
-)
-from nobg_metrics.ops.static_union_find import solve_planar_graph
-
-
-@dataclass
-class FixedContours:
-    """The contours of a batch as a padded list of fixed length ``S = 8 B (H+2) (W+2)``.
-
-    Attributes:
-        x, y: :math:`(S,)` int64 column and row (of the unpadded image) of every listed point; in OpenCV's
-            ``RETR_TREE`` order per image, images one after the other; padding after all real points.
-        image: :math:`(S,)` int64 the image of each point (padding: B).
-        contour: :math:`(S,)` int64 an id of each point's contour (distinct contours, distinct ids; equal
-            ids are consecutive); padding: -1.
-        real: :math:`(S,)` bool, False on the padding.
-        component: :math:`(S,)` int64 an id of the 8-connected component of each point (padding: 0).
-        components: :math:`(B,)` int64 the number of 8-connected components of each image.
-    """
-
-    x: Tensor
-    y: Tensor
-    image: Tensor
-    contour: Tensor
-    real: Tensor
-    component: Tensor
-    components: Tensor
+from nobg_metrics.ops.contour_steps import DIRECTIONS, Contours, first_in_order, next_direction_table
+from nobg_metrics.ops.union_find import union_find_roots
 
 
 @functools.lru_cache(maxsize=16)
 def _deltas(stride: int, device: torch.device) -> Tensor:
     """(8,) int64 flat offsets of OpenCV's directions in a padded frame of row ``stride`` (made once)."""
-    return torch.tensor([dy * stride + dx for dy, dx in _DIRECTIONS], dtype=torch.int64, device=device)
+    return torch.tensor([dy * stride + dx for dy, dx in DIRECTIONS], dtype=torch.int64, device=device)
 
 
 def _run_labels(fg: Tensor, connectivity: int) -> tuple[Tensor, Tensor, Tensor]:
@@ -97,7 +73,7 @@ def _run_labels(fg: Tensor, connectivity: int) -> tuple[Tensor, Tensor, Tensor]:
         heads.append(torch.where(first, run_id[grid + w + shift], 0).reshape(-1))
     if not tails:
         return run_id, flat_starts, run_id
-    parent = solve_planar_graph(nodes, torch.cat(tails), torch.cat(heads), first_chains=h)
+    parent = union_find_roots(nodes, torch.cat(tails), torch.cat(heads), engine="fixed", first_chains=h)
     return parent[run_id], flat_starts, run_id
 
 
@@ -133,20 +109,21 @@ def _tree_preorder(parent: Tensor, key: Tensor, attached: Tensor, virtual: Tenso
     return weight[:nodes]  # down-steps from down(v) to the end: descending in preorder
 
 
-def trace_contours_fixed(mask: Tensor) -> FixedContours:
-    """The contours of ``cv2.findContours(mask, RETR_TREE, CHAIN_APPROX_NONE)`` per image, with no host read.
+def trace_fixed(mask: Tensor) -> Contours:
+    """The contours of ``cv2.findContours(mask, RETR_TREE, CHAIN_APPROX_NONE)`` per image, with no host read: the
+    ``"fixed"`` form of :func:`~nobg_metrics.ops.contours.find_contours` (call that).
 
     Args:
         mask: :math:`(B, H, W)` bool.
 
     Returns:
-        :class:`FixedContours` (``S = 8 B (H+2) (W+2)`` entries).
+        :class:`~nobg_metrics.ops.contour_steps.Contours` with ``S = 8 B (H+2) (W+2)`` entries.
 
     Example:
         >>> ring = torch.ones(1, 4, 4, dtype=torch.bool); ring[0, 1:3, 1:3] = False
-        >>> found = trace_contours_fixed(ring)
-        >>> int(found.real.sum()), found.x[:4].tolist(), found.y[:4].tolist()
-        (20, [0, 0, 0, 0], [0, 1, 2, 3])
+        >>> found = trace_fixed(ring)
+        >>> int(found.real.sum()), found.points[:4].tolist(), found.contour[[0, 19, 20]].tolist()
+        (20, [[0, 0], [0, 1], [0, 2], [0, 3]], [0, 1, -1])
     """
     count, height, width = mask.shape
     device = mask.device
@@ -155,7 +132,7 @@ def trace_contours_fixed(mask: Tensor) -> FixedContours:
     padded[:, 1:-1, 1:-1] = mask
     flat = padded.view(-1)
     n = flat.numel()
-    shifts = [dy * stride + dx for dy, dx in _DIRECTIONS]
+    shifts = [dy * stride + dx for dy, dx in DIRECTIONS]
     delta = _deltas(stride, device)
     fg_root, fg_starts, fg_run = _run_labels(padded, 8)
     bg_root, bg_starts, bg_run = _run_labels(~padded, 4)
@@ -193,13 +170,13 @@ def trace_contours_fixed(mask: Tensor) -> FixedContours:
     code = (occupancy.long() << torch.arange(8, device=device)).sum(dim=1)
     border = flat & (code != 255)
     valid = border.unsqueeze(1) & occupancy
-    direction = _next_direction_table(device)[code]  # (N, 8): next direction for each back direction
+    direction = next_direction_table(device)[code]  # (N, 8): next direction for each back direction
     successor_pixel = (pixels.unsqueeze(1) + delta[direction.clamp(min=0)]).clamp(0, n - 1)
     states = torch.arange(8 * n, device=device).view(n, 8)
     succ = torch.where(valid & border[successor_pixel], successor_pixel * 8 + (direction ^ 4), states).view(-1)
     single = outer & ~occupancy.any(dim=1)
-    outer_state = pixels * 8 + _first_in_order(occupancy, (3, 2, 1, 0, 7, 6, 5)).clamp(min=0)
-    hole_state = pixels * 8 + _first_in_order(occupancy, (7, 6, 5, 4, 3, 2, 1)).clamp(min=0)
+    outer_state = pixels * 8 + first_in_order(occupancy, (3, 2, 1, 0, 7, 6, 5)).clamp(min=0)
+    hole_state = pixels * 8 + first_in_order(occupancy, (7, 6, 5, 4, 3, 2, 1)).clamp(min=0)
     walks = torch.cat([outer & ~single, hole])
     start_state = torch.where(walks, torch.cat([outer_state, hole_state]), 8 * n)
     node_of_start = torch.full((8 * n + 1,), -1, dtype=torch.int64, device=device)
@@ -232,12 +209,20 @@ def trace_contours_fixed(mask: Tensor) -> FixedContours:
     real = member[order]
     pixel = torch.where(real, torch.div(order, 8, rounding_mode="floor"), 0)
     within = pixel % plane
-    return FixedContours(
-        x=torch.where(real, within % stride - 1, 0),
-        y=torch.where(real, torch.div(within, stride, rounding_mode="floor") - 1, 0),
-        image=torch.where(real, image_of_pixel[pixel], count),
-        contour=torch.where(real, node_of_state[order], -1),
+    node = node_of_state[order]
+    changes = real & torch.cat([real.new_ones(1), node[1:] != node[:-1]])  # distinct contours have distinct nodes
+    components = outer.view(count, plane).sum(dim=1)
+    # skimage's labels: the components' first pixels counted in raster order, less those of the images before
+    first_rank = (torch.cumsum(outer, 0).view(count, plane) - (torch.cumsum(components, 0) - components)[:, None])
+    first_rank = first_rank.view(-1)
+    label = first_rank.index_select(0, fg_first_pixel.index_select(0, fg_root))
+    return Contours(
+        points=torch.stack([torch.where(real, within % stride - 1, 0),
+                            torch.where(real, torch.div(within, stride, rounding_mode="floor") - 1, 0)], dim=1),
         real=real,
-        component=torch.where(real, fg_root[pixel], 0),
-        components=outer.view(count, plane).sum(dim=1),
+        image=torch.where(real, image_of_pixel[pixel], count),
+        contour=torch.where(real, torch.cumsum(changes, 0) - 1, -1),
+        hole=real & (node >= n),
+        component=torch.where(real, label[pixel], 0),
+        components=components,
     )

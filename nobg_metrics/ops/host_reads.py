@@ -5,11 +5,16 @@ data (the feature columns of a distance transform, the gt's box of the weighted 
 On an accelerator the same read stalls the host until the device catches up, so those ops take a
 fixed-size path instead. Both paths give the same numbers; tests force the device paths on CPU by
 monkeypatching :func:`free_on`.
+
+An op with both forms takes one switch, ``engine`` (:data:`Engine`): ``"data_sized"`` sizes its lists and loops by
+the data (host reads), ``"fixed"`` sizes everything by the input's shape and runs fixed round counts (no host read),
+``"auto"`` (the default) picks ``"data_sized"`` where host reads are free and ``"fixed"`` elsewhere
+(:func:`resolve_engine`). A metric's ``allow_host_sync=True`` is ``engine="data_sized"`` (:func:`engine_for`).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Literal, NamedTuple, get_args
 
 import torch
 from torch import Tensor
@@ -26,6 +31,40 @@ def free_on(tensor: Tensor) -> bool:
         True
     """
     return tensor.device.type == "cpu"
+
+
+Engine = Literal["auto", "data_sized", "fixed"]
+"""How an op with a data-sized and a sync-free form runs: ``"data_sized"`` (lists sized by the data: host reads),
+``"fixed"`` (sizes and round counts from the input's shape only: no host read), ``"auto"`` (``"data_sized"`` where
+:func:`free_on`, else ``"fixed"``)."""
+
+
+def resolve_engine(engine: Engine, tensor: Tensor) -> Literal["data_sized", "fixed"]:
+    """The form an op runs for ``engine`` on the device of ``tensor``: ``"auto"`` resolved by :func:`free_on`.
+
+    Raises:
+        ValueError: ``engine`` is not one of :data:`Engine`.
+
+    Example:
+        >>> resolve_engine("auto", torch.zeros(1)), resolve_engine("fixed", torch.zeros(1))
+        ('data_sized', 'fixed')
+    """
+    if engine not in get_args(Engine):
+        raise ValueError(f"`engine` must be one of {get_args(Engine)}, got {engine!r}")
+    if engine == "auto":
+        return "data_sized" if free_on(tensor) else "fixed"
+    return engine
+
+
+def engine_for(allow_host_sync: bool) -> Engine:
+    """A metric's ``allow_host_sync`` as the ops' switch: ``True`` is ``"data_sized"`` on every device, ``False`` is
+    ``"auto"`` (data-sized where host reads are free, sync-free elsewhere).
+
+    Example:
+        >>> engine_for(True), engine_for(False)
+        ('data_sized', 'auto')
+    """
+    return "data_sized" if allow_host_sync else "auto"
 
 
 class Window(NamedTuple):

@@ -11,7 +11,7 @@ Every quantity the labelling needs is read off ``n`` sparsely instead of from M 
 - runs of level m in rows y and y+1 touch where ``v = min(n(y, x), n(y+1, x)) >= m``; one edge per
   overlap, at its first column: where ``v(x-1) < m <= v(x)``;
 - runs, keyed ``(level, raster position)``, are solved by the union-find of
-  :func:`nobg_metrics.ops.components.solve_run_graph` (levels never share an edge), sized, and the
+  :func:`nobg_metrics.ops.union_find.union_find_roots` (levels never share an edge), sized, and the
   largest per (level, image) is picked by ``size · HW + (HW − 1 − first column-major pixel)``;
 - a pixel's answer is the number of leading levels whose largest component holds it. The run of level m
   that holds a pixel lies inside one run of level m − 1 (its *container*); a run is *good* when it and
@@ -21,7 +21,10 @@ Every quantity the labelling needs is read off ``n`` sparsely instead of from M 
 
 Cost: a few passes over the (B, H, W) level map, then work proportional to the number of runs over all
 levels (the perimeter of the level sets, not their area) — versus M full-image labellings.
-Host syncs: ``nonzero`` and the union-find's convergence tests, as in ``ops.components``.
+Two forms, one switch (``engine`` of :func:`connected_level_count`): ``"data_sized"`` lists runs and edges by the
+data and solves the union-find to convergence (host syncs: ``nonzero`` and the convergence tests, as in
+``ops.components``); ``"fixed"`` pads both lists to proven bounds and runs a fixed number of union-find rounds (no
+host sync).
 """
 
 from __future__ import annotations
@@ -33,8 +36,7 @@ import torch
 from torch import Tensor
 
 from nobg_metrics.ops import host_reads
-from nobg_metrics.ops.components import solve_run_graph
-from nobg_metrics.ops.static_union_find import solve_planar_graph
+from nobg_metrics.ops.union_find import union_find_roots
 
 
 def _level_steps(count: Tensor, base: Tensor, capacity: int | None = None,
@@ -100,7 +102,7 @@ FIXED_SLOTS_PER_CALL = 2**24
 more (``B · H · ⌈W/2⌉ · M``; 5.2 M per 1024² image at M = 10) are labelled in blocks of images."""
 
 
-def connected_level_count(level_map: Tensor, num_levels: int, *, allow_host_sync: bool = False,
+def connected_level_count(level_map: Tensor, num_levels: int, *, engine: host_reads.Engine = "auto",
                           order: TieOrder = "column") -> Tensor:
     """Per pixel, how many leading levels m = 1, 2, ... have their largest 4-connected component over it.
 
@@ -116,9 +118,10 @@ def connected_level_count(level_map: Tensor, num_levels: int, *, allow_host_sync
     Args:
         level_map: :math:`(B, H, W)` integer, values in ``0 .. num_levels``.
         num_levels: M, the number of levels.
-        allow_host_sync: off CPU, list runs and edges by the data and solve to convergence (host reads);
-            default: padded lists and fixed rounds (:func:`_level_count`), in blocks of images of at most
-            :data:`FIXED_SLOTS_PER_CALL` slots. On CPU always by the data.
+        engine: ``"data_sized"``: list runs and edges by the data and solve to convergence (host reads; on CPU
+            only the bounding box of level 1 is labelled); ``"fixed"``: padded lists and fixed rounds
+            (:func:`_level_count`), in blocks of images of at most :data:`FIXED_SLOTS_PER_CALL` slots, no host read;
+            ``"auto"``: ``"data_sized"`` where host reads are free, else ``"fixed"``. Same counts.
         order: the tie rule between equal largest components: ``"column"`` (MATLAB) or ``"raster"`` (skimage).
 
     Returns:
@@ -131,18 +134,21 @@ def connected_level_count(level_map: Tensor, num_levels: int, *, allow_host_sync
         tensor([[[2, 2, 0, 0],
                  [0, 2, 0, 0],
                  [0, 0, 0, 0]]], dtype=torch.int32)
+        >>> torch.equal(connected_level_count(n, 2, engine="fixed"), connected_level_count(n, 2))
+        True
     """
     if order not in ("column", "raster"):
         raise ValueError(f"`order` must be 'column' or 'raster', got {order!r}")
     if level_map.shape[-2] > level_map.shape[-1]:
         flipped: TieOrder = "raster" if order == "column" else "column"
-        return connected_level_count(level_map.transpose(1, 2), num_levels, allow_host_sync=allow_host_sync,
+        return connected_level_count(level_map.transpose(1, 2), num_levels, engine=engine,
                                      order=flipped).transpose(1, 2).contiguous()
     raster = order == "raster"
     levels = level_map.to(torch.int16 if num_levels < 2**15 else torch.int32).contiguous()
-    box = host_reads.window(levels > 0, 0)  # CPU: only the box of level 1 (counts are 0 outside it)
-    by_data = allow_host_sync or host_reads.free_on(levels)
+    by_data = host_reads.resolve_engine(engine, levels) == "data_sized"
     b, h, w = levels.shape
+    full = host_reads.Window(slice(0, h), slice(0, w), slice(0, h), slice(0, w))
+    box = host_reads.window(levels > 0, 0) if by_data else full  # CPU: the box of level 1 (0 outside it)
     block = max(1, FIXED_SLOTS_PER_CALL // max(1, h * ((w + 1) // 2) * num_levels))
     if not by_data and b > block:  # memory: the padding grows with the batch
         return torch.cat([_level_count(levels[i:i + block], num_levels, False, raster) for i in range(0, b, block)])
@@ -161,7 +167,7 @@ def _level_count(levels: Tensor, num_levels: int, by_data: bool, raster: bool = 
     ``by_data`` (CPU, or host syncs allowed): the run and edge lists have their exact lengths and the
     union-find runs to convergence. Otherwise both lists are padded to proven bounds (a row of W pixels starts at most
     ``M * ceil(W / 2)`` runs over all levels: two neighbours rise by at most M together) and
-    :func:`~nobg_metrics.ops.static_union_find.solve_planar_graph` runs a fixed number of rounds. Padding
+    the ``"fixed"`` :func:`~nobg_metrics.ops.union_find.union_find_roots` runs a fixed number of rounds. Padding
     sits at level M + 1: its own groups, never counted.
     """
     b, h, w = levels.shape
@@ -192,8 +198,8 @@ def _level_count(levels: Tensor, num_levels: int, by_data: bool, raster: bool = 
         keys = _sorted_keys(upper, edge_level, pixels, num_levels)  # sorted queries search ~3x faster (cache)
         upper_run = torch.searchsorted(start_keys, keys, right=True) - 1  # padding: the last run, twice (a loop)
         lower_run = torch.searchsorted(start_keys, keys + w, right=True) - 1
-        parent = (solve_run_graph(parent, upper_run, lower_run) if bound is None
-                  else solve_planar_graph(runs, upper_run, lower_run, h))
+        parent = union_find_roots(runs, upper_run, lower_run, engine="data_sized" if bound is None else "fixed",
+                                  first_chains=h)
     image_pixels = h * w
     within = start % image_pixels
     column_major = within if raster else (within % w) * h + torch.div(within, w, rounding_mode="floor")

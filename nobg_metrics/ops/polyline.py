@@ -20,10 +20,16 @@ Reference (OpenCV 4.14 ``modules/imgproc/src/approx.cpp``, ``approxPolyDP_``), f
    points: ``removed[m] = removable[m] and not removed[m-1]`` — in each maximal stretch of removable
    points the 1st, 3rd, 5th, ... go.
 
-Vectorised by levels: every unsettled slice of every polyline is split at once (segment maxima by
-``scatter_reduce``), until no slice splits; float64 evaluated in OpenCV's order of operations. Host reads:
-one per level (the loop's stop test) and data-sized index lists. The sync-free variant (a padded list, a
-fixed number of levels and a flag when they were too few) is :func:`nobg_metrics.ops.hce_fixed.approx_poly_dp_fixed`.
+Two forms, one switch (``engine`` of :func:`approx_poly_dp_open`, :data:`~nobg_metrics.ops.host_reads.Engine`):
+
+- ``"data_sized"`` (this module): vectorised by levels — every unsettled slice of every polyline is split at once
+  (segment maxima by ``scatter_reduce``), until no slice splits; float64 evaluated in OpenCV's order of operations.
+  Host reads: one per level (the loop's stop test) and data-sized index lists.
+- ``"fixed"`` (:mod:`nobg_metrics.ops.polyline_fixed`): the same levels on the padded list as it is, a fixed number
+  of them (``levels``, default :data:`DP_LEVELS`) and one more as a test that flags the polylines they were too few
+  for (``exhausted``). No host read.
+
+``"auto"`` picks ``"data_sized"`` where host reads are free (CPU), else ``"fixed"``.
 """
 
 from __future__ import annotations
@@ -31,40 +37,85 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from nobg_metrics.ops import host_reads
+from nobg_metrics.ops.polyline_fixed import keep_fixed
 
-def approx_poly_dp_open(points: Tensor, lengths: Tensor, epsilon: float) -> Tensor:
+__all__ = ["DP_LEVELS", "approx_poly_dp_open"]
+
+DP_LEVELS = 32
+"""Douglas–Peucker levels of the ``"fixed"`` form (each splits every unfinished slice of every polyline). Every level
+splits every unfinished slice, so a polyline of n points needs at most n − 2 levels — no small bound holds in general
+(the recursion depth is data-dependent). Measured need: at most 7 on the 1024² benchmark pairs (model-like and
+degraded predictions), 17 on a 1024² wave-edged half plane; a 1024² spiral of 2-px wire traced as one run needs
+~800 (docs/hce.md)."""
+
+
+def approx_poly_dp_open(points: Tensor, first: Tensor, epsilon: float, *, real: Tensor | None = None,
+                        engine: host_reads.Engine = "auto", levels: int | None = None) -> tuple[Tensor, Tensor]:
     """Which points ``cv2.approxPolyDP(curve, epsilon, False)`` keeps, for polylines laid end to end.
 
     Args:
-        points: :math:`(N, 2)` integer ``(x, y)`` points of all polylines, one after the other.
-        lengths: :math:`(R,)` int, the number of points of each polyline (each ``>= 1``, summing to N).
+        points: :math:`(S, 2)` integer ``(x, y)`` points of all polylines, one after the other.
+        first: :math:`(S,)` bool, True at the first point of each polyline (a polyline runs to the next True).
             Consecutive points of a polyline must differ (a slice whose ends coincide makes OpenCV assert),
             except that the first and last may coincide.
         epsilon: the tolerance, ``>= 0``.
+        real: :math:`(S,)` bool, False on padding entries (default: none). Padding belongs to no polyline and keeps
+            nothing; a real entry right after a padding entry must start a polyline.
+        engine: ``"data_sized"`` (host reads), ``"fixed"`` (no host read) or ``"auto"`` (``"data_sized"`` where host
+            reads are free, else ``"fixed"``); see the module notes.
+        levels: the ``"fixed"`` form's Douglas–Peucker levels before its test (default :data:`DP_LEVELS`).
 
     Returns:
-        :math:`(N,)` bool: the kept points; in order they are OpenCV's output. ``keep`` summed per polyline
-        is ``len(cv2.approxPolyDP(...))``.
+        ``(keep, exhausted)``, :math:`(S,)` bool each. ``keep``: the kept points; in order they are OpenCV's output
+        (``keep`` summed per polyline is ``len(cv2.approxPolyDP(...))``). ``exhausted``: ``"fixed"`` only, True at
+        the start of every slice that would still split after ``levels`` levels (then ``keep`` is not OpenCV's for
+        that polyline); all False from ``"data_sized"``, which runs to the end.
+
+    Raises:
+        ValueError: ``epsilon`` out of range, ``points`` not :math:`(S, 2)`; on ``"data_sized"`` also a first real
+            point that does not start a polyline.
 
     Example:
         >>> curve = torch.tensor([[0, 0], [1, 0], [2, 0], [3, 1], [4, 5], [5, 5]])
-        >>> approx_poly_dp_open(curve, torch.tensor([6]), 1.0).int()
-        tensor([1, 0, 1, 0, 0, 1], dtype=torch.int32)
+        >>> first = torch.tensor([True, False, False, False, False, False])
+        >>> keep, exhausted = approx_poly_dp_open(curve, first, 1.0)
+        >>> keep.int().tolist(), bool(exhausted.any())
+        ([1, 0, 1, 0, 0, 1], False)
+        >>> torch.equal(approx_poly_dp_open(curve, first, 1.0, engine="fixed")[0], keep)
+        True
     """
     if epsilon < 0 or not epsilon < 1e30:
         raise ValueError(f"`epsilon` must be in [0, 1e30), got {epsilon}")
     if points.ndim != 2 or points.shape[1] != 2:
         raise ValueError(f"`points` must have shape (N, 2), got {tuple(points.shape)}")
-    device = points.device
-    count = points.shape[0]
-    lengths = lengths.to(device=device, dtype=torch.int64)
+    if first.shape != points.shape[:1] or (real is not None and real.shape != first.shape):
+        raise ValueError(f"`first` and `real` must have shape ({points.shape[0]},), got {tuple(first.shape)} and "
+                         f"{None if real is None else tuple(real.shape)}")
+    pts = points.to(torch.int64)
+    if points.shape[0] == 0:
+        return torch.zeros_like(first), torch.zeros_like(first)
+    if host_reads.resolve_engine(engine, points) == "fixed":
+        real = torch.ones_like(first) if real is None else real
+        return keep_fixed(pts, first | ~real, real, epsilon, DP_LEVELS if levels is None else levels)
+    if real is None:
+        return _keep_data_sized(pts, first, epsilon), torch.zeros_like(first)
+    index = torch.nonzero(real).squeeze(1)  # data-sized: the real entries
+    kept = _keep_data_sized(pts.index_select(0, index), first.index_select(0, index), epsilon)
+    return torch.zeros_like(first).index_put((index,), kept), torch.zeros_like(first)
+
+
+def _keep_data_sized(pts: Tensor, starts: Tensor, epsilon: float) -> Tensor:
+    """The ``"data_sized"`` form on unpadded polylines (``starts``: :math:`(N,)` bool, True at each first point)."""
+    device = pts.device
+    count = pts.shape[0]
     if count == 0:
         return torch.zeros(0, dtype=torch.bool, device=device)
-    if bool((lengths < 1).any()) or int(lengths.sum()) != count:
-        raise ValueError("`lengths` must be >= 1 each and sum to the number of points")
+    if not bool(starts[0]):
+        raise ValueError("`first` must be True at the first real point (every point must belong to a polyline)")
     eps2 = float(epsilon) * float(epsilon)
-    pts = points.to(torch.int64)
-    first = torch.cumsum(lengths, 0) - lengths
+    first = torch.nonzero(starts).squeeze(1)
+    lengths = torch.diff(first, append=first.new_full((1,), count))
     last = first + lengths - 1
     coincide = (pts[first] == pts[last]).all(dim=1)  # includes single points
 

@@ -25,17 +25,27 @@ selections by ``masked_select``, a bool frame, tags and bit buffers grown as the
 loop is bound by op dispatch, ~1.45x faster than with byte tables, bool indexing and per-round buffers (CPU time,
 one thread, 320² and 1024² real-shape gts, same output).
 
-Host reads: data-sized index lists, one loop test per sub-iteration; on an accelerator this op syncs then.
-:func:`skeletonize_fixed` is the sync-free variant: full-frame sub-iterations, a round count fixed by the
-frame (:func:`thinning_budget`), and a per-image flag saying whether the budget sufficed.
+Two forms, one switch (``engine`` of :func:`skeletonize`, :data:`~nobg_metrics.ops.host_reads.Engine`):
+
+- ``"data_sized"``: the front above, on CPU on the bounding box of the foreground (the outside stays background).
+  Host reads: data-sized index lists, one loop test per sub-iteration; on an accelerator it syncs then.
+- ``"fixed"``: full-frame sub-iterations, a round count fixed by the frame (:func:`thinning_budget`, or
+  ``iterations``) and one more iteration as a test: a per-image flag says whether the budget sufficed. No host read.
+
+``"auto"`` picks ``"data_sized"`` where host reads are free (CPU), else ``"fixed"``.
 """
 
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
+
+from nobg_metrics.ops import host_reads
+
+__all__ = ["Skeleton", "skeletonize", "thinning_budget"]
 
 # scikit-image's removal table, entry ``code``: digit 0 keep, 1 first sub-iteration, 2 second, 3 both.
 _REMOVAL_TABLE = (
@@ -63,32 +73,70 @@ def _pass_tables(device: torch.device) -> tuple[Tensor, Tensor]:
     return removes, removes.flip(0) & ~removes
 
 
-def skeletonize(mask: Tensor) -> Tensor:
+class Skeleton(NamedTuple):
+    """What :func:`skeletonize` returns, from either form.
+
+    Attributes:
+        skeleton: the skeleton, the mask's shape, bool.
+        converged: :math:`(B,)` bool (a 0-d tensor for an :math:`(H, W)` mask): False where the ``"fixed"`` form's
+            budget was short (that skeleton is not skimage's); all True from ``"data_sized"``, which runs to the end.
+    """
+
+    skeleton: Tensor
+    converged: Tensor
+
+
+def skeletonize(mask: Tensor, *, engine: host_reads.Engine = "auto", iterations: int | None = None) -> Skeleton:
     """The Zhang–Suen skeleton of each image, equal to ``skimage.morphology.skeletonize`` (2-D).
 
     Args:
         mask: :math:`(B, H, W)` or :math:`(H, W)` bool.
+        engine: ``"data_sized"`` (the peeling front, host reads), ``"fixed"`` (full-frame iterations, no host read)
+            or ``"auto"`` (``"data_sized"`` where host reads are free, else ``"fixed"``); see the module notes.
+        iterations: the ``"fixed"`` form's full iterations before its test, ``>= 0`` (default
+            :func:`thinning_budget`); unused by ``"data_sized"``.
 
     Returns:
-        the skeleton, same shape, bool.
+        :class:`Skeleton` ``(skeleton, converged)``.
 
     Example:
         >>> box = torch.zeros(5, 7, dtype=torch.bool); box[1:4, 1:6] = True
-        >>> skeletonize(box).int()
+        >>> skeleton, converged = skeletonize(box)
+        >>> skeleton.int()
         tensor([[0, 0, 0, 0, 0, 0, 0],
                 [0, 0, 0, 0, 1, 0, 0],
                 [0, 1, 1, 1, 0, 0, 0],
                 [0, 0, 0, 0, 0, 0, 0],
                 [0, 0, 0, 0, 0, 0, 0]], dtype=torch.int32)
+        >>> fixed = skeletonize(box, engine="fixed")
+        >>> torch.equal(fixed.skeleton, skeleton), bool(fixed.converged), bool(skeletonize(box, engine="fixed",
+        ...                                                                    iterations=0).converged)
+        (True, True, False)
     """
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
         raise TypeError(f"`mask` must be a bool tensor, got {getattr(mask, 'dtype', type(mask).__name__)}")
     if mask.ndim not in (2, 3):
         raise ValueError(f"`mask` must have shape (B, H, W) or (H, W), got {tuple(mask.shape)}")
     batch = mask.unsqueeze(0) if mask.ndim == 2 else mask
+    if host_reads.resolve_engine(engine, batch) == "fixed":
+        skeleton, converged = _thin_frames(batch, thinning_budget(*batch.shape[1:]) if iterations is None
+                                           else iterations)
+    else:
+        box = host_reads.window(batch, 0) if batch.numel() else None  # on CPU: the box of the foreground
+        if box is None or (box.rows.stop - box.rows.start, box.cols.stop - box.cols.start) == tuple(batch.shape[1:]):
+            skeleton = _thin_front(batch)
+        else:
+            skeleton = torch.zeros_like(batch)
+            skeleton[box.crop] = _thin_front(batch[box.crop])
+        converged = torch.ones(batch.shape[0], dtype=torch.bool, device=batch.device)
+    return Skeleton(skeleton, converged) if mask.ndim == 3 else Skeleton(skeleton[0], converged[0])
+
+
+def _thin_front(batch: Tensor) -> Tensor:
+    """The ``"data_sized"`` form on a :math:`(B, H, W)` batch: the peeling front until no pixel is left to look at."""
     count, height, width = batch.shape
     if batch.numel() == 0:
-        return mask.clone()
+        return batch.clone()
     device = batch.device
     padded = torch.zeros((count, height + 2, width + 2), dtype=torch.bool, device=device)
     padded[:, 1:-1, 1:-1] = batch
@@ -136,16 +184,19 @@ def skeletonize(mask: Tensor) -> Tensor:
         writer.index_put_((candidates,), tags)  # one writer per pixel survives
         active = torch.masked_select(candidates, writer.index_select(0, candidates) == tags)
         pass_index = 1 - pass_index
-    out = padded[:, 1:-1, 1:-1].clone()
-    return out if mask.ndim == 3 else out[0]
+    return padded[:, 1:-1, 1:-1].clone()
 
 
 def thinning_budget(height: int, width: int) -> int:
-    """Full iterations :func:`skeletonize_fixed` runs by default: ``ceil(max(H, W) / 2) + 2``.
+    """Full iterations the ``"fixed"`` :func:`skeletonize` runs by default: ``ceil(max(H, W) / 2) + 2``.
 
     Not a proof: an iteration peels one layer off every side, so a shape ``t`` pixels thick is thin after
     about ``t / 2`` iterations and no shape in the frame is thicker than ``max(H, W)``; but a chain of
-    removals that enable each other could in principle take longer. Hence the flag of :func:`skeletonize_fixed`.
+    removals that enable each other could in principle take longer. Hence the flag ``converged``.
+
+    Example:
+        >>> thinning_budget(30, 41)
+        23
     """
     return (max(height, width) + 1) // 2 + 2
 
@@ -164,29 +215,12 @@ def _sub_iteration(padded: Tensor, table: Tensor, pass_bit: int) -> Tensor:
     return out
 
 
-def skeletonize_fixed(mask: Tensor, iterations: int | None = None) -> tuple[Tensor, Tensor]:
-    """:func:`skeletonize` in a fixed number of full-frame iterations: no host read.
-
-    Runs ``iterations`` (default :func:`thinning_budget`) iterations of two sub-iterations each on every
-    pixel, then one more as the test: an image whose extra iteration removes nothing has reached
-    scikit-image's stop, so its skeleton is exact; one whose extra iteration still removes pixels is flagged.
-
-    Args:
-        mask: :math:`(B, H, W)` bool.
-        iterations: full iterations before the test, ``>= 0``.
-
-    Returns:
-        ``(skeleton, converged)``: :math:`(B, H, W)` bool and :math:`(B,)` bool (False: the budget was short,
-        the skeleton is not skimage's).
-
-    Example:
-        >>> box = torch.zeros(1, 5, 7, dtype=torch.bool); box[0, 1:4, 1:6] = True
-        >>> skeleton, converged = skeletonize_fixed(box)
-        >>> torch.equal(skeleton, skeletonize(box)), converged.tolist()
-        (True, [True])
-    """
+def _thin_frames(mask: Tensor, budget: int) -> tuple[Tensor, Tensor]:
+    """The ``"fixed"`` form on a :math:`(B, H, W)` batch: ``budget`` iterations of two sub-iterations each on every
+    pixel, then one more as the test — an image whose extra iteration removes nothing has reached scikit-image's
+    stop, so its skeleton is exact; one whose extra iteration still removes pixels is flagged. ``(skeleton,
+    converged)``: :math:`(B, H, W)` bool and :math:`(B,)` bool."""
     count, height, width = mask.shape
-    budget = thinning_budget(height, width) if iterations is None else iterations
     padded = torch.zeros((count, height + 2, width + 2), dtype=torch.uint8, device=mask.device)
     padded[:, 1:-1, 1:-1] = mask
     table = _table(mask.device)

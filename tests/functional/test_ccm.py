@@ -11,16 +11,13 @@ import numpy as np
 import pytest
 import torch
 from py_sod_metrics import CamouflageContextMeasure as ReferenceCcm
-from sklearn.neighbors import NearestNeighbors
 
 from nobg_metrics.functional.camouflage_degree import (
     camouflage_degree,
-    nearest_background,
     surrounding_background,
 )
 from nobg_metrics.functional.context_measure import camouflage_context_measure
 from nobg_metrics.metrics.context_measure import CamouflageContextMeasure
-from nobg_metrics.ops import host_reads
 
 TOLERANCE = 1e-6
 """The Cm part: the reference's forward filter runs in float32 (measured worst 6e-9 here)."""
@@ -136,26 +133,6 @@ def test_without_patches_the_degree_is_zero_and_small_images():
     assert _ours(pred, gt, image) == 0.0  # the reference: 0 whatever the prediction
     agreement = _ours(pred, gt, image, normalize=False, empty_gt="agreement")
     assert agreement == pytest.approx(1 - pred.mean() / 255, abs=1e-12)
-
-
-def test_nearest_neighbour_rule_equals_sklearns():
-    """Exact ties go to the lower candidate index (sklearn's heap keeps the first of equal distances); flat colour
-    patches make the coordinates decide."""
-    rng = np.random.default_rng(11)
-    candidates = np.concatenate([np.zeros((6, 3)), rng.integers(0, 4, (40, 3))]).astype(np.float32)
-    candidates[:6, 0] = [0, 2, 2, 0, 4, 4]  # duplicates and mirror images around the queries
-    queries = np.concatenate([np.array([[1, 0, 0], [3, 0, 0]]), rng.integers(0, 4, (60, 3))]).astype(np.float32)
-    ours = nearest_background(torch.from_numpy(queries).double(), torch.from_numpy(candidates).double())
-    reference = NearestNeighbors(n_neighbors=1, algorithm="brute")  # what "auto" picks for CCm's 149 features
-    expected = reference.fit(candidates).kneighbors(queries)[1][:, 0]
-    assert ours.tolist() == expected.tolist()
-
-
-def test_device_path_gives_the_same_numbers(monkeypatch):
-    pred, gt, image = scenes()[0]
-    host = _ours(pred, gt, image)
-    monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
-    assert _ours(pred, gt, image) == host
 
 
 def test_bad_inputs_name_the_argument():

@@ -1,8 +1,9 @@
 """CCm's sync-free device path (``host_reads.free_on`` forced to False, as on CUDA) gives the CPU path's numbers: the
-camouflage degree map to 1e-12 (measured: bit for bit) and CCm equal, on the scenes of test_ccm.py batched per
-shape (empty, full-frame, tiny and thin objects beside ordinary ones); the fixed 1-NN search equals the data-sized
-one and sklearn on exact ties; an overflowing near set is NaN and raises, never a wrong number; updates make no host
-sync, and ``allow_host_sync=True`` reads only in the documented places of the data-sized path."""
+camouflage degree map to 1e-12 (measured: bit for bit) on the scenes of test_ccm.py batched per shape (empty,
+full-frame, tiny and thin objects beside ordinary ones: a stress set of its own; CCm's value on the catalog's stress
+batch is tests/test_sync_free.py's); an overflowing near set is NaN and raises, never a wrong number; and
+``allow_host_sync=True`` reads only in the documented places of the data-sized path. The search itself, both forms
+against sklearn: tests/ops/test_ccm_search.py."""
 
 from __future__ import annotations
 
@@ -13,12 +14,10 @@ import inspect
 import numpy as np
 import pytest
 import torch
-from sklearn.neighbors import NearestNeighbors
 
 from nobg_metrics.functional.context_measure import camouflage_context_measure
 from nobg_metrics.metrics.context_measure import CamouflageContextMeasure
 from nobg_metrics.ops import ccm_search, host_reads
-from nobg_metrics.ops.ccm_search import nearest_background, nearest_background_fixed
 from tests.functional.test_ccm import SHAPES, scene, scenes
 from tests.helpers.syncs import HostSyncRecorder
 
@@ -41,13 +40,6 @@ def batches() -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
     return out
 
 
-def _both(function, monkeypatch):
-    host = function()
-    with monkeypatch.context() as patch:
-        patch.setattr(host_reads, "free_on", lambda tensor: False)
-        return host, function()
-
-
 @functools.cache
 def _degrees():
     return [(degree_module.camouflage_degree(image, gt > 128), gt > 128, image) for _, gt, image in batches()]
@@ -63,13 +55,6 @@ def test_the_degree_map_equals_the_cpu_path(monkeypatch):
     assert worst <= 1e-12
 
 
-@pytest.mark.parametrize("index", [1, 3])
-def test_ccm_equals_the_cpu_path(index, monkeypatch):
-    pred, gt, image = batches()[index]
-    host, device = _both(lambda: camouflage_context_measure(pred, gt, image, normalize=True), monkeypatch)
-    assert device.item() == host.item()
-
-
 def test_small_images_have_no_patches_on_the_device_path(device_paths):
     for height, width in [(5, 30), (6, 6), (7, 7), (1, 1)]:
         _, gt, image = scene(height, width, "tiny", 9)
@@ -77,29 +62,9 @@ def test_small_images_have_no_patches_on_the_device_path(device_paths):
         assert not degree_module.camouflage_degree(image, torch.from_numpy(gt > 128)[None]).any()
 
 
-def test_the_fixed_search_equals_the_data_sized_one_and_sklearn():
-    """Exact ties (duplicates, mirror images) go to the lowest index; positions are interleaved queries and
-    candidates, some neither."""
-    rng = np.random.default_rng(11)
-    points = rng.integers(0, 4, (120, 3)).astype(np.float64)
-    points[:8] = [[0, 0, 0], [1, 0, 0], [2, 0, 0], [3, 0, 0], [4, 0, 0], [0, 0, 0], [2, 0, 0], [1, 0, 0]]
-    role = rng.integers(0, 3, 120)
-    role[:8] = [1, 0, 1, 0, 1, 1, 1, 0]  # 0: query, 1: candidate, 2: neither
-    features = torch.from_numpy(points)[None]
-    index, overflow = nearest_background_fixed(features, torch.from_numpy(role == 0)[None],
-                                               torch.from_numpy(role == 1)[None], near_candidates=64)
-    queries, candidates = np.flatnonzero(role == 0), np.flatnonzero(role == 1)
-    data = nearest_background(features[0, queries], features[0, candidates])
-    reference = NearestNeighbors(n_neighbors=1, algorithm="brute").fit(points[candidates])
-    expected = candidates[reference.kneighbors(points[queries])[1][:, 0]]
-    assert index[0, queries].tolist() == candidates[data.numpy()].tolist() == expected.tolist()
-    assert not overflow.item()
-
-
 def test_an_overflowing_near_set_is_nan_and_raises(monkeypatch, device_paths):
     """A flat image: the coordinates decide, mirror-image patches tie; with a near set of 2 the tie overflows."""
-    monkeypatch.setattr(degree_module, "nearest_background_fixed",
-                        functools.partial(ccm_search.nearest_background_fixed, near_candidates=2))
+    monkeypatch.setattr(ccm_search, "NEAR_CANDIDATES", 2)
     gt = torch.zeros(2, 40, 40, dtype=torch.bool)
     gt[:, 12:28, 12:28] = True
     image = torch.full((2, 3, 40, 40), 90, dtype=torch.uint8)
@@ -128,23 +93,22 @@ def test_the_flag_is_a_bool():
 def _documented_reads() -> list[tuple[str, range]]:
     """Where ``allow_host_sync=True`` may read: the data-sized similarity, reconstruction and search."""
     places = []
-    for function in (degree_module._similarity_data, degree_module._reconstruct, nearest_background):
+    for function in (degree_module._similarity_data, degree_module._reconstruct, ccm_search.nearest_background,
+                     ccm_search._search_listed):
         lines, first = inspect.getsourcelines(function)
         places.append((function.__module__.removeprefix("nobg_metrics.").replace(".", "/") + ".py",
                        range(first, first + len(lines))))
     return places
 
 
-@pytest.mark.parametrize("allow_host_sync", [False, True])
-def test_update_host_syncs(allow_host_sync, device_paths):
+def test_allow_host_sync_reads_only_in_the_data_sized_path(device_paths):
+    """The sync-free update (the default) is tests/test_sync_free.py's; with ``allow_host_sync=True`` off CPU the
+    reads are the data-sized search's ``nonzero`` lists, nowhere else."""
     pred, gt, image = (part[:4] for part in batches()[3])  # 33 x 33: blobs, ellipse, border, thin
-    metric = CamouflageContextMeasure(normalize=True, validate_args=False, allow_host_sync=allow_host_sync)
+    metric = CamouflageContextMeasure(normalize=True, validate_args=False, allow_host_sync=True)
     metric.update(pred, gt, image)  # warm-up
     with HostSyncRecorder() as recorder:
         metric.update(pred, gt, image)
-    if not allow_host_sync:
-        assert not recorder.hits, recorder.hits
-        return
     places = _documented_reads()
     assert recorder.hits and {op for op, _ in recorder.hits} == {"nonzero"}
     for _, where in recorder.hits:

@@ -24,11 +24,9 @@ from nobg_metrics.functional.context_measure import (
     correlate_reflect_101,
     kernel_grid_radius,
 )
-from nobg_metrics.ops import host_reads
 from tests.functional.test_msiou import stress_pairs
 from tests.helpers.data import SHAPES, as_tensors, float_pairs, sod_pairs
 from tests.helpers.ddp import check_ddp
-from tests.helpers.syncs import HostSyncRecorder
 from tests.helpers.tester import check_metric
 
 TOLERANCE = 1e-6
@@ -161,20 +159,6 @@ def test_degenerate_and_collinear_gts():
     # ... scored with the one-pixel fallback kernel: equal to the reference on a gt it accepts with that kernel
     kernel = context_kernels(torch.from_numpy(two)[None], 6.0, 1)[0]
     assert torch.allclose(kernel, context_kernels(torch.from_numpy(one)[None], 6.0, 1)[0], atol=0, rtol=0)
-
-
-def test_device_path_without_a_host_sync(monkeypatch):
-    pairs = sod_pairs(6, SHAPES[:5])
-    preds, gts = as_tensors(pairs)
-    host = F.context_measure(preds, gts, normalize=True)
-    monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
-    metric = nm.ContextMeasure(normalize=True, validate_args=False)
-    metric.update(preds, gts)
-    with HostSyncRecorder() as recorder:
-        metric.update(preds, gts)
-        metric.update(torch.stack(preds[:3])[:, None], torch.stack(gts[:3])[:, None])
-    assert not recorder.hits, recorder.hits
-    assert abs(F.context_measure(preds, gts, normalize=True, validate_args=False).item() - host.item()) <= 1e-15
 
 
 def test_class_passes_the_shared_tester():

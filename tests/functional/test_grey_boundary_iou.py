@@ -18,9 +18,7 @@ from nobg_metrics.functional.mae import mae
 from nobg_metrics.functional.matting import mse_metric
 from nobg_metrics.functional.smeasure import s_measure
 from nobg_metrics.metrics.grey_boundary_iou import GreyBoundaryIoU
-from nobg_metrics.ops import host_reads
 from tests.helpers.data import SHAPES, as_tensors, sod_pairs
-from tests.helpers.syncs import HostSyncRecorder
 from tests.helpers.tester import check_metric
 from tests.reference import birefnet_port
 from tests.reference.boundary_iou_ref import dilation_of, mask_to_boundary
@@ -139,18 +137,3 @@ def test_bad_input_errors():
         GreyBoundaryIoU(empty_gt="skip")
     with pytest.raises(TypeError, match="pred"):
         grey_boundary_iou(torch.zeros(3, 4, dtype=torch.int32), torch.rand(3, 4))
-
-
-def test_device_path_is_sync_free_and_equal(monkeypatch):
-    preds, gts = as_tensors(_pairs()[:12])
-    host = {policy: grey_boundary_iou(preds, gts, "curve", normalize=True, empty_gt=policy)
-            for policy in ("agreement", "reference")}
-    monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
-    for policy, value in host.items():
-        assert torch.equal(grey_boundary_iou(preds, gts, "curve", normalize=True, empty_gt=policy,
-                                             validate_args=False), value), policy
-    metric = GreyBoundaryIoU(normalize=True, validate_args=False)
-    metric.update(preds[:3], gts[:3])
-    with HostSyncRecorder() as recorder:
-        metric.update(preds[:3], gts[:3])
-    assert not recorder.hits, recorder.hits

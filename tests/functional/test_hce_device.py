@@ -14,13 +14,12 @@ import torch
 
 from nobg_metrics.functional.hce import hce, hce_per_image
 from nobg_metrics.metrics.hce import HCE
-from nobg_metrics.ops import host_reads
-from nobg_metrics.ops.thinning import skeletonize, skeletonize_fixed
+from nobg_metrics.ops import host_reads, polyline, thinning
+from nobg_metrics.ops.thinning import skeletonize
 from tests.functional.test_hce import CASES
 from tests.helpers.syncs import HostSyncRecorder
 
 hce_module = importlib.import_module("nobg_metrics.functional.hce")  # the package exports a function `hce`
-regions_module = importlib.import_module("nobg_metrics.functional.hce_regions")
 SMALL = [case for case in CASES if case[0].size <= 70 * 70]  # 31 pairs: every shape kind, stress gts
 PREDS = [torch.from_numpy(pred) for pred, _ in SMALL]
 GTS = [torch.from_numpy(gt) for _, gt in SMALL]
@@ -57,22 +56,22 @@ def test_data_sized_path_off_cpu_equals_the_cpu_path(device_paths):
 
 def test_cached_skeletons_on_the_sync_free_path(device_paths):
     gts = [g > 128 for g in GTS[-10:]]
-    skeletons = [torch.from_numpy(np.where(skeletonize(g).numpy(), 255, 0).astype(np.uint8)) for g in gts]
+    skeletons = [torch.from_numpy(np.where(skeletonize(g).skeleton.numpy(), 255, 0).astype(np.uint8)) for g in gts]
     got = hce_per_image(PREDS[-10:], GTS[-10:], protocol="dis", gt_skeleton=skeletons)
     assert torch.equal(got, _cpu_values("dis")[-10:])
 
 
 @pytest.mark.parametrize("as_list", [False, True], ids=["tensor", "list"])
-def test_update_makes_no_host_sync(as_list, device_paths):
+def test_cached_skeletons_make_no_host_sync_and_compute_reads_once(as_list, device_paths):
+    """Beyond tests/test_sync_free.py's update without a skeleton: with cached skeletons, and compute's one read."""
     pred, gt = torch.from_numpy(np.stack([p for p, _ in STRESS[:4:2]])), torch.from_numpy(
         np.stack([g for _, g in STRESS[:4:2]]))
     if as_list:
         pred, gt = list(pred), list(gt)
     metric = HCE(normalize=True, validate_args=False)
-    skeletons = [skeletonize(g > 128) for g in gt] if as_list else skeletonize(gt > 128)
-    metric.update(pred, gt)  # warm-up: cached constants (tables, offsets) are made once
+    skeletons = [skeletonize(g > 128).skeleton for g in gt] if as_list else skeletonize(gt > 128).skeleton
+    metric.update(pred, gt)  # warm-up: cached constants (tables, offsets) are made once; the first update
     with HostSyncRecorder() as recorder:
-        metric.update(pred, gt)
         metric.update(pred, gt, gt_skeleton=skeletons)
     assert not recorder.hits, recorder.hits
     with HostSyncRecorder() as recorder:
@@ -89,13 +88,13 @@ def test_allow_host_sync_reads_the_host_off_cpu(device_paths):
         metric.update(pred, gt)
     where = {place.split(":")[0] for _, place in recorder.hits}
     assert {op for op, _ in recorder.hits} >= {"nonzero", "_local_scalar_dense"}
-    assert where <= {"ops/thinning.py", "ops/contours.py", "ops/components.py", "ops/polyline.py",
-                     "functional/hce_regions.py"}, where
+    assert where <= {"ops/thinning.py", "ops/contours.py", "ops/components.py", "ops/union_find.py",
+                     "ops/polyline.py", "functional/hce_regions.py"}, where
     assert metric.compute().item() == _cpu_values("pysodmetrics")[-10].item()
 
 
 def test_short_thinning_budget_raises_never_a_wrong_number(device_paths, monkeypatch):
-    monkeypatch.setattr(hce_module, "skeletonize_fixed", functools.partial(skeletonize_fixed, iterations=0))
+    monkeypatch.setattr(thinning, "thinning_budget", lambda height, width: 0)
     values = hce_per_image(PREDS[-10:-7], GTS[-10:-7], normalize=True)
     # the wires are their own skeleton (nothing to remove: exact); fences and text are not
     assert torch.isnan(values).tolist() == [False, True, True]
@@ -111,9 +110,7 @@ def test_short_thinning_budget_raises_never_a_wrong_number(device_paths, monkeyp
 
 
 def test_short_douglas_peucker_budget_raises(device_paths, monkeypatch):
-    fixed = regions_module.region_effort_fixed
-    monkeypatch.setattr(regions_module, "region_effort_fixed",
-                        lambda *args: fixed(*args[:4], levels=0))
+    monkeypatch.setattr(polyline, "DP_LEVELS", 0)
     values = hce_per_image(PREDS[-10:], GTS[-10:], normalize=True)
     expected = _cpu_values("pysodmetrics")[-10:]
     assert torch.isnan(values).any()

@@ -10,14 +10,12 @@ import numpy as np
 import pytest
 import torch
 
-from nobg_metrics.functional.boundary import boundary_iou
 import nobg_metrics as nm
+from nobg_metrics.functional.boundary import boundary_iou
 from nobg_metrics.functional.hqsam import hqsam_boundary_iou, hqsam_iou
-from tests.helpers.tester import check_metric
 from nobg_metrics.functional.overlap import iou_metric
-from nobg_metrics.ops import host_reads
 from tests.helpers.data import SHAPES, float_pairs, gt_uint8
-from tests.helpers.syncs import HostSyncRecorder
+from tests.helpers.tester import check_metric
 from tests.reference import hqsam_port
 
 
@@ -106,15 +104,3 @@ def test_bad_input_errors():
         hqsam_iou(pred, gt, 2.0)
     with pytest.raises(ValueError, match="pred"):
         hqsam_iou(torch.randn(5, 6) * 5, gt)  # logits: binarise (logits > 0) or apply sigmoid first
-
-
-def test_device_path_is_sync_free_and_equal(monkeypatch):
-    preds, gts = _tensors(_pairs()[:12])
-    host = (hqsam_iou(preds, gts, both_empty="nan"), hqsam_boundary_iou(preds, gts, float32_values=True))
-    monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
-    with HostSyncRecorder() as recorder:
-        device = (hqsam_iou(preds, gts, both_empty="nan", validate_args=False),
-                  hqsam_boundary_iou(preds, gts, float32_values=True, validate_args=False))
-    assert not recorder.hits, recorder.hits
-    for ours, expected in zip(device, host):
-        assert torch.equal(ours, expected) or (ours.isnan() and expected.isnan())

@@ -38,7 +38,6 @@ from nobg_metrics.metrics.matting_p3m import (
 from nobg_metrics.ops import host_reads
 from tests.functional.test_matting_dim import cases, soft_gt
 from tests.helpers.ddp import check_ddp
-from tests.helpers.syncs import HostSyncRecorder
 from tests.helpers.tester import check_metric
 from tests.reference import dim_matting as dim
 from tests.reference import p3m_port as port
@@ -328,22 +327,6 @@ def test_trimap_metrics_average_over_images_with_a_trimap():
     forced.load_state_dict(whole.state_dict())  # what a compute group shares
     _close(float(forced.compute()), port_values()[0]["sad_trimap"], "one image with a trimap")
     _close(float(whole.compute()), (port_values()[0]["sad"] + port_values()[1]["sad"]) / 2, "whole")
-
-
-@pytest.mark.parametrize("name", ["sad_trimap", "grad", "conn"])
-def test_device_paths_make_no_host_sync(name, monkeypatch):
-    """What CUDA runs (``free_on`` forced False): no recorded sync, and the CPU path's values."""
-    triples = [triple for triple in samples() if triple[0].size <= 2500][:6]
-    lists = [[torch.from_numpy(a) for a in column] for column in zip(*triples)]
-    cpu_value = CLASSES[name]()(*lists)
-    monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
-    metric = CLASSES[name](validate_args=False)
-    metric.update(*lists)  # warm-up: constants made once per size
-    metric.reset()
-    with HostSyncRecorder() as recorder:
-        metric.update(*lists)
-    assert not recorder.hits, recorder.hits
-    _close(float(metric.compute()), float(cpu_value), f"{name} device path")
 
 
 @pytest.mark.slow

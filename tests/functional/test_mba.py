@@ -14,9 +14,7 @@ import torch
 
 from nobg_metrics.functional.mba import mba_radii, mean_boundary_accuracy
 from nobg_metrics.metrics.mba import MBA
-from nobg_metrics.ops import host_reads
 from tests.helpers.data import SHAPES, as_tensors, sod_pairs
-from tests.helpers.syncs import HostSyncRecorder
 from tests.helpers.tester import check_metric
 from tests.reference import birefnet_port, cascadepsp_ba
 
@@ -105,20 +103,6 @@ def test_bad_input_errors():
         mean_boundary_accuracy([torch.rand(3, 4), torch.rand(3, 5)], [torch.rand(3, 4), torch.rand(3, 4)])
     with pytest.raises(ValueError, match="pred"):
         mean_boundary_accuracy(torch.full((3, 4), 2.0), torch.rand(3, 4))
-
-
-def test_device_path_is_sync_free_and_equal(monkeypatch):
-    preds, gts = as_tensors(_pairs()[:12])
-    host = {policy: mean_boundary_accuracy(preds, gts, empty_gt=policy) for policy in ("agreement", "reference")}
-    monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
-    for policy, value in host.items():
-        device = mean_boundary_accuracy(preds, gts, empty_gt=policy, validate_args=False)
-        assert torch.equal(device, value) or (device.isnan() and value.isnan()), policy
-    metric = MBA(validate_args=False)
-    metric.update(preds[:3], gts[:3])
-    with HostSyncRecorder() as recorder:
-        metric.update(preds[:3], gts[:3])
-    assert not recorder.hits, recorder.hits
 
 
 @pytest.mark.parametrize("shape", [(1, 5000), (5000, 1), (3, 4000), (4000, 3)])

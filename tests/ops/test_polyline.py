@@ -1,4 +1,5 @@
-"""Open Douglas–Peucker == cv2.approxPolyDP(curve, eps, closed=False), point for point, many curves at once."""
+"""Open Douglas–Peucker == cv2.approxPolyDP(curve, eps, closed=False), point for point, many curves at once, from both
+forms of :func:`approx_poly_dp_open` (``engine``)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from nobg_metrics.ops.hce_fixed import approx_poly_dp_fixed
 from nobg_metrics.ops.polyline import approx_poly_dp_open
+from tests.helpers.syncs import HostSyncRecorder
+
+ENGINES = ["data_sized", "fixed"]
 
 _STEPS = np.array([[1, 0], [1, 1], [0, 1], [-1, 1], [-1, 0], [-1, -1], [0, -1], [1, -1]])
 
@@ -43,57 +46,72 @@ def _curves(seed: int = 1, count: int = 1200) -> list[np.ndarray]:
 CURVES = _curves()
 
 
-@pytest.mark.parametrize("epsilon", [2.0, 1.0, 0.5, 0.0, 3.7, 40.0])
-def test_equals_opencv(epsilon: float) -> None:
-    points = torch.from_numpy(np.concatenate(CURVES))
-    keep = approx_poly_dp_open(points, torch.tensor([len(c) for c in CURVES]), epsilon).numpy()
-    offsets = np.r_[0, np.cumsum([len(c) for c in CURVES])]
-    for k, curve in enumerate(CURVES):
-        expected = cv2.approxPolyDP(curve.reshape(-1, 1, 2), epsilon, False).reshape(-1, 2)
-        assert np.array_equal(curve[keep[offsets[k]:offsets[k + 1]]], expected), curve.tolist()
+def _first(lengths: list[int], size: int | None = None) -> torch.Tensor:
+    """The ``first`` flags of polylines of these lengths laid end to end (``size`` entries: padding after)."""
+    first = torch.zeros(sum(lengths) if size is None else size, dtype=torch.bool)
+    first[torch.tensor(np.r_[0, np.cumsum(lengths)[:-1]], dtype=torch.int64)] = True
+    return first
 
 
-def test_long_contour_like_curve() -> None:
-    rng = np.random.default_rng(5)
-    curve = np.cumsum(_STEPS[rng.integers(0, 3, 5000)], axis=0).astype(np.int32)
-    keep = approx_poly_dp_open(torch.from_numpy(curve), torch.tensor([len(curve)]), 2.0).numpy()
-    assert np.array_equal(curve[keep], cv2.approxPolyDP(curve.reshape(-1, 1, 2), 2.0, False).reshape(-1, 2))
-
-
-def test_empty_and_errors() -> None:
-    assert approx_poly_dp_open(torch.zeros(0, 2, dtype=torch.int64), torch.zeros(0), 2.0).numel() == 0
-    with pytest.raises(ValueError, match="epsilon"):
-        approx_poly_dp_open(torch.zeros(1, 2, dtype=torch.int64), torch.tensor([1]), -1.0)
-    with pytest.raises(ValueError, match="points"):
-        approx_poly_dp_open(torch.zeros(3, dtype=torch.int64), torch.tensor([3]), 1.0)
-    with pytest.raises(ValueError, match="lengths"):
-        approx_poly_dp_open(torch.zeros(3, 2, dtype=torch.int64), torch.tensor([2]), 1.0)
-
-
-@pytest.mark.parametrize("epsilon", [2.0, 0.5, 0.0, 40.0])
-def test_fixed_levels_equal_the_data_sized_path(epsilon: float) -> None:
-    """The sync-free variant (padded list, fixed levels) keeps the same points; padding keeps none."""
-    curves = CURVES[:400]
-    points = torch.from_numpy(np.concatenate(curves + [np.zeros((7, 2), np.int32)])).long()
+def _check(curves: list[np.ndarray], epsilon: float, engine: str, padding: int = 0) -> None:
+    """Our kept points of every curve equal OpenCV's; padding entries (after the curves) keep nothing."""
     lengths = [len(c) for c in curves]
     total = sum(lengths)
-    first = torch.ones(points.shape[0], dtype=torch.bool)
-    first[:total] = False
-    first[torch.tensor(np.r_[0, np.cumsum(lengths)[:-1]])] = True
-    real = torch.arange(points.shape[0]) < total
-    keep, exhausted = approx_poly_dp_fixed(points, first, real, epsilon, levels=40)
-    expected = approx_poly_dp_open(points[:total], torch.tensor(lengths), epsilon)
-    assert torch.equal(keep[:total], expected) and not keep[total:].any() and not exhausted.any()
+    points = torch.from_numpy(np.concatenate([*curves, np.full((padding, 2), 3, np.int32)]))
+    real = torch.arange(total + padding) < total if padding else None
+    keep, exhausted = approx_poly_dp_open(points, _first(lengths, total + padding), epsilon, real=real,
+                                          engine=engine, levels=40)
+    assert not exhausted.any() and not keep[total:].any()
+    offsets = np.r_[0, np.cumsum(lengths)]
+    for k, curve in enumerate(curves):
+        expected = cv2.approxPolyDP(curve.reshape(-1, 1, 2), epsilon, False).reshape(-1, 2)
+        assert np.array_equal(curve[keep[offsets[k]:offsets[k + 1]].numpy()], expected), curve.tolist()
 
 
-def test_fixed_levels_flag_a_short_budget() -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("epsilon", [2.0, 1.0, 0.5, 0.0, 3.7, 40.0])
+def test_equals_opencv(epsilon: float, engine: str) -> None:
+    _check(CURVES, epsilon, engine)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_padding_keeps_nothing_and_changes_nothing(engine: str) -> None:
+    _check(CURVES[:400], 2.0, engine, padding=7)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_long_contour_like_curve(engine: str) -> None:
+    rng = np.random.default_rng(5)
+    curve = np.cumsum(_STEPS[rng.integers(0, 3, 5000)], axis=0).astype(np.int32)
+    keep, _ = approx_poly_dp_open(torch.from_numpy(curve), _first([len(curve)]), 2.0, engine=engine)
+    assert np.array_equal(curve[keep.numpy()], cv2.approxPolyDP(curve.reshape(-1, 1, 2), 2.0, False).reshape(-1, 2))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_empty_and_errors(engine: str) -> None:
+    keep, exhausted = approx_poly_dp_open(torch.zeros(0, 2, dtype=torch.int64), torch.zeros(0, dtype=torch.bool), 2.0,
+                                          engine=engine)
+    assert keep.numel() == 0 and exhausted.numel() == 0
+    one = torch.ones(1, dtype=torch.bool)
+    with pytest.raises(ValueError, match="epsilon"):
+        approx_poly_dp_open(torch.zeros(1, 2, dtype=torch.int64), one, -1.0, engine=engine)
+    with pytest.raises(ValueError, match="points"):
+        approx_poly_dp_open(torch.zeros(3, dtype=torch.int64), one.expand(3), 1.0, engine=engine)
+    with pytest.raises(ValueError, match="first"):
+        approx_poly_dp_open(torch.zeros(3, 2, dtype=torch.int64), one, 1.0, engine=engine)
+    with pytest.raises(ValueError, match="first"):  # the data-sized form checks that every point has a polyline
+        approx_poly_dp_open(torch.zeros(3, 2, dtype=torch.int64), torch.zeros(3, dtype=torch.bool), 1.0,
+                            engine="data_sized")
+
+
+def test_the_fixed_form_flags_a_short_budget_and_makes_no_host_sync() -> None:
     rng = np.random.default_rng(5)
     curve = torch.from_numpy(np.cumsum(_STEPS[rng.integers(0, 3, 300)], axis=0)).long()
-    first = torch.zeros(300, dtype=torch.bool)
-    first[0] = True
-    real = torch.ones(300, dtype=torch.bool)
-    expected = approx_poly_dp_open(curve, torch.tensor([300]), 1.0)
-    keep, exhausted = approx_poly_dp_fixed(curve, first, real, 1.0, levels=2)
+    first = _first([300])
+    expected, _ = approx_poly_dp_open(curve, first, 1.0, engine="data_sized")
+    _, exhausted = approx_poly_dp_open(curve, first, 1.0, engine="fixed", levels=2)
     assert exhausted.any()
-    keep, exhausted = approx_poly_dp_fixed(curve, first, real, 1.0, levels=64)
+    with HostSyncRecorder() as recorder:
+        keep, exhausted = approx_poly_dp_open(curve, first, 1.0, engine="fixed", levels=16)  # 14 needed
+    assert not recorder.hits, recorder.hits
     assert torch.equal(keep, expected) and not exhausted.any()

@@ -1,4 +1,5 @@
-"""Zhang–Suen thinning == skimage.morphology.skeletonize, bit for bit, on a stress set.
+"""Zhang–Suen thinning == skimage.morphology.skeletonize, bit for bit, on a stress set, from both forms of
+:func:`skeletonize` (``engine``).
 
 ``stress_masks`` is the shared stress set of the HCE primitives (thinning, cross morphology, contours):
 non-square, 1×N, N×1, thin lines, one-pixel components, holes in holes, border-touching shapes, spirals,
@@ -13,7 +14,10 @@ import torch
 from scipy import ndimage
 from skimage.morphology import skeletonize as sk_skeletonize
 
-from nobg_metrics.ops.thinning import skeletonize, skeletonize_fixed
+from nobg_metrics.ops.thinning import skeletonize
+from tests.helpers.syncs import HostSyncRecorder
+
+ENGINES = ["data_sized", "fixed"]
 
 
 def _spiral(h: int, w: int) -> np.ndarray:
@@ -73,39 +77,41 @@ def stress_masks(seed: int = 0) -> list[np.ndarray]:
 STRESS = stress_masks()
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("index", range(len(STRESS)))
-def test_skeletonize_equals_skimage(index: int) -> None:
+def test_skeletonize_equals_skimage(index: int, engine: str) -> None:
     mask = STRESS[index]
-    assert np.array_equal(skeletonize(torch.from_numpy(mask)).numpy(), sk_skeletonize(mask))
+    skeleton, converged = skeletonize(torch.from_numpy(mask), engine=engine)
+    assert np.array_equal(skeleton.numpy(), sk_skeletonize(mask)) and bool(converged)
 
 
-def test_skeletonize_batch_and_thick_shapes() -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_skeletonize_batch_and_thick_shapes(engine: str) -> None:
     rng = np.random.default_rng(3)
     masks = np.stack([ndimage.binary_dilation(rng.random((61, 45)) < 0.01, iterations=6) for _ in range(3)])
-    ours = skeletonize(torch.from_numpy(masks)).numpy()
-    for mask, skel in zip(masks, ours):
+    masks[1, :20] = False  # one image's foreground away from the top: the data-sized form's box is not the frame
+    ours, converged = skeletonize(torch.from_numpy(masks), engine=engine)
+    assert converged.tolist() == [True] * 3
+    for mask, skel in zip(masks, ours.numpy()):
         assert np.array_equal(skel, sk_skeletonize(mask))
 
 
-def test_skeletonize_empty_and_errors() -> None:
-    assert skeletonize(torch.zeros(0, 4, 4, dtype=torch.bool)).shape == (0, 4, 4)
-    assert not skeletonize(torch.zeros(3, 4, dtype=torch.bool)).any()
+@pytest.mark.parametrize("engine", ENGINES)
+def test_skeletonize_empty_and_errors(engine: str) -> None:
+    assert skeletonize(torch.zeros(0, 4, 4, dtype=torch.bool), engine=engine).skeleton.shape == (0, 4, 4)
+    assert not skeletonize(torch.zeros(3, 4, dtype=torch.bool), engine=engine).skeleton.any()
     with pytest.raises(TypeError, match="mask"):
-        skeletonize(torch.zeros(3, 4))
+        skeletonize(torch.zeros(3, 4), engine=engine)
     with pytest.raises(ValueError, match="mask"):
-        skeletonize(torch.zeros(3, dtype=torch.bool))
+        skeletonize(torch.zeros(3, dtype=torch.bool), engine=engine)
 
 
-def test_fixed_rounds_equal_skimage_and_flag_a_short_budget() -> None:
-    """The sync-free variant: full-frame iterations within the budget, exact; too few, flagged."""
-    from tests.helpers.syncs import HostSyncRecorder
-    masks = [m for m in STRESS if m.shape == (23, 29) or m.shape == (40, 57)]
-    for mask in STRESS:
-        skeleton, converged = skeletonize_fixed(torch.from_numpy(mask)[None])
-        assert converged.all() and np.array_equal(skeleton[0].numpy(), sk_skeletonize(mask))
-    batch = torch.from_numpy(np.stack([masks[0][:23, :29], np.zeros((23, 29), bool)]))
-    skeleton, converged = skeletonize_fixed(batch, iterations=1)
+def test_a_short_fixed_budget_is_flagged_and_the_fixed_form_makes_no_host_sync() -> None:
+    """The fixed form's budget is not a proof: too few iterations are flagged, per image, never silently wrong."""
+    rings = next(m for m in STRESS if m.shape == (23, 29))
+    batch = torch.from_numpy(np.stack([rings, np.zeros((23, 29), bool)]))
+    _, converged = skeletonize(batch, engine="fixed", iterations=1)
     assert converged.tolist() == [False, True]  # the rings need more than one iteration; the empty image not
     with HostSyncRecorder() as recorder:
-        skeletonize_fixed(batch)
+        skeletonize(batch, engine="fixed")
     assert not recorder.hits, recorder.hits

@@ -1,10 +1,17 @@
-"""Union-find in a number of rounds fixed before the data is seen: connected components with no host sync.
+"""Union-find on the edge lists of a planar graph (the run graphs of 2-D masks): the root of every node, two forms.
 
-:func:`nobg_metrics.ops.components.solve_run_graph` stops when nothing changes, which the host must read back
-(a device sync per test). Off CPU the labelling instead runs a count of rounds proven sufficient for any
-graph of its size, on arrays whose sizes are proven bounds, so nothing is read back.
+:func:`union_find_roots` takes the switch ``engine`` (:data:`~nobg_metrics.ops.host_reads.Engine`):
 
-**Rounds.** One round hooks every root onto the smallest root it shares an edge with, if smaller
+- ``"data_sized"``: min-root hooking and pointer jumping **to convergence** — each round hooks every root that has
+  an edge to a smaller root onto the smallest such root (``scatter_reduce(amin)``), compresses all paths by
+  ``parent = parent[parent]`` until stable, and drops the edges that became internal (``nonzero``). It stops when
+  nothing changes, which the host must read back (a device sync per test; free on CPU).
+- ``"fixed"``: a count of rounds proven sufficient for any planar graph of its size, on arrays whose sizes are
+  proven bounds, so nothing is read back (below).
+
+Both return the smallest node id of each node's component.
+
+**Rounds of the fixed form.** One round hooks every root onto the smallest root it shares an edge with, if smaller
 (``scatter_reduce(amin)``), then compresses every path fully (``parent = parent[parent]``, ``⌈log2(n + 1)⌉``
 times: hooks only go to smaller ids, so a chain is at most n long). The roots left are the *local minima*
 of the contracted graph. In a component of k ≥ 2 super-nodes, a minimum that absorbed no neighbour in
@@ -31,25 +38,64 @@ import math
 import torch
 from torch import Tensor
 
+from nobg_metrics.ops import host_reads
 
-def solve_planar_graph(nodes: int, first: Tensor, second: Tensor, first_chains: int | None = None) -> Tensor:
-    """The root (smallest node id) of every node's component, in a fixed number of rounds: no host reads.
+__all__ = ["union_find_roots"]
+
+
+def union_find_roots(nodes: int, first: Tensor, second: Tensor, *, engine: host_reads.Engine = "auto",
+                     first_chains: int | None = None) -> Tensor:
+    """The root (smallest node id) of every node's component.
 
     Args:
-        nodes: n, the number of nodes (a Python int: it sets every size and round count).
+        nodes: n, the number of nodes (a Python int: on the ``"fixed"`` form it sets every size and round count).
         first, second: :math:`(E,)` int64 node ids in ``0 .. n - 1``, one edge per position, of a planar
             graph; an edge from a node to itself is allowed (padding).
-        first_chains: a bound on the longest chain of hooks in the very first round, when the caller knows
-            one (runs of a mask numbered in raster order hook one row up: the rows); default n.
+        engine: ``"data_sized"`` (to convergence, host reads), ``"fixed"`` (fixed rounds, no host read) or
+            ``"auto"`` (``"data_sized"`` where host reads are free, else ``"fixed"``).
+        first_chains: for ``"fixed"``, a bound on the longest chain of hooks in the very first round, when the
+            caller knows one (runs of a mask numbered in raster order hook one row up: the rows); default n.
 
     Returns:
-        :math:`(n,)` int64, the same as :func:`nobg_metrics.ops.components.solve_run_graph` from
-        ``arange(n)``.
+        :math:`(n,)` int64, the same from either form.
 
     Example:
-        >>> solve_planar_graph(5, torch.tensor([3, 4, 1]), torch.tensor([4, 1, 1]))
+        >>> union_find_roots(5, torch.tensor([3, 4, 1]), torch.tensor([4, 1, 1]))
+        tensor([0, 1, 2, 1, 1])
+        >>> union_find_roots(5, torch.tensor([3, 4, 1]), torch.tensor([4, 1, 1]), engine="fixed")
         tensor([0, 1, 2, 1, 1])
     """
+    if host_reads.resolve_engine(engine, first) == "data_sized":
+        return _converged_roots(nodes, first, second)
+    return _fixed_roots(nodes, first, second, first_chains)
+
+
+def _converged_roots(nodes: int, first: Tensor, second: Tensor) -> Tensor:
+    """The ``"data_sized"`` form: hooking and jumping until no edge joins two roots (host reads per round)."""
+    parent = torch.arange(nodes, device=first.device)
+    edges = torch.stack([first, second])  # (2, K)
+    while True:
+        roots = parent.index_select(0, edges.view(-1)).view(2, -1)
+        open_edges = torch.nonzero(roots[0] != roots[1]).squeeze(1)
+        if open_edges.numel() == 0:
+            return parent
+        edges = edges.index_select(1, open_edges)
+        roots = roots.index_select(1, open_edges)
+        low, high = torch.minimum(roots[0], roots[1]), torch.maximum(roots[0], roots[1])
+        parent = _compress(parent.scatter_reduce(0, high, low, "amin"))
+
+
+def _compress(parent: Tensor) -> Tensor:
+    """Pointer jumping ``parent = parent[parent]`` until every node points at its root (host reads)."""
+    while True:
+        grand = parent.index_select(0, parent)
+        if torch.equal(grand, parent):
+            return parent
+        parent = grand
+
+
+def _fixed_roots(nodes: int, first: Tensor, second: Tensor, first_chains: int | None) -> Tensor:
+    """The ``"fixed"`` form: pairs of rounds on halving arrays, all sizes and counts from ``nodes`` (no host read)."""
     device = first.device
     ids = torch.int32 if nodes < 2**31 - 1 else torch.int64  # int32: half the bytes per gather
     size, tails, heads = nodes, first.to(ids), second.to(ids)  # the current space: ids 0 .. size - 1, sink size
