@@ -83,7 +83,7 @@ def prepare(pred: InputMaps, gt: InputMaps, *, trimap: InputMaps | None = None, 
     Returns:
         The :class:`InputGroup` of each size (or run); a tensor input gives exactly one.
 
-    Example:
+    Examples:
         >>> prepare(torch.rand(2, 4, 6), torch.ones(2, 4, 5))
         Traceback (most recent call last):
         ...
@@ -116,7 +116,7 @@ def prepare(pred: InputMaps, gt: InputMaps, *, trimap: InputMaps | None = None, 
 def check_option(name: str, value: object, allowed: object) -> None:
     """Reject a constructor/function option outside a ``Literal`` (or a tuple) of allowed values.
 
-    Example:
+    Examples:
         >>> check_option("empty_gt", "agreement", EmptyGt)
         >>> check_option("empty_gt", "nan", EmptyGt)
         Traceback (most recent call last):
@@ -131,7 +131,7 @@ def check_option(name: str, value: object, allowed: object) -> None:
 def check_flag(name: str, value: object) -> None:
     """Reject a non-bool flag option (``1`` or ``"yes"`` would silently mean True).
 
-    Example:
+    Examples:
         >>> check_flag("allow_host_sync", 1)
         Traceback (most recent call last):
         ...

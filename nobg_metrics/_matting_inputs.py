@@ -97,7 +97,7 @@ def prepare_matting(
     Returns:
         One :class:`MatteBatch` per distinct image size.
 
-    Example:
+    Examples:
         >>> tri = torch.full((1, 4, 4), 128, dtype=torch.uint8)
         >>> prepare_matting(torch.rand(1, 4, 4), torch.rand(1, 4, 4), tri)[0].region.all()
         tensor(True)

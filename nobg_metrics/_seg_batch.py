@@ -94,7 +94,7 @@ def min_max_stretch(pred: Tensor) -> Tensor:
     Returns:
         :math:`(B, H, W)` the stretched maps, same dtype.
 
-    Example:
+    Examples:
         >>> min_max_stretch(torch.tensor([[[0.2, 0.6]], [[0.5, 0.5]]]))
         tensor([[[0.0000, 1.0000]],
         <BLANKLINE>
@@ -137,7 +137,7 @@ def prepare_segmentation(
     Returns:
         One :class:`SegBatch` per distinct image size (a tensor input gives exactly one).
 
-    Example:
+    Examples:
         >>> groups = prepare_segmentation(torch.rand(2, 1, 4, 6), torch.rand(2, 1, 4, 6) > 0.5)
         >>> len(groups), tuple(groups[0].gt.shape)
         (1, (2, 4, 6))

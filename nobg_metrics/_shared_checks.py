@@ -8,7 +8,7 @@ at 1024², measured for the command). Inside :func:`shared_checks` (entered by e
 exact data — the same memory, offset, shape, strides, dtype and version counter (an in-place write bumps it) —
 and not run again until the call ends. Outside a scope (a metric on its own) every check runs, as before.
 
-Example:
+Examples:
     >>> import torch
     >>> calls = []
     >>> pred = torch.rand(2, 4, 4)

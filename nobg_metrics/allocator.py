@@ -62,7 +62,7 @@ def tune_cpu_allocator(*, mmap_threshold: int = MMAP_THRESHOLD_BYTES, trim_thres
         TypeError: a threshold that is not an int.
         ValueError: a threshold outside ``[0, 2^31)``.
 
-    Example:
+    Examples:
         >>> import nobg_metrics as nm
         >>> nm.tune_cpu_allocator() in (True, False)
         True

@@ -227,7 +227,7 @@ CATALOG: dict[str, Descriptor] = {d.name: d for d in (*_DECLARED, *_family())}
 def descriptor(name: str) -> Descriptor:
     """The descriptor of a registered name; an unknown name is a ``ValueError`` listing the known ones.
 
-    Example:
+    Examples:
         >>> descriptor("f_measure_max").metric.__name__, dict(descriptor("f_measure_max").arguments)
         ('FMeasure', {'mode': 'max'})
     """
@@ -251,7 +251,7 @@ def names_with(*, task: Task | None = None, input_name: str | None = None, requi
                statistic: str | None = None) -> tuple[str, ...]:
     """The registered names matching every given filter (a task, an extra input read or required, a statistic).
 
-    Example:
+    Examples:
         >>> names_with(required="image")
         ('camouflage_context_measure',)
     """

@@ -74,7 +74,7 @@ class NobgCollection(MetricCollection):
     Members that are not nobg_metrics metrics update through their own ``update`` after the statistics of ours are
     formed; their states are restored if one of them raises.
 
-    Example:
+    Examples:
         >>> import torch, nobg_metrics as nm
         >>> collection = NobgCollection({"mae": nm.MAE(), "iou": nm.IoU()}, prefix="val/")
         >>> collection.update(torch.rand(2, 8, 8), torch.rand(2, 8, 8) > 0.5)
@@ -217,7 +217,7 @@ def make_collection(
         a :class:`NobgCollection`; ``update(pred, gt)``, ``update(pred, gt, trimap=trimap)``, and ``image=image``
         (:math:`(B, 3, H, W)` uint8 RGB) for the members of :data:`IMAGE_NAMES` (required by them).
 
-    Example:
+    Examples:
         >>> import torch
         >>> collection = make_collection("cheap", prefix="val/")
         >>> collection.update(torch.rand(2, 1, 16, 16), torch.rand(2, 1, 16, 16) > 0.5)
@@ -241,7 +241,7 @@ def size_invariant_collection(names: Iterable[str] | None = None, prefix: str | 
     """The size-invariant metrics by catalog name (``"si_mae"``, ``"si_f_measure_max"``, ...; default: all of them) in
     one collection: every confusion member in one group (one labelling and one counting pass per batch).
 
-    Example:
+    Examples:
         >>> import torch
         >>> collection = size_invariant_collection(["si_mae", "si_f_measure_max", "si_iou_pooled"])
         >>> collection.update(torch.rand(2, 1, 16, 16), torch.rand(2, 1, 16, 16) > 0.5)

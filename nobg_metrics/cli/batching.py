@@ -8,7 +8,7 @@ batches follow each other: the dataset's gts in order (of first appearance over 
 gt-only work (exact: an equal gt batch is checked value by value). A job that lacks some gt of a chunk
 (``--allow-missing``) gets a smaller batch there, and only that batch computes afresh.
 
-Example:
+Examples:
     >>> from pathlib import Path
     >>> from nobg_metrics.cli.jobs import Item
     >>> items = [Item(job, f"i{n}", Path(f"gt/i{n}.png"), Path(f"m{job}/i{n}.png")) for job in (0, 1) for n in range(3)]

@@ -28,7 +28,7 @@ def format_value(value: float | None, digits: int | None = None) -> str:
     """3 decimals below 10, 2 below 100, else 1 (SAD-like sums); ``digits`` decimals when given; ``-`` for a
     missing value.
 
-    Example:
+    Examples:
         >>> [format_value(v) for v in (0.03725, 18.456, 1234.56, None, float("nan"))]
         ['0.037', '18.46', '1234.6', '-', '-']
         >>> format_value(0.03725, digits=4)

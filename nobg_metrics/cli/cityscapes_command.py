@@ -61,7 +61,7 @@ def table_lines(ap_per_class: Sequence[float | None], ap_50_per_class: Sequence[
                 ap: float | None, ap_50: float | None) -> list[str]:
     """cityscapesScripts' ``printResults`` lines (no colours, no CSV), from per-class values in :data:`CLASS_NAMES` order.
 
-    Example:
+    Examples:
         >>> lines = table_lines([0.5] + [None] * 7, [0.75] + [None] * 7, 0.5, 0.75)
         >>> print("\\n".join(lines[:5]))
         <BLANKLINE>

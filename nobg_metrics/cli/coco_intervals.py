@@ -21,7 +21,7 @@ def union_intervals(rows: Tensor, starts: Tensor, stops: Tensor, pixels: int) ->
     its row (a running maximum of ``row * (pixels + 1) + stop``: rows never mix); a group is its first start and
     its furthest stop.
 
-    Example:
+    Examples:
         >>> [t.tolist() for t in union_intervals(torch.tensor([0, 0, 0, 1]), torch.tensor([5, 1, 2, 1]),
         ...                                      torch.tensor([6, 4, 3, 2]), 9)]
         [[0, 0, 1], [1, 5, 1], [4, 6, 2]]
@@ -57,7 +57,7 @@ def intervals_to_masks(rows: Tensor, starts: Tensor, stops: Tensor, n: int, heig
         ``(n, height, width)`` bool (``(n, width, height)`` if ``transposed``), contiguous: one difference array
         (+1 at a start, -1 at a stop) and one cumulative sum for all masks.
 
-    Example:
+    Examples:
         >>> intervals_to_masks(torch.tensor([0, 0]), torch.tensor([1, 2]), torch.tensor([3, 4]), 1, 2, 3,
         ...                    overlap=True).int().tolist()
         [[[0, 1, 0], [1, 1, 0]]]

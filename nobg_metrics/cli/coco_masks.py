@@ -87,7 +87,7 @@ def segmentation_masks(segmentations: Sequence[object], height: int, width: int,
     Raises:
         SegmentationError: a form pycocotools cannot read, a malformed RLE or polygon, an RLE of another size.
 
-    Example:
+    Examples:
         >>> square = [[0.5, 0.5, 2.5, 0.5, 2.5, 2.5, 0.5, 2.5]]
         >>> masks = segmentation_masks([square, {"size": [3, 3], "counts": [0, 9]}], 3, 3)
         >>> masks.sum((1, 2)).tolist()

@@ -187,7 +187,7 @@ def polygon_masks(polygons: Sequence[Sequence[float]], height: int, width: int) 
     Raises:
         BadPolygon: a coordinate that is not a finite number, or one beyond :data:`MAX_COORDINATE`.
 
-    Example:
+    Examples:
         >>> polygon_masks([[0.5, 0.5, 3.5, 0.5, 3.5, 2.5, 0.5, 2.5]], 4, 5)[0].int().tolist()
         [[0, 0, 0, 0, 0], [0, 1, 1, 1, 0], [0, 1, 1, 1, 0], [0, 0, 0, 0, 0]]
     """

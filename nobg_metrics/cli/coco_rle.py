@@ -68,7 +68,7 @@ def decode_strings(strings: Sequence[str | bytes]) -> tuple[Tensor, Tensor]:
         MalformedRle: a character outside ``'0'..'o'``, a value cut off at the end of its string, a value of
             more than 6 characters, or a negative count.
 
-    Example:
+    Examples:
         >>> counts, lengths = decode_strings(["52203", "0o1"])
         >>> counts.tolist(), lengths.tolist()
         ([5, 2, 2, 2, 5, 0, 63], [5, 2])
@@ -161,7 +161,7 @@ def counts_to_masks(counts: Tensor, lengths: Tensor, height: int, width: int) ->
     Returns:
         ``(N, height, width)`` bool (contiguous).
 
-    Example:
+    Examples:
         >>> counts_to_masks(torch.tensor([1, 2, 3]), torch.tensor([3]), 2, 3).int().tolist()
         [[[0, 1, 0], [1, 0, 0]]]
     """
@@ -172,7 +172,7 @@ def counts_to_masks(counts: Tensor, lengths: Tensor, height: int, width: int) ->
 def mask_counts(mask: Tensor) -> Tensor:
     """The uncompressed RLE counts of one ``(H, W)`` mask (pycocotools ``rleEncode``): int64, zeros first.
 
-    Example:
+    Examples:
         >>> mask_counts(torch.tensor([[0, 1, 0], [1, 0, 0]], dtype=torch.bool)).tolist()
         [1, 2, 3]
     """
@@ -190,7 +190,7 @@ def mask_counts(mask: Tensor) -> Tensor:
 def counts_to_string(counts: Sequence[int] | Tensor) -> str:
     """pycocotools' ``rleToString``: the compressed form of a list of counts.
 
-    Example:
+    Examples:
         >>> counts_to_string([5, 2, 2, 2, 5])
         '52203'
     """
@@ -210,7 +210,7 @@ def counts_to_string(counts: Sequence[int] | Tensor) -> str:
 def encode(mask: Tensor) -> dict[str, object]:
     """A compressed RLE of one ``(H, W)`` mask, as pycocotools' ``encode`` writes it (``counts`` a ``str``).
 
-    Example:
+    Examples:
         >>> encode(torch.tensor([[0, 1, 0], [1, 0, 0]], dtype=torch.bool))
         {'size': [2, 3], 'counts': '123'}
     """
@@ -221,7 +221,7 @@ def encode(mask: Tensor) -> dict[str, object]:
 def rle_area(counts: Tensor, lengths: Tensor) -> Tensor:
     """pycocotools' ``area``: the sum of the odd-position counts of each RLE, ``(N,)`` int64.
 
-    Example:
+    Examples:
         >>> rle_area(torch.tensor([1, 2, 3, 0, 6]), torch.tensor([3, 2])).tolist()
         [2, 6]
     """
@@ -239,7 +239,7 @@ def rle_bbox(counts: Tensor, lengths: Tensor, height: int, width: int) -> Tensor
     one whose foreground runs are all empty gives pycocotools' unsigned wrap-around ``[w, h, 2^32 - w + 1,
     2^32 - h + 1]``.
 
-    Example:
+    Examples:
         >>> rle_bbox(torch.tensor([1, 2, 3]), torch.tensor([3]), 2, 3).tolist()
         [[0.0, 0.0, 2.0, 2.0]]
     """

@@ -79,7 +79,7 @@ class Plan:
 def split_named(value: str) -> tuple[str | None, str]:
     """``"NAME=DIR"`` -> ``(NAME, DIR)``; a bare ``DIR`` (or an existing path containing ``=``) -> ``(None, DIR)``.
 
-    Example:
+    Examples:
         >>> split_named("MINet=preds/minet"), split_named("preds/u2net")
         (('MINet', 'preds/minet'), (None, 'preds/u2net'))
     """
@@ -100,7 +100,7 @@ def resolved(path: Path) -> Path:
 def folder_problem(path: Path) -> str | None:
     """Why ``path`` is not a folder that can be listed (``None`` when it is one).
 
-    Example:
+    Examples:
         >>> folder_problem(Path("/")) is None, folder_problem(Path("/no/such/dir"))
         (True, 'does not exist')
     """
@@ -220,7 +220,7 @@ def _pysod_kind(data: dict) -> str | None:
     ``image``; a method file maps names to mappings of mappings. The two look alike once ``mask`` is misspelt, so a
     file given with ``--dataset-json`` / ``--method-json`` is read as that kind without guessing.
 
-    Example:
+    Examples:
         >>> _pysod_kind({"DIS-VD": {"image": {"path": "im"}, "masks": {"path": "gt"}}})
         'datasets'
         >>> _pysod_kind({"MINet": {"DIS-VD": {"path": "preds"}}})

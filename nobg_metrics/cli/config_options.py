@@ -54,7 +54,7 @@ def _tokens(action: argparse.Action, value: Any, where: str) -> list[str]:
 def apply_config_options(args: argparse.Namespace, options: dict[str, tuple[Any, Path, str]]) -> None:
     """Fill ``args`` from a config's ``options`` (``key -> (value, config folder, where)``); see the module notes.
 
-    Example:
+    Examples:
         >>> args = argparse.Namespace(tier=None, batch_size=8)
         >>> apply_config_options(args, {"batch-size": (16, Path("."), "run.yaml options.batch-size")})
         >>> args.batch_size

@@ -23,7 +23,7 @@ class InputError(Exception):
 def closest(word: str, valid: list[str] | tuple[str, ...]) -> str:
     """``"; did you mean X?"`` for the closest valid word, or ``""``.
 
-    Example:
+    Examples:
         >>> closest("suffx", ("path", "prefix", "suffix"))
         "; did you mean 'suffix'?"
     """

@@ -22,7 +22,7 @@ from nobg_metrics.cli.errors import ConfigError
 def read_groups(path: Path) -> dict[str, dict[str, str]]:
     """``{image stem: {grouping: group}}`` from a JSON file; a bad file is a usage error naming it.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         ...     _ = handle.write('{"o_1": {"type": "SO", "category": "animal"}}')
@@ -52,7 +52,7 @@ def group_means(results: list[dict[str, Any]], rows: list[dict[str, Any]], metri
         of ``results``, then groupings and groups in the file's order of first appearance; a last row per dataset /
         method with ``grouping=None`` counts the images the file does not name (``values`` empty).
 
-    Example:
+    Examples:
         >>> rows = [{"dataset": "D", "method": "M", "image": s, "sad": v} for s, v in (("a", 1.0), ("b", 3.0))]
         >>> out = group_means([{"dataset": "D", "method": "M"}], rows, ["sad"], {"a": {"type": "SO"},
         ...                   "b": {"type": "SO"}})

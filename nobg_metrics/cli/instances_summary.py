@@ -18,7 +18,7 @@ def coco_lines(values: Mapping[str, float], max_dets: Sequence[int] = (1, 10, 10
                iou_range: tuple[float, float] = (0.5, 0.95)) -> list[str]:
     """pycocotools' 12 summary lines from the metric's ``map``, ``map_50``, ..., ``mar_large`` values.
 
-    Example:
+    Examples:
         >>> coco_lines({"map": 0.5, "map_50": 1.0, "map_75": -1.0, "map_small": 0.25, "map_medium": 0.5,
         ...             "map_large": 0.75, "mar_1": 0.5, "mar_10": 0.5, "mar_100": 0.5, "mar_small": 0.5,
         ...             "mar_medium": 0.5, "mar_large": 0.5})[2]
@@ -47,7 +47,7 @@ def lvis_lines(values: Mapping[str, float], max_dets: int = 300,
                iou_range: tuple[float, float] = (0.5, 0.95)) -> list[str]:
     """lvis' ``print_results`` lines from the metric's values.
 
-    Example:
+    Examples:
         >>> values = dict.fromkeys(["map", "map_50", "map_75", "map_small", "map_medium", "map_large", "map_rare",
         ...                         "map_common", "map_frequent", "mar_300", "mar_small", "mar_medium",
         ...                         "mar_large"], 0.5)

@@ -84,7 +84,7 @@ def problems(jobs: list[Job], kind: str) -> list[dict[str, str]]:
 def image_problems(job: Job) -> list[str]:
     """What stops ``job`` from giving every item its RGB image: no image folder, an unlistable one, absent files.
 
-    Example:
+    Examples:
         >>> image_problems(Job(0, "COD10K", "SINet", has_image=True, missing_images=["image/a.*"]))
         ['missing image/a.*']
     """

@@ -49,7 +49,7 @@ outweighs the gain."""
 def resolve_procs(choice: str, device: torch.device, images: int) -> int:
     """The number of scoring processes for ``--procs choice`` (``auto`` or a positive integer).
 
-    Example:
+    Examples:
         >>> resolve_procs("3", torch.device("cpu"), 10)
         3
         >>> resolve_procs("auto", torch.device("cpu"), 10)
@@ -110,7 +110,7 @@ def _rank_main(rank: int, procs: int, port: int, threads: int, run: Callable[[ar
 def process_status(exitcode: int | None) -> int:
     """A child's status as a shell reports it: killed by signal N -> 128 + N.
 
-    Example:
+    Examples:
         >>> process_status(-15), process_status(1), process_status(None)
         (143, 1, 0)
     """

@@ -26,7 +26,7 @@ def ranks(values: list[float | None], higher: bool | None) -> list[int]:
     as PySODEvalToolkit's ``tools/converter.py`` marks the top three unique values; ties share a rank (a column of
     equal values is all rank 1). Fewer than 2 values or no direction: nothing marked.
 
-    Example:
+    Examples:
         >>> ranks([0.9, 0.8, 0.9, 0.7, None, 0.6], True), ranks([0.1, 0.2], False), ranks([0.5, 0.5], True)
         ([1, 2, 1, 3, 0, 0], [1, 2], [1, 1])
         >>> ranks([0.3, None], True), ranks([0.1, 0.2], None)
@@ -43,7 +43,7 @@ def ranks(values: list[float | None], higher: bool | None) -> list[int]:
 def as_number(cell: str) -> float | None:
     """The number a printed cell shows (``.912`` -> 0.912), or ``None`` (``-``, ``nan``).
 
-    Example:
+    Examples:
         >>> as_number(".912"), as_number("24.57"), as_number("-"), as_number("nan")
         (0.912, 24.57, None, None)
     """
@@ -61,7 +61,7 @@ _TEX_ESCAPES = {"\\": r"\textbackslash{}", "_": r"\_", "&": r"\&", "%": r"\%", "
 def tex_escape(text: str) -> str:
     """``text`` with LaTeX's special characters escaped.
 
-    Example:
+    Examples:
         >>> print(tex_escape("iou_metric 50% {x}"))
         iou\\_metric 50\\% \\{x\\}
     """

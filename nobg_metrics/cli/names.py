@@ -81,7 +81,7 @@ def paper_label(name: str) -> tuple[str, str]:
     """``(Markdown, LaTeX)`` header of a metric as papers print it: Unicode for Markdown, math for LaTeX; never the
     escaped collection name (``iou\\_metric``). Unknown names print with spaces for underscores.
 
-    Example:
+    Examples:
         >>> paper_label("s_measure"), paper_label("precision_max"), paper_label("si_f_measure_max")
         (('S_α', '$S_\\\\alpha$'), ('P^max', '$P^{max}$'), ('SI-F^max_β', 'SI-$F^{max}_\\\\beta$'))
     """

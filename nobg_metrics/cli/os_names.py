@@ -37,7 +37,7 @@ def readable(text: str, tex: bool = False) -> str:
     """``text`` for a document people read: every undecodable byte of an OS name (a surrogate escape) as ``\\xNN``
     (``tex=True``: ``\\textbackslash{}xNN``, for text already escaped for LaTeX); other text unchanged.
 
-    Example:
+    Examples:
         >>> import os
         >>> readable(os.fsdecode(b"\\xe9t\\xe9.png")), readable("été.png"), readable("\\udce9", tex=True)
         ('\\\\xe9t\\\\xe9.png', 'été.png', '\\\\textbackslash{}xe9')
@@ -50,7 +50,7 @@ def readable(text: str, tex: bool = False) -> str:
 def os_bytes(text: str) -> bytes:
     """The bytes of a name as the OS gives them (``os.fsencode`` for file names; UTF-8 for every valid name).
 
-    Example:
+    Examples:
         >>> os_bytes("\\udce9t\\udce9"), os_bytes("été")
         (b'\\xe9t\\xe9', b'\\xc3\\xa9t\\xc3\\xa9')
     """

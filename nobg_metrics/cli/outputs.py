@@ -147,7 +147,7 @@ def worst_markdown(document: dict[str, Any], rows: list[dict[str, Any]], k: int 
     """``worst.md``: per dataset / method, the ``k`` worst images of every metric with a direction (lowest first
     when higher is better), printed as the tables print them; ties keep the image order.
 
-    Example:
+    Examples:
         >>> document = {"protocol": "dim", "metrics": ["sad"], "higher_is_better": {"sad": False},
         ...             "results": [{"dataset": "D", "method": "M"}]}
         >>> rows = [{"dataset": "D", "method": "M", "image": f"i{v}", "sad": v * 1000.0} for v in (1, 3, 2)]

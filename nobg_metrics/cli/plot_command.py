@@ -10,7 +10,7 @@ the requested kinds; 2 a usage problem (a wrong ``--highlight`` name, a style fi
 
 Importable without torch (the argument parser uses it).
 
-Example:
+Examples:
     ``nobg-metrics plot results --out paper --plot-style style.yaml --highlight Ours --kinds pr f --pr-xlim 0.6 1``
 """
 

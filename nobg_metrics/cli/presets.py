@@ -10,7 +10,7 @@ registered) is left out with a note, as the BiRefNet protocol does. A preset als
 Importable without torch (the argument parser uses it): the protocols and the registry are imported when the preset
 is applied.
 
-Example:
+Examples:
     >>> import argparse
     >>> args = argparse.Namespace(preset="matting", task=None, protocol=None, metrics=None, tier=None)
     >>> apply_preset(args, notes=False); (args.task, args.protocol, args.metrics)

@@ -29,7 +29,7 @@ def resolve_task(task: str | None, protocol: str | None) -> tuple[str, str]:
     """``(task, protocol)`` from the flags (either may be omitted); a pair that does not go together is a usage
     error naming both flags.
 
-    Example:
+    Examples:
         >>> resolve_task("matting", None), resolve_task(None, "p3m"), resolve_task(None, "birefnet")
         (('matting', 'dim'), ('matting', 'p3m'), ('DIS5K', 'birefnet'))
     """
@@ -154,7 +154,7 @@ def birefnet_cell(column: str, value: float | None, task: str) -> str:
     """BiRefNet's printing: ``x.round(3)`` (MSE of the Matting task: ``round(5)``), HCE ``int(x.round())``, then
     ``'.' + format(x, '.3f').split('.')[-1]`` when ``x <= 1`` else ``format(x, '<4')``; NaN as ``nan``.
 
-    Example:
+    Examples:
         >>> birefnet_cell("maxFm", 0.91249, "DIS5K"), birefnet_cell("HCE", 1016.5, "DIS5K")
         ('.912', '1016')
     """

@@ -30,7 +30,7 @@ def thumbnail_size(width: int, height: int, box: int = THUMBNAIL) -> tuple[int, 
     """The size a ``width × height`` image is shown at: shrunk into ``box`` keeping its aspect, or enlarged by the
     largest whole factor that keeps it inside ``box`` (nearest-neighbour: every pixel stays a square of one value).
 
-    Example:
+    Examples:
         >>> thumbnail_size(5, 3), thumbnail_size(1024, 512), thumbnail_size(1, 1000), thumbnail_size(100, 60)
         ((125, 75), (128, 64), (1, 128), (100, 60))
     """

@@ -50,7 +50,7 @@ _state = _State()
 def signal_name(signum: int) -> str:
     """``SIGTERM`` for 15 (the number itself where the platform has no name for it).
 
-    Example:
+    Examples:
         >>> signal_name(2)
         'SIGINT'
     """
@@ -63,7 +63,7 @@ def signal_name(signum: int) -> str:
 def exit_status(signum: int) -> int:
     """The shell's status of a process stopped by ``signum``: 128 + ``signum`` (130 for SIGINT).
 
-    Example:
+    Examples:
         >>> exit_status(2), exit_status(15)
         (130, 143)
     """

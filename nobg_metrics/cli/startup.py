@@ -89,7 +89,7 @@ def deferred_imports(deferred: dict[str, dict[str, str]] | None = None) -> Itera
     """Within the block, ``import NAME`` of a module of ``deferred`` (default :data:`DEFERRED`) not imported yet gives
     a stand-in (module notes); on leaving, the stand-ins are dropped from ``sys.modules`` and their parents.
 
-    Example:
+    Examples:
         >>> import sys
         >>> with deferred_imports({"nobg_deferred_example": {"answer": "real.attribute"}}):
         ...     import nobg_deferred_example

@@ -67,7 +67,7 @@ def resampled_metrics(document: dict[str, Any], grouped: Grouped) -> tuple[list[
     """``(metrics to resample, {other metric: reason})``: a metric is resampled when, on every job with a value,
     results.json's value equals the mean of its finite per-image values (:data:`MEAN_RTOL`).
 
-    Example:
+    Examples:
         >>> document = {"metrics": ["mae", "f_measure_max"],
         ...             "results": [{"dataset": "D", "method": "M", "metrics": {"mae": 0.2, "f_measure_max": 0.9}}]}
         >>> rows = [{"dataset": "D", "method": "M", "image": i, "mae": v, "f_measure_max": 1.0}
@@ -130,7 +130,7 @@ def bootstrap_interval(values: np.ndarray, rng: np.random.Generator, resamples: 
                        alpha: float) -> tuple[float, float]:
     """Percentile bootstrap ``1 - alpha`` interval of the mean of ``values`` (:math:`(n,)`, n >= 1).
 
-    Example:
+    Examples:
         >>> bootstrap_interval(np.array([0.5, 0.5, 0.5]), generator(0, "D", "M"), 100, 0.05)
         (0.5, 0.5)
     """
@@ -201,7 +201,7 @@ def sign_flip_test(differences: np.ndarray, permutations: int, rng: np.random.Ge
 def holm(p_values: list[float]) -> list[float]:
     """Holm's step-down adjusted p-values: :math:`\\tilde p_{(i)} = \\max_{j \\le i} \\min(1, (m - j + 1) p_{(j)})`.
 
-    Example:
+    Examples:
         >>> [round(p, 12) for p in holm([0.01, 0.04, 0.03])]
         [0.03, 0.06, 0.06]
     """
@@ -217,7 +217,7 @@ def holm(p_values: list[float]) -> list[float]:
 def ranks_with_ties(values: dict[str, float], better: set[tuple[str, str]], higher: bool) -> list[dict[str, Any]]:
     """Methods best first with ``rank = 1 + #{methods significantly better}`` (``(winner, loser)`` in ``better``).
 
-    Example:
+    Examples:
         >>> ranks_with_ties({"A": 0.9, "B": 0.8, "C": 0.1}, {("A", "C"), ("B", "C")}, True)
         [{'method': 'A', 'value': 0.9, 'rank': 1}, {'method': 'B', 'value': 0.8, 'rank': 1}, {'method': 'C', 'value': 0.1, 'rank': 3}]
     """

@@ -55,7 +55,7 @@ class DatasetTable:
 def paper_header(name: str, label: str) -> tuple[str, str]:
     """``(Markdown, LaTeX)`` paper name of a column with the unit of its printed ``label`` (``SAD (÷1000)``).
 
-    Example:
+    Examples:
         >>> paper_header("s_measure", "s_measure"), paper_header("sad", "SAD (÷1000)")
         (('S_α', '$S_\\\\alpha$'), ('SAD (÷1000)', 'SAD ($\\\\div$1000)'))
     """

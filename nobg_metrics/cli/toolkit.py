@@ -70,7 +70,7 @@ REFUSED: dict[str, str] = {
 def toolkit_entries(name: str) -> tuple[str, ...] | None:
     """The collection entries a toolkit metric or column name stands for (``None``: not a toolkit name).
 
-    Example:
+    Examples:
         >>> toolkit_entries("em"), toolkit_entries("maxF"), toolkit_entries("bioa"), toolkit_entries("s_measure")
         (('e_measure_max', 'e_measure_mean', 'e_measure_adaptive'), ('f_measure_max',), ('accuracy_pooled',), None)
     """
@@ -93,7 +93,7 @@ def translate(names: list[str], ours: tuple[str, ...] | list[str], toolkit_first
     that is also a collection name keeps the collection's meaning unless ``toolkit_first`` (``--metric-names``).
     Unknown names are kept, for the command's check to name them.
 
-    Example:
+    Examples:
         >>> translate(["sm", "mae", "dice", "em"], ["mae", "dice"], toolkit_first=False)[0]
         ['s_measure', 'mae', 'dice', 'e_measure_max', 'e_measure_mean', 'e_measure_adaptive']
         >>> translate(["dice"], ["mae", "dice"], toolkit_first=True)[0]

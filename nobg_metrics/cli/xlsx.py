@@ -35,7 +35,7 @@ def have_openpyxl() -> bool:
 def xlsx_column(index: int) -> str:
     """Spreadsheet column letters of a 0-based index: ``0 -> A``, ``26 -> AA``.
 
-    Example:
+    Examples:
         >>> xlsx_column(0), xlsx_column(25), xlsx_column(26), xlsx_column(701)
         ('A', 'Z', 'AA', 'ZZ')
     """

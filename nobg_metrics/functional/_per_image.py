@@ -37,7 +37,7 @@ def sum_per_image(per_image: Callable[[Batch], Values], batches: Iterable[Batch]
         ``(total, count)``: the sum over images (a tensor, or a dict of them, each without the batch
         dimension), int64 scalar image count (the state a mean needs).
 
-    Example:
+    Examples:
         >>> from nobg_metrics._seg_batch import prepare_segmentation
         >>> maps = [torch.ones(2, 3), torch.zeros(1, 4, 4)]
         >>> groups = prepare_segmentation(maps, maps)
@@ -99,7 +99,7 @@ def _cpu_blocks(batch: Batch) -> Iterator[Batch]:
 def mean_over_images(total: Tensor, count: Tensor) -> Tensor:
     """The dataset value of a "mean of per-image values" metric: ``total / count`` (float64; NaN with no image).
 
-    Example:
+    Examples:
         >>> mean_over_images(torch.tensor(3.0, dtype=torch.float64), torch.tensor(4))
         tensor(0.7500, dtype=torch.float64)
     """

@@ -45,7 +45,7 @@ def birefnet_inputs(pred: InputMaps, gt: InputMaps) -> tuple[InputMaps, InputMap
     Returns:
         the pair in the same layout, float64.
 
-    Example:
+    Examples:
         >>> p, g = birefnet_inputs(torch.tensor([[[51, 102]]], dtype=torch.uint8), torch.tensor([[[0, 200]]], dtype=torch.uint8))
         >>> p.tolist(), g.tolist()
         ([[[0.0, 1.0]]], [[[0.0, 1.0]]])
@@ -74,7 +74,7 @@ def binarised_gt_mse(pred: InputMaps, gt: InputMaps, *, validate_args: bool = Tr
     Returns:
         scalar float64 (lower is better).
 
-    Example:
+    Examples:
         >>> binarised_gt_mse(torch.tensor([[[51, 102]]], dtype=torch.uint8), torch.tensor([[[200, 200]]], dtype=torch.uint8))
         tensor(0.5000, dtype=torch.float64)
     """

@@ -53,7 +53,7 @@ def dilation_radius(height: int, width: int, dilation_ratio: float, dilation_pix
 
     Python's ``round`` (half to even) on the float64 product, as the reference's ``int(round(...))``.
 
-    Example:
+    Examples:
         >>> dilation_radius(1024, 1024, 0.02), dilation_radius(1024, 2048, 0.005), dilation_radius(5, 5, 0.02)
         (29, 11, 1)
     """
@@ -68,7 +68,7 @@ def rows_along_long_side(batch: SegBatch) -> SegBatch:
     per row) where its transpose takes ``W / 64``. Square windows give the same counts on the transpose; the
     ellipse of mBA is transposed with it (``ops.ellipse.dilate_ellipses_packed(transposed=True)``).
 
-    Example:
+    Examples:
         >>> batch = SegBatch(torch.rand(1, 9, 2), torch.rand(1, 9, 2) > 0.5, False)
         >>> tuple(rows_along_long_side(batch).shape)
         (1, 2, 9)
@@ -244,7 +244,7 @@ def boundary_iou(
     Returns:
         scalar float64 tensor.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(1, 9, 12, dtype=torch.bool)
         >>> gt[0, 2:7, 3:9] = True
         >>> pred = torch.zeros(1, 9, 12)

@@ -207,7 +207,7 @@ def trimap_iou(
     Returns:
         scalar float64 tensor.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(1, 9, 12, dtype=torch.bool)
         >>> gt[0, 2:7, 3:9] = True
         >>> pred = torch.zeros(1, 9, 12)
@@ -244,7 +244,7 @@ def boundary_f_measure(
     Returns:
         scalar float64 tensor.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(1, 20, 20, dtype=torch.bool)
         >>> gt[0, 5:15, 5:15] = True
         >>> pred = torch.zeros(1, 20, 20)

@@ -75,7 +75,7 @@ def surrounding_background(gt: Tensor) -> Tensor:
     """``cv2.dilate(gt, ones((20, 20))) - gt``: the pixels within the 20 x 20 window (rows ``i - 10 .. i + 9``, as
     OpenCV's centred anchor puts it) of a gt pixel, outside the gt. :math:`(B, H, W)` bool -> bool.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(1, 30, 30, dtype=torch.bool); gt[0, 15, 15] = True
         >>> ring = surrounding_background(gt)[0]
         >>> int(ring.sum()), bool(ring[6, 6]), bool(ring[5, 5]), bool(ring[25, 25]), bool(ring[26, 26])
@@ -243,7 +243,7 @@ def camouflage_degree(image: Tensor, gt: Tensor, *, gamma: float = 8.0, lambda_s
     Returns:
         :math:`(B, H, W)` float64 in [0, 1], zero off the gt (NaN: see above).
 
-    Example:
+    Examples:
         >>> image = torch.full((1, 3, 40, 40), 90, dtype=torch.uint8); gt = torch.zeros(1, 40, 40, dtype=torch.bool)
         >>> gt[0, 12:28, 12:28] = True; image[0, :, 12:28, 12:28] = 100  # a grey object on a darker grey
         >>> cd = camouflage_degree(image, gt)

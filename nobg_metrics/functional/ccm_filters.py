@@ -40,7 +40,7 @@ def kernel_grid_radius(alpha: float) -> int:
     """Half-size of the fixed kernel grid: every per-image kernel (``round(3 α σ_x / σ) <= round(3 α)``, 1 for the
     degenerate gt) fits, with one spare tap against a ratio rounded above 1.
 
-    Example:
+    Examples:
         >>> kernel_grid_radius(6.0)
         19
     """
@@ -91,7 +91,7 @@ def context_kernels(gt: Tensor, alpha: float, radius: int) -> Tensor:
     """The reference's per-image Gaussian kernels on a :math:`(B, 2r + 1, 2r + 1)` float64 grid (zero outside each
     kernel's ``(2 x_dis + 1) x (2 y_dis + 1)``), rows = image rows.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(1, 9, 9, dtype=torch.bool); gt[0, 4, 4] = True  # one pixel: Σ' = diag(0.25, 0.25)
         >>> kernel = context_kernels(gt, 6.0, 2)[0]
         >>> round(kernel[2, 2].item(), 6), kernel[0].abs().sum().item(), round(kernel.sum().item(), 12)
@@ -171,7 +171,7 @@ def correlate_reflect_101(first: Tensor, second: Tensor, kernels: Tensor) -> tup
     Returns:
         the two :math:`(B, H, W)` float64 correlations.
 
-    Example:
+    Examples:
         >>> image = torch.arange(12, dtype=torch.float64).view(1, 3, 4)
         >>> box = torch.full((1, 3, 3), 1 / 9, dtype=torch.float64)
         >>> [round(v, 6) for v in correlate_reflect_101(image, image, box)[0][0, 0].tolist()]  # cv2.filter2D's
@@ -291,7 +291,7 @@ def context_filters(pred: Tensor, target: Tensor, kernels: Tensor, *, levels: tu
         the :math:`(B,)` float64 forward sums and the :math:`(B, H, W)` filtered predictions in ``fft_dtype`` (float64
         for images with a side ``<= 2ρ``), possibly a strided view of a local tensor (the caller may write it).
 
-    Example:
+    Examples:
         >>> target = torch.zeros(1, 8, 9, dtype=torch.float64); target[0, 2:6, 3:7] = 1
         >>> forward, smoothed = context_filters(target * 0.5, target, torch.full((1, 3, 3), 1 / 9, dtype=torch.float64))
         >>> round(forward.item(), 6), round(smoothed[0, 1, 3].item(), 6)  # Σ pred · box(gt); box(pred) at (1, 3)

@@ -21,7 +21,7 @@ def prepare_camouflage(pred: InputMaps, gt: InputMaps, image: InputImages, *, no
                        validate_args: bool = True) -> list[tuple[SegBatch, Tensor]]:
     """Validate CCm's inputs: the segmentation groups, each with its :math:`(B, 3, H, W)` uint8 images.
 
-    Example:
+    Examples:
         >>> import torch
         >>> groups = prepare_camouflage(torch.rand(2, 8, 9), torch.rand(2, 8, 9) > 0.5,
         ...                             torch.zeros(2, 3, 8, 9, dtype=torch.uint8))

@@ -123,7 +123,7 @@ def cityscapes_instance_ap(preds: Predictions, target: InstanceIds, iou_type: Io
         ``ap_per_class`` :math:`(8,)`, ``ap_50_per_class`` :math:`(8,)`, ``ap_matrix`` :math:`(8, 10)` (class x
         threshold 0.5:0.05:0.95) — float64, NaN for classes without gts — and ``classes`` :math:`(8,)` label ids.
 
-    Example:
+    Examples:
         >>> gt = torch.full((40, 60), 7)                    # road
         >>> gt[5:25, 5:25] = 26000                          # car instance 0: 400 pixels
         >>> gt[10:30, 35:55] = 24001                        # person instance 1

@@ -97,7 +97,7 @@ class ConfusionOptions:
         statistics are equal: torchmetrics' automatic compute groups then never merge metrics that compute
         different numbers.
 
-        Example:
+        Examples:
             >>> ConfusionOptions(beta2=1.0).fingerprint([("iou", "binary")])
             {'normalize': False, 'empty_gt': 'agreement', 'threshold': 0.5}
         """
@@ -146,7 +146,7 @@ def state_shapes(requests: frozenset[Request], num_thresholds: int, prefix: str)
     the same name exactly when their tables have the same meaning; ``"pooled"``: :math:`(4,)` int64;
     ``"count"``: the int64 image count.
 
-    Example:
+    Examples:
         >>> shapes = state_shapes(frozenset({("iou", "binary"), ("precision", "curve")}), 256, "confusion")
         >>> sorted((key, shape) for key, (_, shape) in shapes.items())
         [('count', ()), ('table', (257, 2))]
@@ -289,7 +289,7 @@ def table_layout(requests: frozenset[Request]) -> tuple[tuple[str, ...], tuple[s
     The table holds every measure on every binarisation the requests name (columns: the measures; rows: a curve's
     T points, then the adaptive and the binary value), so its layout, and its state, depend only on these two sets.
 
-    Example:
+    Examples:
         >>> table_layout(frozenset({("iou", "binary"), ("precision", "curve")}))
         (('iou', 'precision'), ('curve', 'binary'))
     """
@@ -366,7 +366,7 @@ def trapezoid_auc(y: Tensor, x: Tensor) -> Tensor:
     Flip to ascending thresholds, sort by ``x`` with a stable sort, then ``np.trapz(y, x)``
     (``sum(diff(x) · (y[1:] + y[:-1]) / 2)``) with no end points added — not scikit-learn's AUC.
 
-    Example:
+    Examples:
         >>> trapezoid_auc(torch.tensor([0.5, 1.0, 1.0], dtype=torch.float64), torch.tensor([1.0, 0.5, 0.0],
         ...               dtype=torch.float64))
         tensor(0.8750, dtype=torch.float64)

@@ -58,7 +58,7 @@ class MeasureOptions:
 def divide(numerator: Tensor, denominator: Tensor) -> Tensor:
     """The reference's ``_BaseHandler.divide``: ``numerator / denominator`` in float64, 0 where ``denominator == 0``.
 
-    Example:
+    Examples:
         >>> divide(torch.tensor([1, 0]), torch.tensor([4, 0]))
         tensor([0.2500, 0.0000], dtype=torch.float64)
     """
@@ -85,7 +85,7 @@ class Ratios:
     same operation, so the same bits as dividing each alone); precision and recall then serve F and F1,
     recall and specificity BER, the accuracy kappa and the degenerate-gt policy.
 
-    Example:
+    Examples:
         >>> ratios = Ratios(Counts(*[torch.tensor([v]) for v in (3, 1, 4, 2)]))
         >>> ratios.ratio("precision").item(), ratios.ratio("recall").item()
         (0.75, 0.6)
@@ -228,7 +228,7 @@ def measure_values(name: str, counts: Counts | Ratios, options: MeasureOptions, 
     ``(tp + tn) / N`` (``1 -`` it for a lower-is-better measure: FPR, BER) instead of the reference's guarded
     ratio, so a perfect prediction scores perfectly and nothing divides 0 by 0.
 
-    Example:
+    Examples:
         >>> empty_gt = Counts(*[torch.tensor([v]) for v in (0, 0, 9, 0)])  # a perfect prediction of an empty gt
         >>> measure_values("iou", empty_gt, MeasureOptions(), agreement=False).item()
         0.0
@@ -245,7 +245,7 @@ def measure_table(names: tuple[str, ...], counts: Counts | Ratios, options: Meas
     The ratios they share are computed once (:class:`Ratios`) and the degenerate-gt policy is one ``where``
     for all of them; each column has the bits :func:`measure_values` gives that measure alone.
 
-    Example:
+    Examples:
         >>> counts = Counts(*[torch.tensor([v]) for v in (3, 1, 4, 2)])
         >>> measure_table(("precision", "recall"), counts, MeasureOptions(), agreement=True).tolist()
         [[0.75, 0.6]]

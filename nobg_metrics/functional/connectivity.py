@@ -50,7 +50,7 @@ DIM_THETA = 0.15
 def threshold_steps(step: float) -> list[float]:
     """MATLAB's ``0:step:1`` as Python floats (see the module docstring).
 
-    Example:
+    Examples:
         >>> threshold_steps(0.25)
         [0.0, 0.25, 0.5, 0.75, 1.0]
         >>> threshold_steps(0.1)[3]
@@ -153,7 +153,7 @@ def connectivity_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None 
         pixels) scores 0; a threshold with no joint foreground has an empty largest component (MATLAB
         would index an empty list), so its pixels get ``l = t_{m-1}``.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(6, 8); gt[1:5, 1:6] = 1.0
         >>> pred = gt.clone(); pred[0, 7] = 1.0       # a detached speck
         >>> float(connectivity_error(gt, gt)), round(float(connectivity_error(pred, gt)), 6)

@@ -130,7 +130,7 @@ def context_measure(pred: InputMaps, gt: InputMaps, *, beta2: float = 1.0, alpha
     Returns:
         scalar float64 tensor.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(12, 16, dtype=torch.bool); gt[3:9, 4:11] = True
         >>> round(context_measure(gt.float(), gt).item(), 4), round(context_measure(gt.float() * 0.5, gt).item(), 4)
         (0.3583, 0.2629)
@@ -178,7 +178,7 @@ def _camouflage_context_measure_compute(total: Tensor, count: Tensor) -> Tensor:
     """The dataset value from the states (float64 sum of per-image CCm, int64 image count): the mean, NaN with no
     image (as every metric), ``RuntimeError`` when the sync-free search overflowed for an image (:func:`check_overflow`).
 
-    Example:
+    Examples:
         >>> _camouflage_context_measure_compute(torch.tensor(0.0, dtype=torch.float64), torch.tensor(0))
         tensor(nan, dtype=torch.float64)
     """
@@ -210,7 +210,7 @@ def camouflage_context_measure(pred: InputMaps, gt: InputMaps, image: InputImage
         RuntimeError: off CPU with ``allow_host_sync=False``, when a query had more near candidates than the
             sync-free search recomputes (:data:`~nobg_metrics.functional.camouflage_degree.OVERFLOW_MESSAGE`).
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(40, 40, dtype=torch.bool); gt[10:30, 12:28] = True
         >>> image = torch.full((3, 40, 40), 90, dtype=torch.uint8); image[:, gt] = 100
         >>> round(camouflage_context_measure(gt.float(), gt, image).item(), 4)

@@ -52,7 +52,7 @@ STATE_NAMES = {"J": "davis_j", "F": "davis_f"}
 def davis_bound_pix(height: int, width: int, bound_th: float = DAVIS_BOUND_TH) -> int:
     """``bound_th`` if ``>= 1`` (pixels), else ``ceil(bound_th * sqrt(H² + W²))`` (``np.linalg.norm`` of the shape).
 
-    Example:
+    Examples:
         >>> davis_bound_pix(480, 854), davis_bound_pix(1080, 1920), davis_bound_pix(5, 5)
         (8, 18, 1)
     """
@@ -196,7 +196,7 @@ def davis_region_similarity(pred: InputMaps, gt: InputMaps, void: InputMaps | No
     Returns:
         :math:`(N,)` float64, one value per image in input order.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(2, 4, 4, dtype=torch.bool)
         >>> gt[0, :2] = True
         >>> davis_region_similarity(gt[:, :3].flip(1), gt[:, :3])   # half overlap, and empty vs empty
@@ -222,7 +222,7 @@ def davis_contour_accuracy(pred: InputMaps, gt: InputMaps, void: InputMaps | Non
     Returns:
         :math:`(N,)` float64, one value per image in input order.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(1, 40, 40, dtype=torch.bool)
         >>> gt[0, 10:30, 10:30] = True
         >>> # bound_pix = ceil(0.008 * 56.6) = 1; shifted by 3, half of each 80-pixel boundary map lies within 1

@@ -112,7 +112,7 @@ def davis_j(pred: InputMaps, gt: InputMaps, void: InputMaps | None = None, *, se
     Returns:
         scalar float64 tensor.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(4, 8, 8, dtype=torch.bool)
         >>> gt[:, 2:6, 2:6] = True
         >>> pred = gt.clone()
@@ -135,7 +135,7 @@ def davis_f(pred: InputMaps, gt: InputMaps, void: InputMaps | None = None, *, se
     Returns:
         scalar float64 tensor.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(2, 40, 40, dtype=torch.bool)
         >>> gt[:, 10:30, 10:30] = True
         >>> davis_f(gt.roll(3, dims=2), gt, sequence=["a", "b"])
@@ -156,7 +156,7 @@ def davis_j_and_f(pred: InputMaps, gt: InputMaps, void: InputMaps | None = None,
     Returns:
         scalar float64 tensor.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(2, 40, 40, dtype=torch.bool)
         >>> gt[:, 10:30, 10:30] = True
         >>> davis_j_and_f(gt.roll(3, dims=2), gt)   # J = 340 / 460, F = 0.5

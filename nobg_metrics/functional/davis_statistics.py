@@ -52,7 +52,7 @@ _INT64 = (-(1 << 63), (1 << 63) - 1)
 def sequence_key(name: int | str) -> int:
     """The int64 key of a sequence name (an ``int`` is its own key).
 
-    Example:
+    Examples:
         >>> sequence_key(7), sequence_key("bike-packing_1") == sequence_key("bike-packing_1")
         (7, True)
     """
@@ -174,7 +174,7 @@ def davis_statistics(values: Tensor, decay_index: DecayIndex = "exact") -> tuple
     Returns:
         three scalar float64 tensors.
 
-    Example:
+    Examples:
         >>> davis_statistics(torch.tensor([0.9, 0.8, 0.7, 0.6, 0.5, 0.4]))
         (tensor(0.6500, dtype=torch.float64), tensor(0.6667, dtype=torch.float64), tensor(0.4000, dtype=torch.float64))
     """

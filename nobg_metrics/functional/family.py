@@ -127,7 +127,7 @@ def precision(pred: InputMaps, gt: InputMaps, mode: Mode = "binary", *, threshol
     Returns:
         float64: scalar, or :math:`(T,)` (thresholds descending) for ``mode="curve"``.
 
-    Example:
+    Examples:
         >>> pred = torch.tensor([[0.9, 0.8], [0.2, 0.6]])
         >>> gt = torch.tensor([[1.0, 1.0], [0.0, 0.0]])
         >>> precision(pred, gt)
@@ -144,7 +144,7 @@ def recall(pred: InputMaps, gt: InputMaps, mode: Mode = "binary", *, threshold: 
 
     Args and returns as :func:`precision`.
 
-    Example:
+    Examples:
         >>> recall(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(1., dtype=torch.float64)
     """
@@ -159,7 +159,7 @@ def specificity(pred: InputMaps, gt: InputMaps, mode: Mode = "binary", *, thresh
 
     Args and returns as :func:`precision`.
 
-    Example:
+    Examples:
         >>> specificity(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.5000, dtype=torch.float64)
     """
@@ -174,7 +174,7 @@ def fpr(pred: InputMaps, gt: InputMaps, mode: Mode = "binary", *, threshold: flo
 
     Args and returns as :func:`precision` (``"max"`` is the curve's maximum, as the reference's ``dynamic.max()``).
 
-    Example:
+    Examples:
         >>> fpr(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.5000, dtype=torch.float64)
     """
@@ -198,7 +198,7 @@ def kappa(pred: InputMaps, gt: InputMaps, mode: Mode = "binary", *, threshold: f
     Returns:
         as :func:`precision`.
 
-    Example:
+    Examples:
         >>> pred, gt = torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]])
         >>> kappa(pred, gt), kappa(pred, gt, chance="reference")
         (tensor(0.5000, dtype=torch.float64), tensor(0.4286, dtype=torch.float64))
@@ -220,7 +220,7 @@ def pr_auc(pred: InputMaps, gt: InputMaps, *, num_thresholds: int = NUM_LEVELS, 
     Returns:
         scalar float64.
 
-    Example:
+    Examples:
         >>> pr_auc(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.6250, dtype=torch.float64)
     """
@@ -234,7 +234,7 @@ def roc_auc(pred: InputMaps, gt: InputMaps, *, num_thresholds: int = NUM_LEVELS,
 
     Args and returns as :func:`pr_auc`.
 
-    Example:
+    Examples:
         >>> roc_auc(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.7500, dtype=torch.float64)
     """
@@ -255,7 +255,7 @@ def confusion_curves(pred: InputMaps, gt: InputMaps, measures: tuple[str, ...] =
     Returns:
         ``{name: (T,) float64}`` plus ``"thresholds"`` (``k / (T - 1)``, descending).
 
-    Example:
+    Examples:
         >>> curves = confusion_curves(torch.tensor([[0.9, 0.2]]), torch.tensor([[1.0, 0.0]]), num_thresholds=3)
         >>> curves["thresholds"].tolist(), curves["fpr"].tolist()
         ([1.0, 0.5, 0.0], [0.0, 0.0, 1.0])

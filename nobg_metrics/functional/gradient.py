@@ -68,7 +68,7 @@ def mat2gray(image: Tensor, *, out: Tensor | None = None) -> Tensor:
     Returns:
         :math:`(B, H, W)` float64.
 
-    Example:
+    Examples:
         >>> mat2gray(torch.tensor([[[0.2, 0.6, 0.4]], [[0.3, 0.3, 0.3]]]))
         tensor([[[0.0000, 1.0000, 0.5000]],
         <BLANKLINE>
@@ -242,7 +242,7 @@ def gradient_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = No
         scalar float64 tensor (lower is better). An image whose region is empty (a trimap without unknown
         pixels) scores 0; ``sobel`` divides by the region size only when it is not empty.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(8, 10); gt[2:6, 3:8] = 1.0
         >>> round(float(gradient_error(gt, gt)), 6)
         0.0

@@ -76,7 +76,7 @@ def grey_erode(levels: Tensor, radius: int) -> Tensor:
     Returns:
         :math:`(B, H, W)` uint8.
 
-    Example:
+    Examples:
         >>> grey_erode(torch.full((1, 3, 5), 9, dtype=torch.uint8), 1)[0]
         tensor([[0, 0, 0, 0, 0],
                 [0, 9, 9, 9, 0],
@@ -168,7 +168,7 @@ def grey_boundary_iou(
     Returns:
         float64: scalar, or :math:`(256,)` for ``mode="curve"``.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(1, 9, 12, dtype=torch.bool)
         >>> gt[0, 2:7, 3:9] = True
         >>> grey_boundary_iou(gt.float(), gt, dilation_pixels=1)  # a perfect hard map: IoU 1 at level >= 1

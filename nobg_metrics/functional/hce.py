@@ -76,7 +76,7 @@ def _hce_compute(total: Tensor, count: Tensor) -> Tensor:
     """The dataset value from the states (float64 sum of per-image HCE, int64 image count): the mean, NaN with no
     image (as every metric), ``RuntimeError`` when a sync-free budget was short for an image (:func:`check_budget`).
 
-    Example:
+    Examples:
         >>> _hce_compute(torch.tensor(3.0, dtype=torch.float64), torch.tensor(2)), _hce_compute(
         ...     torch.tensor(0.0, dtype=torch.float64), torch.tensor(0))
         (tensor(1.5000, dtype=torch.float64), tensor(nan, dtype=torch.float64))
@@ -157,7 +157,7 @@ def hce_per_image(pred: InputMaps, gt: InputMaps, *, relax: int = 5, epsilon: fl
 
     Off CPU with ``allow_host_sync=False``, an image whose budget was short is NaN here (no read, no raise).
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(2, 30, 30, dtype=torch.bool); gt[:, 4:26, 4:26] = True
         >>> pred = gt.float(); pred[1, 12:15, 12:15] = 0.0  # a 3x3 hole in the object: one click
         >>> hce_per_image(pred, gt)
@@ -208,7 +208,7 @@ def hce(pred: InputMaps, gt: InputMaps, *, relax: int = 5, epsilon: float = 2.0,
         RuntimeError: off CPU with ``allow_host_sync=False``, when an image needed more than the sync-free
             path's budget (:data:`BUDGET_MESSAGE`).
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(2, 30, 30, dtype=torch.bool); gt[:, 4:26, 4:26] = True
         >>> pred = gt.float(); pred[1, 12:15, 12:15] = 0.0
         >>> hce(pred, gt)

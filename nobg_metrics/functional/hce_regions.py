@@ -44,7 +44,7 @@ def hce_counts(pred: Tensor, gt: Tensor, skeleton: Tensor, relax: int, epsilon: 
         ``(counts, exhausted)``: :math:`(B,)` int64 and :math:`(B,)` bool — the ``"fixed"`` form's Douglas–Peucker
         budget was short for that image (its count is not the reference's); all False from ``"data_sized"``.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(1, 30, 30, dtype=torch.bool); gt[0, 4:26, 4:26] = True
         >>> pred = gt.clone(); pred[0, 12:15, 12:15] = False  # a hole in the object: one click
         >>> skeleton = torch.zeros_like(gt); skeleton[0, 15, 6:24] = True
@@ -121,7 +121,7 @@ def region_effort(region: Tensor, condition: Tensor, epsilon: float, dis_flags: 
         ``(effort, exhausted)``: :math:`(B,)` int64 and :math:`(B,)` bool (the ``"fixed"`` form's Douglas–Peucker
         budget was short there; all False from ``"data_sized"``).
 
-    Example:
+    Examples:
         >>> region = torch.zeros(1, 9, 9, dtype=torch.bool); region[0, 2:7, 2:7] = True
         >>> condition = torch.zeros_like(region); condition[0, :, :5] = True
         >>> region_effort(region, condition, 2.0), region_effort(region, condition, 2.0, engine="fixed")

@@ -35,7 +35,7 @@ def region_effort_fixed(region: Tensor, condition: Tensor, epsilon: float, dis_f
     Returns:
         ``(effort, exhausted)``: :math:`(B,)` int64 and :math:`(B,)` bool (the DP budget was short there).
 
-    Example:
+    Examples:
         >>> region = torch.zeros(1, 9, 9, dtype=torch.bool); region[0, 2:7, 2:7] = True
         >>> condition = torch.zeros_like(region); condition[0, :, :5] = True
         >>> region_effort_fixed(region, condition, 2.0)  # == region_effort(region, condition, 2.0)

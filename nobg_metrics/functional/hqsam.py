@@ -124,7 +124,7 @@ def hqsam_iou(pred: InputMaps, gt: InputMaps, threshold: float = 0.5, *, both_em
     Returns:
         scalar float64 tensor.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(2, 4, 4, dtype=torch.bool)
         >>> gt[0, :2] = True
         >>> pred = gt.clone()
@@ -142,7 +142,7 @@ def hqsam_boundary_iou(pred: InputMaps, gt: InputMaps, threshold: float = 0.5, d
 
     Args and returns as :func:`hqsam_iou`; ``dilation_ratio``: band width as a fraction of the diagonal.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(1, 9, 12, dtype=torch.bool)
         >>> gt[0, 2:7, 3:9] = True
         >>> pred = torch.zeros(1, 9, 12)

@@ -61,7 +61,7 @@ def crop_counts(dets: list[Tensor], gts: list[Tensor], det_labels: list[Tensor],
         Per image ``{"det_area", "gt_area"}`` :math:`(N,)` / :math:`(M,)` int64, ``"inter"`` :math:`(N, M)` int64
         and, with boundaries, ``"det_band", "gt_band", "band_inter"``.
 
-    Example:
+    Examples:
         >>> m = torch.zeros(2, 6, 7, dtype=torch.bool); m[0, 1:5, 1:6] = True; m[1, 2:6, 3:7] = True
         >>> counts = crop_counts([m[:1]], [m[1:]], [torch.tensor([1])], [torch.tensor([1])], False, 0.02)[0]
         >>> counts["inter"].tolist(), counts["band_inter"].tolist(), counts["det_band"].tolist()

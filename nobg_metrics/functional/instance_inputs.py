@@ -192,7 +192,7 @@ def prepare_instances(preds: Sequence[Mapping[str, Tensor]], target: Sequence[Ma
     Returns:
         The images, in order.
 
-    Example:
+    Examples:
         >>> masks = torch.zeros(2, 4, 6, dtype=torch.bool)
         >>> images = prepare_instances([{"masks": masks, "scores": torch.rand(2), "labels": torch.tensor([1, 2])}],
         ...                            [{"masks": masks[:1], "labels": torch.tensor([1])}])

@@ -49,7 +49,7 @@ def pairwise_counts(first: Tensor, second: Tensor) -> Tensor:
     Returns:
         :math:`(N, M)` int64.
 
-    Example:
+    Examples:
         >>> a = torch.tensor([[1, 1, 0, 0], [0, 1, 1, 1]], dtype=torch.bool)
         >>> pairwise_counts(a, a[:1])
         tensor([[2],
@@ -101,7 +101,7 @@ def instance_boundaries(masks: Tensor, dilation_ratio: float) -> tuple[Bands, Te
     Returns:
         ``(bands, mask_areas)``: :class:`Bands` and :math:`(N,)` int64.
 
-    Example:
+    Examples:
         >>> m = torch.zeros(1, 5, 6, dtype=torch.bool); m[0, 1:5, 1:6] = True
         >>> bands, areas = instance_boundaries(m, 0.02)
         >>> int(bands.area[0]), int(areas[0])  # the 4 x 5 block at the corner: its 2 x 3 inside is eroded away
@@ -155,7 +155,7 @@ def image_ious(det: Tensor, gt: Tensor, det_area: Tensor, gt_area: Tensor, crowd
     Returns:
         :math:`(N, M)` float64.
 
-    Example:
+    Examples:
         >>> d = torch.tensor([[1, 1, 1, 0]], dtype=torch.bool); g = torch.tensor([[0, 1, 1, 1], [0, 1, 0, 0]])
         >>> g = g.bool()
         >>> image_ious(d, g, d.sum(1), g.sum(1), torch.tensor([False, True]))  # 2/4, crowd 1/3

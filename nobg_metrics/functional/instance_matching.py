@@ -40,7 +40,7 @@ def segment_ranks(sorted_keys: Tensor) -> tuple[Tensor, Tensor]:
     Returns:
         ``(ranks, runs)``: :math:`(N,)` int64 each.
 
-    Example:
+    Examples:
         >>> segment_ranks(torch.tensor([4, 4, 7, 9, 9, 9]))
         (tensor([0, 1, 0, 0, 1, 2]), tensor([0, 0, 1, 2, 2, 2]))
     """

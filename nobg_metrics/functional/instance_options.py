@@ -31,7 +31,7 @@ AREA_NAMES = ("all", "small", "medium", "large")
 def numpy_linspace(start: float, stop: float, num: int) -> tuple[float, ...]:
     """``np.linspace(start, stop, num)`` value for value (float64): ``i * step + start``, the last set to ``stop``.
 
-    Example:
+    Examples:
         >>> numpy_linspace(0.5, 0.95, 10)[8]  # not 0.9: numpy's value, which pycocotools compares against
         0.8999999999999999
     """
@@ -113,7 +113,7 @@ def make_options(
 ) -> InstanceOptions:
     """Validate the options (errors name the option) and fill in the protocol's defaults.
 
-    Example:
+    Examples:
         >>> options = make_options("boundary", protocol="lvis")
         >>> options.max_detection_thresholds, len(options.iou_thresholds), options.rec_thresholds[1]
         ((300,), 10, 0.01)

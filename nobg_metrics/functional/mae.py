@@ -70,7 +70,7 @@ def mae(pred: InputMaps, gt: InputMaps, *, normalize: bool = False, validate_arg
     Returns:
         scalar float64 tensor (lower is better).
 
-    Example:
+    Examples:
         >>> mae(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.2750, dtype=torch.float64)
     """

@@ -126,7 +126,7 @@ def sad(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, *, clam
     Returns:
         scalar float64 tensor (lower is better).
 
-    Example:
+    Examples:
         >>> sad(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(1.1000, dtype=torch.float64)
     """
@@ -139,7 +139,7 @@ def mse_metric(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, 
 
     Args and returns as :func:`sad`.
 
-    Example:
+    Examples:
         >>> mse_metric(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.1125, dtype=torch.float64)
     """

@@ -100,7 +100,7 @@ def prepare_p3m(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None,
         trimap: optional, same layout; uint8 {0, 128, 255} or float {0, 0.5, 1}.
         validate_args: run the checks that force a device sync (values, trimap values).
 
-    Example:
+    Examples:
         >>> groups = prepare_p3m(torch.rand(2, 4, 5), torch.rand(2, 4, 5))
         >>> len(groups), groups[0].pred.dtype
         (1, torch.float64)
@@ -198,7 +198,7 @@ def p3m_sad(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, *, 
     Returns:
         scalar float64 tensor (lower is better).
 
-    Example:
+    Examples:
         >>> pred, gt = torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]])
         >>> tri = torch.tensor([[1.0, 0.5], [0.0, 0.5]])
         >>> [round(float(p3m_sad(pred, gt, tri, region=r)), 4) for r in ("image", "trimap", "fg", "bg")]
@@ -214,7 +214,7 @@ def p3m_mse(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, *, 
 
     Args and returns as :func:`p3m_sad` (regions ``"image"``, ``"trimap"``).
 
-    Example:
+    Examples:
         >>> pred, gt = torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]])
         >>> round(float(p3m_mse(pred, gt)), 4), round(float(p3m_mse(pred, gt, torch.full((2, 2), 0.5), region="trimap")), 4)
         (0.1125, 0.1125)
@@ -227,7 +227,7 @@ def p3m_mad(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, *, 
     r"""P3M MAD per image (raw): SAD divided by H·W (``"image"``) or, forced, SAD-T by the unknown count
     (``"trimap"``: MAD-T); averaged over images. Args and returns as :func:`p3m_sad`.
 
-    Example:
+    Examples:
         >>> round(float(p3m_mad(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))), 4)
         0.275
     """

@@ -55,7 +55,7 @@ def mba_radii(height: int, width: int) -> tuple[int, ...]:
 
     ``int`` truncates towards zero, so images with ``H + W < 300`` use radius 1 throughout.
 
-    Example:
+    Examples:
         >>> mba_radii(1024, 1024), mba_radii(2048, 2048), mba_radii(100, 120)
         ((1, 2, 3, 4, 5), (1, 3, 6, 8, 11), (1, 1, 1, 1, 1))
     """
@@ -171,7 +171,7 @@ def mean_boundary_accuracy(
     Returns:
         scalar float64 tensor.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(1, 8, 10, dtype=torch.bool)
         >>> gt[0, 2:6, 2:7] = True
         >>> pred = gt.clone()

@@ -123,7 +123,7 @@ def mean_average_precision(
     Returns:
         ``{"map", "map_50", ..., "classes"}`` (:mod:`~nobg_metrics.functional.instance_summary`), float64.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(1, 8, 10, dtype=torch.bool); gt[0, 2:6, 2:8] = True
         >>> det = torch.zeros(2, 8, 10, dtype=torch.bool); det[0, 2:6, 2:7] = True; det[1, 0:3, 0:3] = True
         >>> preds = [{"masks": det, "scores": torch.tensor([0.9, 0.8]), "labels": torch.tensor([1, 1])}]

@@ -107,7 +107,7 @@ def binary_edges(mask: Tensor) -> Tensor:
 
         Sx[i, j] = T[i+1, j] - T[i-1, j],   T[r, j] = m[r, j-1] + 2 m[r, j] + m[r, j+1]   (Sy likewise)
 
-    Example:
+    Examples:
         >>> mask = torch.zeros(1, 4, 5, dtype=torch.bool); mask[0, 1:3, 2] = True
         >>> binary_edges(mask)[0].tolist()
         [[0, 1, 1, 1, 0], [0, 1, 1, 1, 0], [0, 1, 1, 1, 0], [0, 1, 1, 1, 0]]
@@ -158,7 +158,7 @@ def trapezoid(ratios: Tensor) -> Tensor:
     ``(dx * (y[1:] + y[:-1])) / 2.0``, then numpy's pairwise sum of the nine terms: eight accumulators, combined
     ``((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))``, then the ninth term.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> y = np.random.default_rng(0).uniform(size=10)
         >>> trapezoid(torch.from_numpy(y)).item() == float(np.trapezoid(y, dx=1 / 9))
@@ -286,7 +286,7 @@ def msiou_curve(pred: InputMaps, gt: InputMaps, *, normalize: bool = False, empt
     Returns:
         :math:`(257,)` float64, index ``t`` <-> threshold ``floor(255 pred) >= t`` (ascending).
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(6, 8, dtype=torch.bool); gt[1:5, 2:6] = True
         >>> curve = msiou_curve(gt.double(), gt)
         >>> curve.shape, round(curve[0].item(), 4), curve[1].item(), round(curve[256].item(), 4)
@@ -318,7 +318,7 @@ def msiou(pred: InputMaps, gt: InputMaps, mode: MSIoUMode = "max", *, threshold:
     Returns:
         scalar float64 tensor.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(6, 8, dtype=torch.bool); gt[1:5, 2:6] = True
         >>> pred = torch.zeros(6, 8); pred[1:5, 2:5] = 0.9
         >>> round(msiou(pred, gt, "binary").item(), 4)

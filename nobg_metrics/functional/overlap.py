@@ -44,7 +44,7 @@ def iou_metric(
     Returns:
         float64: scalar, or :math:`(T,)` for ``mode="curve"``.
 
-    Example:
+    Examples:
         >>> import torch
         >>> pred = torch.tensor([[0.9, 0.8], [0.2, 0.6]])
         >>> gt = torch.tensor([[1.0, 1.0], [0.0, 0.0]])
@@ -66,7 +66,7 @@ def dice(
 
     Args and returns as :func:`iou_metric`.
 
-    Example:
+    Examples:
         >>> import torch
         >>> dice(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.8000, dtype=torch.float64)
@@ -84,7 +84,7 @@ def accuracy(
 
     Args and returns as :func:`iou_metric` (accuracy never divides by zero; ``empty_gt`` changes nothing).
 
-    Example:
+    Examples:
         >>> import torch
         >>> accuracy(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.7500, dtype=torch.float64)
@@ -103,7 +103,7 @@ def ber(
 
     Args and returns as :func:`iou_metric`.
 
-    Example:
+    Examples:
         >>> import torch
         >>> ber(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.2500, dtype=torch.float64)

@@ -45,7 +45,7 @@ P3M_THETA = 0.15
 def p3m_thresholds(step: float = 0.1) -> list[float]:
     """``np.arange(0, 1.1, step)`` as Python floats: ``ceil(1.1 / step)`` values ``i * step``.
 
-    Example:
+    Examples:
         >>> p3m_thresholds()[6], len(p3m_thresholds())
         (0.6000000000000001, 11)
     """
@@ -136,7 +136,7 @@ def p3m_connectivity_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | N
     Returns:
         scalar float64 tensor (lower is better).
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(6, 8, dtype=torch.float64); gt[1:5, 1:6] = 1.0
         >>> pred = gt.clone(); pred[0, 7] = 1.0       # a detached speck
         >>> float(p3m_connectivity_error(gt, gt)), round(float(p3m_connectivity_error(pred, gt)), 6)

@@ -59,7 +59,7 @@ def _numpy_sum_13(values: list[float]) -> float:
 def scipy_gaussian_taps(sigma: float = P3M_SIGMA, radius: int = P3M_RADIUS) -> tuple[list[float], list[float]]:
     """scipy's ``_gaussian_kernel1d(sigma, 0, radius)`` and ``(sigma, 1, radius)`` as Python floats (x = -r..r).
 
-    Example:
+    Examples:
         >>> smooth, derivative = scipy_gaussian_taps()
         >>> len(smooth), smooth[6] == smooth[6], derivative[6]
         (13, True, -0.0)
@@ -79,7 +79,7 @@ def reflect_indices(size: int, start: int, stop: int, device: torch.device) -> T
     """Source index of positions ``start .. stop - 1`` of a line of ``size`` under ``mode="reflect"``:
     :math:`(stop - start,)` int64 (period ``2 size``: ``d c b a | a b c d | d c b a``).
 
-    Example:
+    Examples:
         >>> reflect_indices(3, -4, 7, torch.device("cpu")).tolist()
         [2, 2, 1, 0, 0, 1, 2, 2, 1, 0, 0]
     """
@@ -235,7 +235,7 @@ def gaussian_filter_float32(values: Tensor, orders: tuple[int, int]) -> Tensor:
     Returns:
         :math:`(B, H, W)` float32, bit for bit scipy's.
 
-    Example:
+    Examples:
         >>> ramp = torch.arange(20.0, dtype=torch.float64).repeat(7, 1)[None] / 20   # +0.05 per column (truncated kernel: 0.049997)
         >>> round(float(gaussian_filter_float32(ramp, (0, 1))[0, 3, 10]), 6)
         0.049997
@@ -246,7 +246,7 @@ def gaussian_filter_float32(values: Tensor, orders: tuple[int, int]) -> Tensor:
 def p3m_gradient_magnitude(values: Tensor) -> Tensor:
     """``np.sqrt(x**2 + y**2)`` of the two float32 Gaussian derivatives: :math:`(B, H, W)` float32.
 
-    Example:
+    Examples:
         >>> step = torch.zeros(1, 5, 20, dtype=torch.float64); step[..., 10:] = 1.0
         >>> round(float(p3m_gradient_magnitude(step)[0, 2, 10]), 6)
         0.27251
@@ -290,7 +290,7 @@ def p3m_gradient_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None 
     Returns:
         scalar float64 tensor (lower is better).
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(8, 10, dtype=torch.float64); gt[2:6, 3:8] = 1.0
         >>> float(p3m_gradient_error(gt, gt)), round(float(p3m_gradient_error(gt.roll(1, 1), gt)), 4)
         (0.0, 0.1719)

@@ -160,7 +160,7 @@ def panoptic_quality(
     Returns:
         a dict of tensors, or a tensor (``output="tensor"``).
 
-    Example:
+    Examples:
         >>> import torch
         >>> target = torch.zeros(1, 4, 6, 2, dtype=torch.long)
         >>> target[0, :, :3, 0] = 1                      # a thing of category 1 on the left, stuff 7 elsewhere

@@ -67,7 +67,7 @@ class Categories:
     def from_sets(cls, things: Collection[int], stuffs: Collection[int]) -> Categories:
         """torchmetrics' order: the things sorted, then the stuffs sorted; errors name the argument.
 
-        Example:
+        Examples:
             >>> Categories.from_sets({4, 1}, {3, 2}).ids
             (1, 4, 2, 3)
         """
@@ -101,7 +101,7 @@ class Categories:
 
         Small ids (all in ``[0, 2^20)``) are looked up in a table, others searched (``searchsorted``).
 
-        Example:
+        Examples:
             >>> base, mask = Categories.from_sets({4, 1}, {3, 2}).lookup(torch.tensor([1, 2, 4, 5, -1]))
             >>> (base >> 31).tolist(), (mask > 0).tolist()
             ([1, 3, 2, 0, 0], [True, False, True, False, False])

@@ -64,7 +64,7 @@ def check_max_targets(max_targets: int) -> None:
 def si_requests(measure: str, mode: Mode = "max", sample_based: bool = True) -> frozenset[SIRequest]:
     """The statistics a size-invariant ``measure`` in ``mode`` reads, validated.
 
-    Example:
+    Examples:
         >>> sorted(si_requests("pr_auc", sample_based=False))
         [('precision', 'overall_curve'), ('recall', 'overall_curve')]
     """

@@ -80,7 +80,7 @@ def find_targets(gt: Tensor, max_targets: int = DEFAULT_MAX_TARGETS) -> Targets:
     Returns:
         :class:`Targets`.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(1, 12, 20, dtype=torch.bool)
         >>> gt[0, 1:9, 1:9] = True; gt[0, 2:4, 12:15] = True; gt[0, 9:11, 16:19] = True
         >>> t = find_targets(gt)  # 64 px, then two of 6 px: only the first reaches 50

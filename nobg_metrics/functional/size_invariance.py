@@ -70,7 +70,7 @@ def size_invariant(measure: str, pred: InputMaps, gt: InputMaps, mode: Mode = "m
     Returns:
         float64: scalar, or :math:`(T,)` (thresholds descending) for ``mode="curve"``.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(1, 16, 24, dtype=torch.bool); gt[0, 1:11, 1:11] = True  # a square of 100 px
         >>> for i in range(12): gt[0, 4 + i, 12:13 + i] = True  # a triangle of 78 px in a 12 x 12 box
         >>> pred = gt.double() * 0.9; pred[0, 4:16, 12:24] = 0.9  # the triangle's whole box predicted
@@ -89,7 +89,7 @@ def size_invariant(measure: str, pred: InputMaps, gt: InputMaps, mode: Mode = "m
 def si_name(measure: str, mode: Mode = "max", sample_based: bool = True) -> str:
     """The collection name of a value: ``si_<measure>_<mode>``, ``..._<mode>_overall``, ``si_<measure>_pooled``.
 
-    Example:
+    Examples:
         >>> si_name("f_measure", "max"), si_name("iou", "binary", False), si_name("pr_auc", sample_based=False)
         ('si_f_measure_max', 'si_iou_pooled', 'si_pr_auc_overall')
     """
@@ -124,7 +124,7 @@ def size_invariant_values(pred: InputMaps, gt: InputMaps, names: Iterable[str] |
     Returns:
         ``{name: scalar float64}``.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(1, 16, 24, dtype=torch.bool); gt[0, 2:10, 2:10] = True
         >>> values = size_invariant_values(gt.double() * 0.8, gt, ["si_precision_max", "si_recall_binary"])
         >>> [round(v.item(), 4) for v in values.values()]
@@ -155,7 +155,7 @@ def size_invariant_curves(pred: InputMaps, gt: InputMaps, measures: Iterable[str
     Returns:
         ``{name: (T,) float64}`` plus ``"thresholds"`` (``k / (T - 1)``, descending).
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(1, 16, 24, dtype=torch.bool); gt[0, 2:10, 2:10] = True
         >>> curves = size_invariant_curves(gt.double() * 0.8, gt, ["recall"], num_thresholds=3)
         >>> curves["thresholds"].tolist(), curves["recall"].tolist()
@@ -211,7 +211,7 @@ def si_mae(pred: InputMaps, gt: InputMaps, *, normalize: bool = False, max_targe
     Returns:
         scalar float64 (lower is better).
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(1, 16, 24, dtype=torch.bool); gt[0, 2:10, 2:10] = True
         >>> pred = gt.double(); pred[0, 2:10, 2:6] = 0.5  # half of the object at 0.5
         >>> si_mae(pred, gt)  # the box's MAE 0.25 and the background's 0, weighted 1 : 5 (r = 320 / 64)

@@ -266,7 +266,7 @@ def s_measure(
     Returns:
         scalar float64 tensor (never NaN; see the module notes for the reference's NaN case).
 
-    Example:
+    Examples:
         >>> pred = torch.tensor([[0.9, 0.8, 0.1], [0.2, 0.6, 0.0]])
         >>> gt = torch.tensor([[1.0, 1.0, 0.0], [0.0, 1.0, 0.0]])
         >>> s_measure(pred, gt)

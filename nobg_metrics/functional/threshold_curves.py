@@ -58,7 +58,7 @@ def threshold_curves(
     Returns:
         :class:`ThresholdCurves` of five :math:`(T,)` float64 tensors; thresholds descending.
 
-    Example:
+    Examples:
         >>> import torch
         >>> pred = torch.tensor([[0.9, 0.8], [0.2, 0.6]])
         >>> gt = torch.tensor([[1.0, 1.0], [0.0, 0.0]])
@@ -96,7 +96,7 @@ def f_measure(
     Returns:
         float64: scalar, or :math:`(T,)` for ``mode="curve"``.
 
-    Example:
+    Examples:
         >>> import torch
         >>> pred, gt = torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]])
         >>> f_measure(pred, gt), f_measure(pred, gt, "binary", beta2=1.0)
@@ -116,7 +116,7 @@ def e_measure(
     Args and returns as :func:`f_measure` (no ``beta2``); ``empty_gt="reference"`` scores an
     all-background gt #pred-bg / (N - 1 + eps) and an all-foreground one #pred-fg / (N - 1 + eps).
 
-    Example:
+    Examples:
         >>> import torch
         >>> e_measure(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(1.3333, dtype=torch.float64)
@@ -131,7 +131,7 @@ def f_measure_max(
 ) -> Tensor:
     """Maximum over thresholds of the mean per-image F-measure curve (maxF): ``f_measure(mode="max")``.
 
-    Example:
+    Examples:
         >>> import torch
         >>> f_measure_max(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(1., dtype=torch.float64)
@@ -146,7 +146,7 @@ def f_measure_mean(
 ) -> Tensor:
     """Mean over thresholds of the mean per-image F-measure curve (meanF): ``f_measure(mode="mean")``.
 
-    Example:
+    Examples:
         >>> import torch
         >>> f_measure_mean(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.6811, dtype=torch.float64)
@@ -161,7 +161,7 @@ def f_measure_adaptive(
 ) -> Tensor:
     """Mean per-image F-measure at the adaptive threshold ``min(2 mean(pred), 1)`` (adpF): ``f_measure(mode="adaptive")``.
 
-    Example:
+    Examples:
         >>> import torch
         >>> f_measure_adaptive(torch.tensor([[0.9, 0.3], [0.1, 0.0]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.8125, dtype=torch.float64)
@@ -178,7 +178,7 @@ def e_measure_max(
 
     ``beta2`` is accepted for compatibility and has no effect on E.
 
-    Example:
+    Examples:
         >>> import torch
         >>> e_measure_max(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(1.3333, dtype=torch.float64)
@@ -193,7 +193,7 @@ def e_measure_mean(
 ) -> Tensor:
     """Mean over thresholds of the mean per-image E-measure curve (meanE): ``e_measure(mode="mean")``.
 
-    Example:
+    Examples:
         >>> import torch
         >>> e_measure_mean(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.7896, dtype=torch.float64)
@@ -208,7 +208,7 @@ def e_measure_adaptive(
 ) -> Tensor:
     """Mean per-image E-measure at the adaptive threshold ``min(2 mean(pred), 1)`` (adpE): ``e_measure(mode="adaptive")``.
 
-    Example:
+    Examples:
         >>> import torch
         >>> e_measure_adaptive(torch.tensor([[0.9, 0.3], [0.1, 0.0]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.8515, dtype=torch.float64)

@@ -58,7 +58,7 @@ def matlab_gaussian_1d(size: int = 7, sigma: float = 5.0) -> Tensor:
     Returns:
         :math:`(size,)` float64, sums to 1.
 
-    Example:
+    Examples:
         >>> kernel = matlab_gaussian_1d()
         >>> round(float(kernel.sum()), 12), round(float(kernel[3]), 6)
         (1.0, 0.154388)
@@ -245,7 +245,7 @@ def weighted_f_measure(pred: InputMaps, gt: InputMaps, beta2: float = 1.0, *, no
     Returns:
         scalar float64 tensor (higher is better).
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(1, 8, 10, dtype=torch.bool)
         >>> gt[0, 2:6, 3:8] = True
         >>> weighted_f_measure(gt.double(), gt)

@@ -205,7 +205,7 @@ class NobgMetric(Metric):
     def _add_fingerprint(self, options: Mapping[str, object]) -> None:
         """The ``options_<digest>`` state naming the options that change the statistics (module notes).
 
-        Example:
+        Examples:
             >>> from nobg_metrics import MAE
             >>> def fingerprint(metric):
             ...     return [name for name in metric.metric_state if name.startswith("options_")]

@@ -32,7 +32,7 @@ class BinarisedGtMSE(MSE):
         validate_args: run the checks that force a device sync.
         kwargs: passed to :class:`torchmetrics.Metric`.
 
-    Example:
+    Examples:
         >>> import torch
         >>> metric = BinarisedGtMSE()
         >>> pred, gt = torch.tensor([[[51, 102]]], dtype=torch.uint8), torch.tensor([[[200, 200]]], dtype=torch.uint8)

@@ -54,7 +54,7 @@ class BoundaryIoU(NobgMetric):
 
     See :func:`nobg_metrics.functional.boundary_iou` for the definition and the defined edge values.
 
-    Example:
+    Examples:
         >>> import torch
         >>> gt = torch.zeros(1, 9, 12, dtype=torch.bool)
         >>> gt[0, 2:7, 3:9] = True

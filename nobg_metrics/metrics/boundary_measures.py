@@ -54,7 +54,7 @@ class TrimapIoU(NobgMetric):
         empty_gt: ``"agreement"`` or ``"reference"`` (the formula) for all-background/all-foreground gts.
         validate_args: run the checks that force a device sync.
 
-    Example:
+    Examples:
         >>> import torch
         >>> gt = torch.zeros(1, 9, 12, dtype=torch.bool)
         >>> gt[0, 2:7, 3:9] = True
@@ -122,7 +122,7 @@ class BoundaryFMeasure(NobgMetric):
         empty_gt: ``"agreement"`` or ``"reference"`` (the formula) for all-background/all-foreground gts.
         validate_args: run the checks that force a device sync.
 
-    Example:
+    Examples:
         >>> import torch
         >>> gt = torch.zeros(1, 20, 20, dtype=torch.bool)
         >>> gt[0, 5:15, 5:15] = True

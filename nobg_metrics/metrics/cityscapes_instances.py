@@ -66,7 +66,7 @@ class CityscapesInstanceAP(NobgMetric):
         min_region_size: gts under this many pixels are ignore regions (the reference's 100).
         validate_args: check values (NaN scores, unknown label ids, the map encoding) on the host.
 
-    Example:
+    Examples:
         >>> gt = torch.full((40, 60), 7)
         >>> gt[5:25, 5:25] = 26000
         >>> masks = torch.zeros(2, 40, 60, dtype=torch.bool)

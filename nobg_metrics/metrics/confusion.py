@@ -78,7 +78,7 @@ class ConfusionMetric(NobgMetric):
             union of a compute group's needs, so that all its members hold identical states).
         validate_args: run the checks that force a device sync.
 
-    Example:
+    Examples:
         >>> import torch
         >>> from nobg_metrics import IoU
         >>> pred, gt = torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]])

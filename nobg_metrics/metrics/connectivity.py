@@ -39,7 +39,7 @@ class ConnectivityError(PerImageMattingMean):
             default: fixed sizes, no sync. See :func:`nobg_metrics.functional.connectivity_error`.
         validate_args: run the checks that force a device sync.
 
-    Example:
+    Examples:
         >>> import torch
         >>> gt = torch.zeros(6, 8); gt[1:5, 1:6] = 1.0
         >>> pred = gt.clone(); pred[0, 7] = 1.0

@@ -48,7 +48,7 @@ class ContextMeasure(PerImageMean):
         empty_gt: ``"agreement"`` or ``"reference"`` for all-background / all-foreground gts.
         validate_args: run the checks that force a device sync.
 
-    Example:
+    Examples:
         >>> import torch
         >>> gt = torch.zeros(12, 16, dtype=torch.bool); gt[3:9, 4:11] = True
         >>> metric = ContextMeasure()
@@ -103,7 +103,7 @@ class CamouflageContextMeasure(PerImageMean):
             ``compute()`` (raises ``RuntimeError`` when a query had more near candidates than it recomputes).
         validate_args: run the checks that force a device sync.
 
-    Example:
+    Examples:
         >>> import torch
         >>> gt = torch.zeros(40, 40, dtype=torch.bool); gt[10:30, 12:28] = True
         >>> image = torch.full((3, 40, 40), 90, dtype=torch.uint8); image[:, gt] = 100

@@ -69,7 +69,7 @@ class FMeasure(_CurveMetric):
 
     The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the mode first (``FMeasure("max")``).
 
-    Example:
+    Examples:
         >>> import torch
         >>> metric = FMeasure(mode="max")
         >>> metric.update(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
@@ -101,7 +101,7 @@ class EMeasure(_CurveMetric):
 
     The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the mode first (``EMeasure("max")``).
 
-    Example:
+    Examples:
         >>> import torch
         >>> metric = EMeasure(mode="max")
         >>> metric.update(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))

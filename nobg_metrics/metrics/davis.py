@@ -176,7 +176,7 @@ class DavisJAndF(_DavisFrames):
         decay_index: ``"exact"`` or ``"reference"`` (the reference's uint8 bin edges from 256 frames on).
         validate_args: run the checks that force a device sync.
 
-    Example:
+    Examples:
         >>> import torch
         >>> gt = torch.zeros(2, 40, 40, dtype=torch.bool)
         >>> gt[:, 10:30, 10:30] = True
@@ -221,7 +221,7 @@ class DavisJ(_DavisFrames):
         decay_index: ``"exact"`` or ``"reference"``.
         validate_args: run the checks that force a device sync.
 
-    Example:
+    Examples:
         >>> import torch
         >>> gt = torch.zeros(4, 8, 8, dtype=torch.bool)
         >>> gt[:, 2:6, 2:6] = True
@@ -272,7 +272,7 @@ class DavisF(_DavisFrames):
         decay_index: ``"exact"`` or ``"reference"``.
         validate_args: run the checks that force a device sync.
 
-    Example:
+    Examples:
         >>> import torch
         >>> gt = torch.zeros(1, 40, 40, dtype=torch.bool)
         >>> gt[0, 10:30, 10:30] = True

@@ -39,7 +39,7 @@ class Precision(ConfusionMetric):
 
     The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the mode first (``Precision("max")``).
 
-    Example:
+    Examples:
         >>> import torch
         >>> pred, gt = torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]])
         >>> metric = Precision(mode="mean")
@@ -69,7 +69,7 @@ class Recall(ConfusionMetric):
 
     The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the mode first (``Recall("max")``).
 
-    Example:
+    Examples:
         >>> import torch
         >>> Recall()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(1., dtype=torch.float64)
@@ -96,7 +96,7 @@ class Specificity(ConfusionMetric):
 
     The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the mode first (``Specificity("max")``).
 
-    Example:
+    Examples:
         >>> import torch
         >>> Specificity()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.5000, dtype=torch.float64)
@@ -124,7 +124,7 @@ class FPR(ConfusionMetric):
 
     The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the mode first (``FPR("max")``).
 
-    Example:
+    Examples:
         >>> import torch
         >>> FPR()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.5000, dtype=torch.float64)
@@ -153,7 +153,7 @@ class Kappa(ConfusionMetric):
 
     The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the mode first (``Kappa("max")``).
 
-    Example:
+    Examples:
         >>> import torch
         >>> pred, gt = torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]])
         >>> Kappa()(pred, gt), Kappa(chance="reference")(pred, gt)
@@ -184,7 +184,7 @@ class F1(ConfusionMetric):
 
     The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the mode first (``F1("max")``).
 
-    Example:
+    Examples:
         >>> import torch
         >>> F1()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.8000, dtype=torch.float64)
@@ -230,7 +230,7 @@ class PRAUC(_AreaUnderCurve):
         share_statistics: likewise.
         validate_args: run the checks that force a device sync.
 
-    Example:
+    Examples:
         >>> import torch
         >>> PRAUC()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.6250, dtype=torch.float64)
@@ -257,7 +257,7 @@ class ROCAUC(_AreaUnderCurve):
 
     The options are :class:`PRAUC`'s.
 
-    Example:
+    Examples:
         >>> import torch
         >>> ROCAUC()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.7500, dtype=torch.float64)

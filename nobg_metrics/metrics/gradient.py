@@ -36,7 +36,7 @@ class GradientError(PerImageMattingMean):
         clamp_to_trimap: set ``pred`` to the trimap's known values (0 / 1) before scoring.
         validate_args: run the checks that force a device sync.
 
-    Example:
+    Examples:
         >>> import torch
         >>> gt = torch.zeros(8, 10); gt[2:6, 3:8] = 1.0
         >>> metric = GradientError()

@@ -55,7 +55,7 @@ class GreyBoundaryIoU(NobgMetric):
     ``curves()`` gives the mean curve with its thresholds (as the confusion family's ``curves()``).
     Not :class:`~nobg_metrics.BoundaryIoU` (binarised masks at one threshold, the boundary-iou-api's definition).
 
-    Example:
+    Examples:
         >>> import torch
         >>> gt = torch.zeros(1, 9, 12, dtype=torch.bool)
         >>> gt[0, 2:7, 3:9] = True

@@ -48,7 +48,7 @@ class HCE(PerImageMean):
             docs/hce.md). On CPU always the data-sized path.
         validate_args: run the checks that force a device sync.
 
-    Example:
+    Examples:
         >>> import torch
         >>> gt = torch.zeros(2, 30, 30, dtype=torch.bool); gt[:, 4:26, 4:26] = True
         >>> pred = gt.float(); pred[1, 12:15, 12:15] = 0.0

@@ -32,7 +32,7 @@ class MAE(PerImageMean):
         normalize: per-image min-max stretch of ``pred`` first (PySODMetrics' protocol).
         validate_args: run the checks that force a device sync.
 
-    Example:
+    Examples:
         >>> import torch
         >>> metric = MAE()
         >>> metric.update(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))

@@ -71,7 +71,7 @@ class SAD(_PixelErrorMetric):
         validate_args: run the checks that force a device sync.
         kwargs: passed to :class:`torchmetrics.Metric`.
 
-    Example:
+    Examples:
         >>> import torch
         >>> metric = SAD()
         >>> metric.update(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
@@ -108,7 +108,7 @@ class MSE(_PixelErrorMetric):
         validate_args: run the checks that force a device sync.
         kwargs: passed to :class:`torchmetrics.Metric`.
 
-    Example:
+    Examples:
         >>> import torch
         >>> MSE()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.1125, dtype=torch.float64)

@@ -98,7 +98,7 @@ class P3MSAD(_P3MPixelErrors):
         validate_args: run the checks that force a device sync.
         kwargs: passed to :class:`torchmetrics.Metric`.
 
-    Example:
+    Examples:
         >>> pred, gt = torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]])
         >>> metric = P3MSAD(region="trimap")
         >>> metric.update(pred, gt, torch.tensor([[1.0, 0.5], [0.0, 0.5]]))
@@ -132,7 +132,7 @@ class P3MMSE(_P3MPixelErrors):
         validate_args: run the checks that force a device sync.
         kwargs: passed to :class:`torchmetrics.Metric`.
 
-    Example:
+    Examples:
         >>> round(float(P3MMSE()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))), 4)
         0.1125
     """
@@ -164,7 +164,7 @@ class P3MMAD(_P3MPixelErrors):
         validate_args: run the checks that force a device sync.
         kwargs: passed to :class:`torchmetrics.Metric`.
 
-    Example:
+    Examples:
         >>> round(float(P3MMAD()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))), 4)
         0.275
     """
@@ -208,7 +208,7 @@ class P3MGradientError(_P3MWholeImageMean):
         validate_args: run the checks that force a device sync.
         kwargs: passed to :class:`torchmetrics.Metric`.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(8, 10, dtype=torch.float64); gt[2:6, 3:8] = 1.0
         >>> metric = P3MGradientError()
         >>> metric.update(gt.roll(1, 1), gt)
@@ -248,7 +248,7 @@ class P3MConnectivityError(_P3MWholeImageMean):
         allow_host_sync: off CPU, label with lists sized by the data (host reads); default: no sync.
         validate_args: run the checks that force a device sync.
 
-    Example:
+    Examples:
         >>> gt = torch.zeros(6, 8, dtype=torch.float64); gt[1:5, 1:6] = 1.0
         >>> pred = gt.clone(); pred[0, 7] = 1.0
         >>> P3MConnectivityError()(pred, gt)

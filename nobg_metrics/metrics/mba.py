@@ -43,7 +43,7 @@ class MBA(PerImageMean):
 
     See :func:`nobg_metrics.functional.mba.mean_boundary_accuracy`.
 
-    Example:
+    Examples:
         >>> import torch
         >>> gt = torch.zeros(1, 8, 10, dtype=torch.bool)
         >>> gt[0, 2:6, 2:7] = True

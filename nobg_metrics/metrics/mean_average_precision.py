@@ -95,7 +95,7 @@ class MeanAveragePrecision(NobgMetric):
         validate_args: run the input checks that read values (a device sync).
         kwargs: :class:`torchmetrics.Metric` options.
 
-    Example:
+    Examples:
         >>> import torch
         >>> gt = torch.zeros(1, 8, 10, dtype=torch.bool); gt[0, 2:6, 2:8] = True
         >>> det = torch.zeros(1, 8, 10, dtype=torch.bool); det[0, 2:6, 2:7] = True

@@ -52,7 +52,7 @@ class MSIoU(NobgMetric):
         empty_gt: ``"agreement"`` or ``"reference"`` for all-background / all-foreground gts.
         validate_args: run the checks that force a device sync.
 
-    Example:
+    Examples:
         >>> import torch
         >>> gt = torch.zeros(6, 8, dtype=torch.bool); gt[1:5, 2:6] = True
         >>> pred = torch.zeros(6, 8); pred[1:5, 2:5] = 0.9

@@ -30,7 +30,7 @@ class IoU(_ThresholdFirst):
 
     The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the threshold first (``IoU(0.3)``).
 
-    Example:
+    Examples:
         >>> import torch
         >>> metric = IoU()
         >>> metric.update(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
@@ -59,7 +59,7 @@ class Dice(_ThresholdFirst):
 
     The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the threshold first (``Dice(0.3)``).
 
-    Example:
+    Examples:
         >>> import torch
         >>> Dice(mode="max")(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(1., dtype=torch.float64)
@@ -86,7 +86,7 @@ class Accuracy(_ThresholdFirst):
 
     The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the threshold first (``Accuracy(0.3)``).
 
-    Example:
+    Examples:
         >>> import torch
         >>> Accuracy()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.7500, dtype=torch.float64)
@@ -113,7 +113,7 @@ class BER(_ThresholdFirst):
 
     The options are :class:`~nobg_metrics.metrics.confusion.ConfusionMetric`'s, the threshold first (``BER(0.3)``).
 
-    Example:
+    Examples:
         >>> import torch
         >>> BER()(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.2500, dtype=torch.float64)

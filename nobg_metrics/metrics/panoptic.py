@@ -67,7 +67,7 @@ class PanopticQuality(NobgMetric):
         return_per_class: with ``output="tensor"``: per-class values.
         validate_args: run the checks that read the data back (unknown categories, instance ids, crowd marks).
 
-    Example:
+    Examples:
         >>> import torch
         >>> target = torch.zeros(1, 4, 6, 2, dtype=torch.long)
         >>> target[0, :, :3, 0] = 1                     # a thing of category 1 on the left, stuff 7 elsewhere

@@ -103,7 +103,7 @@ def per_image_metric(class_name: str, functional: Callable[..., Tensor], update:
     ``forward`` and ``update``", "As output of ``forward`` and ``compute``", ``Args`` and an ``Example``, a doctest
     that checks two updates against one call of the functional (run with the calling module's doctests).
 
-    Example:
+    Examples:
         >>> import torch
         >>> from nobg_metrics.functional.mae import _mae_update, mae
         >>> MeanAbsoluteError = per_image_metric("MeanAbsoluteError", mae, _mae_update, higher_is_better=False)

@@ -74,7 +74,7 @@ class SizeInvariantMAE(NobgMetric):
         max_targets: target slots per image off CPU (an image with more makes ``compute()`` raise); no bound on CPU.
         validate_args: run the checks that force a device sync.
 
-    Example:
+    Examples:
         >>> import torch
         >>> gt = torch.zeros(1, 16, 24, dtype=torch.bool); gt[0, 2:10, 2:10] = True
         >>> pred = gt.double(); pred[0, 2:10, 2:6] = 0.5
@@ -140,7 +140,7 @@ class SizeInvariantConfusion(NobgMetric):
         share_statistics: further ``(measure, reduction)`` statistics to compute in the same pass (a compute group).
         validate_args: run the checks that force a device sync.
 
-    Example:
+    Examples:
         >>> import torch
         >>> gt = torch.zeros(1, 16, 24, dtype=torch.bool); gt[0, 1:11, 1:11] = True  # a square of 100 px
         >>> for i in range(12): gt[0, 4 + i, 12:13 + i] = True  # a triangle of 78 px in a 12 x 12 box
@@ -226,7 +226,7 @@ class SizeInvariant(abc.ABC):
         max_targets (int): as :class:`SizeInvariantConfusion`.
         kwargs (Any): passed to :class:`torchmetrics.Metric`.
 
-    Example:
+    Examples:
         >>> import nobg_metrics as nm
         >>> type(nm.SizeInvariant(nm.MAE())).__name__, nm.SizeInvariant(nm.IoU(reduction="pooled")).sample_based
         ('SizeInvariantMAE', False)

@@ -34,7 +34,7 @@ class SMeasure(PerImageMean):
         empty_gt: accepted for uniformity; both policies give the reference's degenerate-gt value.
         validate_args: run the checks that force a device sync.
 
-    Example:
+    Examples:
         >>> import torch
         >>> metric = SMeasure()
         >>> metric.update(torch.tensor([[0.9, 0.8, 0.1], [0.2, 0.6, 0.0]]),

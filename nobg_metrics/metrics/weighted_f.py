@@ -34,7 +34,7 @@ class WeightedFMeasure(PerImageMean):
         empty_gt: ``"agreement"`` or ``"reference"`` for all-background / all-foreground gts.
         validate_args: run the checks that force a device sync.
 
-    Example:
+    Examples:
         >>> import torch
         >>> gt = torch.zeros(1, 8, 10, dtype=torch.bool)
         >>> gt[0, 2:6, 3:8] = True

@@ -33,7 +33,7 @@ def divide(tensor: Tensor, divisor: float) -> Tensor:
     Returns:
         same shape and dtype.
 
-    Example:
+    Examples:
         >>> divide(torch.tensor([77.0], dtype=torch.float64), 255).item() == 77.0 / 255
         True
     """
@@ -43,7 +43,7 @@ def divide(tensor: Tensor, divisor: float) -> Tensor:
 def warm_vector_math() -> None:
     """One vectorised float64 ``sqrt`` on CPU: initialises torch's vector-math dispatch (see the module docstring).
 
-    Example:
+    Examples:
         >>> warm_vector_math()
     """
     torch.sqrt(torch.ones(64, dtype=torch.float64))
@@ -60,7 +60,7 @@ def any_along(mask: Tensor, dim: int | tuple[int, ...]) -> Tensor:
         mask: bool tensor, any strides.
         dim: the dimension(s) to reduce.
 
-    Example:
+    Examples:
         >>> any_along(torch.tensor([[False, True], [False, False]]), 1)
         tensor([ True, False])
     """

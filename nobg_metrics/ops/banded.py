@@ -169,7 +169,7 @@ def strips(rows: slice, cols: slice, batch: int, half: int) -> list[tuple[slice,
     """The output window ``rows x cols`` of a filter with half-size ``half``, cut along its longer side into strips
     whose tile buffers fit :data:`STRIP_BOUNDS` (a bounded number of vectorised rounds).
 
-    Example:
+    Examples:
         >>> len(strips(slice(0, 1024), slice(0, 1024), 1, 4)), len(strips(slice(0, 1), slice(0, 10**6), 1, 4))
         (1, 17)
     """

@@ -29,7 +29,7 @@ def count_ones(mask: Tensor) -> Tensor:
     Returns:
         :math:`(B,)` int64.
 
-    Example:
+    Examples:
         >>> count_ones(torch.eye(4, dtype=torch.bool).reshape(2, 8))
         tensor([2, 2])
     """

@@ -60,7 +60,7 @@ def nearest_background(features: Tensor, is_query: Tensor, is_candidate: Tensor,
         set exceeded ``near_candidates`` (``"fixed"`` only: then its answer may not be the nearest; all False from
         ``"data_sized"``).
 
-    Example:
+    Examples:
         >>> x = torch.tensor([[[0.0, 0, 0], [2, 0, 0], [1, 0, 0], [4, 0, 0], [3, 0, 0.1]]], dtype=torch.float64)
         >>> query = torch.tensor([[False, False, True, False, True]]); candidate = ~query
         >>> index, overflow = nearest_background(x, query, candidate)

@@ -133,7 +133,7 @@ def connected_components(mask: Tensor, connectivity: int = 4) -> Tensor:
     Returns:
         :math:`(B, H, W)` (or :math:`(H, W)`) int64 labels.
 
-    Example:
+    Examples:
         >>> connected_components(torch.tensor([[1, 0, 1], [1, 0, 0], [0, 1, 1]], dtype=torch.bool))
         tensor([[1, 0, 2],
                 [1, 0, 0],
@@ -169,7 +169,7 @@ def largest_component(mask: Tensor, connectivity: int = 4) -> Tensor:
     Returns:
         :math:`(B, H, W)` (or :math:`(H, W)`) bool.
 
-    Example:
+    Examples:
         >>> largest_component(torch.tensor([[1, 0, 1], [0, 0, 1], [1, 0, 0]], dtype=torch.bool)).int()
         tensor([[0, 0, 1],
                 [0, 0, 1],

@@ -47,7 +47,7 @@ def next_direction_table(device: torch.device) -> Tensor:
     """(256, 8) int64: for an occupancy code (bit s = neighbour s is foreground) and a back direction b, the
     first foreground direction among b+1, ..., b+8 (mod 8); -1 for code 0.
 
-    Example:
+    Examples:
         >>> table = next_direction_table(torch.device("cpu"))
         >>> table[0b00000101, 0].item(), table[0b00000101, 2].item(), table[0, 3].item()  # E and N set
         (2, 0, -1)
@@ -64,7 +64,7 @@ def next_direction_table(device: torch.device) -> Tensor:
 def first_in_order(occupancy: Tensor, order: tuple[int, ...]) -> Tensor:
     """The first direction of ``order`` whose neighbour is foreground (``occupancy``: (K, 8) bool); -1 if none.
 
-    Example:
+    Examples:
         >>> occupancy = torch.tensor([[True, False, True, False, False, False, False, False]])  # E and N set
         >>> first_in_order(occupancy, (3, 2, 1, 0)).tolist()
         [2]

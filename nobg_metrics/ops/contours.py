@@ -64,7 +64,7 @@ def find_contours(mask: Tensor, *, engine: host_reads.Engine = "auto") -> Contou
     Returns:
         :class:`Contours`: the same values on the real points from either form.
 
-    Example:
+    Examples:
         >>> ring = torch.ones(4, 4, dtype=torch.bool); ring[1:3, 1:3] = False
         >>> found = find_contours(ring)
         >>> torch.bincount(found.contour).tolist(), found.hole[[0, -1]].tolist()

@@ -119,7 +119,7 @@ def trace_fixed(mask: Tensor) -> Contours:
     Returns:
         :class:`~nobg_metrics.ops.contour_steps.Contours` with ``S = 8 B (H+2) (W+2)`` entries.
 
-    Example:
+    Examples:
         >>> ring = torch.ones(1, 4, 4, dtype=torch.bool); ring[0, 1:3, 1:3] = False
         >>> found = trace_fixed(ring)
         >>> int(found.real.sum()), found.points[:4].tolist(), found.contour[[0, 19, 20]].tolist()

@@ -64,7 +64,7 @@ def cross_erode(mask: Tensor, iterations: int = 1) -> Tensor:
     Returns:
         same shape, bool (a new tensor).
 
-    Example:
+    Examples:
         >>> cross_erode(torch.tensor([[1, 1, 1], [1, 1, 0], [1, 1, 1]], dtype=torch.bool)).int()
         tensor([[1, 1, 0],
                 [1, 0, 0],
@@ -83,7 +83,7 @@ def cross_dilate(mask: Tensor, iterations: int = 1) -> Tensor:
     Returns:
         same shape, bool (a new tensor).
 
-    Example:
+    Examples:
         >>> cross_dilate(torch.tensor([[0, 0, 0], [0, 1, 0], [0, 0, 0]], dtype=torch.bool)).int()
         tensor([[0, 1, 0],
                 [1, 1, 1],

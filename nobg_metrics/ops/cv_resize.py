@@ -39,7 +39,7 @@ def linear_taps(src: int, dst: int, clamp_coefficients: bool) -> tuple[Tensor, T
     with ``c1[d]`` (in 1/2048); indices int64, coefficients int32. ``clamp_coefficients``: the column rule (an index outside ``0 .. src-2``
     becomes ``clamp(i)`` with ``(2048, 0)``); otherwise the row rule (indices clamped, coefficients kept).
 
-    Example:
+    Examples:
         >>> [t.tolist() for t in linear_taps(2, 4, clamp_coefficients=True)]
         [[0, 0, 0, 1], [0, 1, 1, 1], [2048, 1536, 512, 2048], [0, 512, 1536, 0]]
     """
@@ -82,7 +82,7 @@ def resize_linear_u8(image: Tensor, height: int, width: int) -> Tensor:
     Returns:
         :math:`(..., height, width)` uint8 on ``image``'s device (a copy when the size is unchanged).
 
-    Example:
+    Examples:
         >>> img = torch.tensor([[0, 255], [255, 0]], dtype=torch.uint8)
         >>> resize_linear_u8(img, 3, 3).tolist()  # a float bilinear rounds 127.5 up to 128
         [[0, 127, 255], [128, 128, 128], [255, 127, 0]]

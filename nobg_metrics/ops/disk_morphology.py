@@ -34,7 +34,7 @@ _WORD_BITS = 64
 def disk_half_widths(radius: int) -> list[int]:
     """Half-width of the disk's row at vertical offset ``dy = 0 .. r``: the largest ``w`` with ``w² + dy² <= r²``.
 
-    Example:
+    Examples:
         >>> disk_half_widths(3)
         [3, 2, 2, 0]
     """
@@ -45,7 +45,7 @@ def width_mask(width: int, words: int, device: torch.device) -> Tensor:
     """:math:`(M,)` int64 with the bits of pixels ``0 .. width - 1`` set (``M = words``; built on the device from
     scalars: no host-to-device copy).
 
-    Example:
+    Examples:
         >>> width_mask(66, 2, torch.device("cpu")).tolist()
         [-1, 3]
     """
@@ -57,7 +57,7 @@ def width_mask(width: int, words: int, device: torch.device) -> Tensor:
 def bit_mask(position: int, words: int, device: torch.device) -> Tensor:
     """:math:`(M,)` int64 with only the bit of pixel ``position`` set (built on the device from scalars).
 
-    Example:
+    Examples:
         >>> bit_mask(65, 2, torch.device("cpu")).tolist()
         [0, 2]
     """
@@ -168,7 +168,7 @@ def dilate_disk(mask: Tensor, radius: int) -> Tensor:
     Returns:
         :math:`(B, H, W)` bool.
 
-    Example:
+    Examples:
         >>> m = torch.zeros(1, 5, 5, dtype=torch.bool)
         >>> m[0, 2, 2] = True
         >>> dilate_disk(m, 2).int()[0]

@@ -95,7 +95,7 @@ def swap_last_two(tensor: Tensor) -> Tensor:
     (~5x slower at 1024²). ``(B·M, N)ᵀ`` is one blocked transpose, then the rows of length M are regrouped
     per image (plain row copies).
 
-    Example:
+    Examples:
         >>> swap_last_two(torch.arange(12).view(2, 2, 3))[1]
         tensor([[ 6,  9],
                 [ 7, 10],
@@ -124,7 +124,7 @@ def nearest_feature(features: Tensor, *, max_distance: float | None = None) -> N
         :class:`NearestFeature` ``(squared, rows, cols)``, each :math:`(B, H, W)`; an image without
         features is all ``inf`` / ``-1``.
 
-    Example:
+    Examples:
         >>> features = torch.zeros(1, 3, 4, dtype=torch.bool)
         >>> features[0, 0, 0] = True
         >>> result = nearest_feature(features)
@@ -227,7 +227,7 @@ def distance_transform(features: Tensor, *, max_distance: float | None = None) -
     Returns:
         :math:`(B, H, W)` float64, ``inf`` where no feature is (within ``max_distance``).
 
-    Example:
+    Examples:
         >>> distance_transform(torch.tensor([[True, False, False]]))
         tensor([[0., 1., 2.]], dtype=torch.float64)
     """
@@ -264,7 +264,7 @@ def bounded_squared_distance(features: Tensor, radius: int) -> Tensor:
     Returns:
         :math:`(B, H, W)` int32.
 
-    Example:
+    Examples:
         >>> features = torch.zeros(1, 1, 7, dtype=torch.bool)
         >>> features[0, 0, 1] = True
         >>> bounded_squared_distance(features, 2)[0]
@@ -280,7 +280,7 @@ def bounded_nearest(features: Tensor, radius: int) -> BoundedNearest:
     The site comes with the minimum out of the row pass's keys (no second transform, no gather); the row of that
     feature is not kept (from ``D`` and the column it is one of two, see :mod:`nobg_metrics.ops.nearest_band`).
 
-    Example:
+    Examples:
         >>> features = torch.tensor([[[True, False, False, True]]])
         >>> result = bounded_nearest(features, 2)
         >>> result.positions[0, 0, result.site[0, 0].long()].tolist()  # the tie at column 1.5 goes left

@@ -47,7 +47,7 @@ _WORD_BITS = 64
 def ellipse_half_widths(radius: int) -> tuple[int, ...]:
     """OpenCV's half-width ``dx`` of each kernel row ``dy = -r .. r`` of the ``(2r+1)²`` ellipse.
 
-    Example:
+    Examples:
         >>> ellipse_half_widths(2)
         (0, 2, 2, 2, 0)
     """
@@ -60,7 +60,7 @@ def ellipse_half_widths(radius: int) -> tuple[int, ...]:
 def ellipse_kernel(radius: int, device: torch.device | str | None = None) -> Tensor:
     """``cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2r+1, 2r+1)) > 0`` as a bool tensor.
 
-    Example:
+    Examples:
         >>> ellipse_kernel(2).int()
         tensor([[0, 0, 1, 0, 0],
                 [1, 1, 1, 1, 1],
@@ -80,7 +80,7 @@ def ellipse_rectangles(radius: int) -> tuple[tuple[int, int], ...]:
     Rectangle ``(h, w)`` covers rows ``-h .. h`` and columns ``-w .. w``; ``h`` is the last row whose
     half-width is ``w`` (half-widths never grow away from the centre row).
 
-    Example:
+    Examples:
         >>> ellipse_rectangles(5)
         ((2, 5), (3, 4), (4, 3), (5, 0))
     """
@@ -96,7 +96,7 @@ def _check_radius(radius: int) -> None:
 def inside_words(height: int, width: int, words: int, device: torch.device | str) -> Tensor:
     """:math:`(1, H, M)` int64 packed mask of the pixels inside a ``W``-pixel row (bits ``>= W`` clear).
 
-    Example:
+    Examples:
         >>> inside_words(2, 3, 1, "cpu").tolist()
         [[[7], [7]]]
     """
@@ -185,7 +185,7 @@ def _outermost(rectangles: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The distinct rectangles ``(h, w)`` not inside another of the list (the same union of windows), by increasing
     ``h``: from the tallest down, those wider than every taller one.
 
-    Example:
+    Examples:
         >>> _outermost([(0, 3), (0, 5), (1, 4), (1, 2), (2, 1), (2, 1)])
         [(0, 5), (1, 4), (2, 1)]
     """
@@ -233,7 +233,7 @@ def _or_rows(row_padded: dict[int, Tensor], half_widths: tuple[int, ...], margin
 def dilate_ellipse_packed(packed: Tensor, width: int, radius: int) -> Tensor:
     """:func:`dilate_ellipses_packed` for one radius: :math:`(N, H, M)` int64 (bits ``>= W`` may be set).
 
-    Example:
+    Examples:
         >>> m = torch.zeros(1, 5, 5, dtype=torch.bool); m[0, 2, 2] = True
         >>> torch.equal(unpack_bits(dilate_ellipse_packed(pack_bits([m]), 5, 2), 5)[0], ellipse_kernel(2))
         True
@@ -258,7 +258,7 @@ def dilate_ellipse(mask: Tensor, radius: int) -> Tensor:
     Returns:
         :math:`(B, H, W)` bool.
 
-    Example:
+    Examples:
         >>> m = torch.zeros(1, 5, 5, dtype=torch.bool); m[0, 2, 2] = True
         >>> torch.equal(dilate_ellipse(m, 2)[0], ellipse_kernel(2))
         True
@@ -269,7 +269,7 @@ def dilate_ellipse(mask: Tensor, radius: int) -> Tensor:
 def erode_ellipse(mask: Tensor, radius: int) -> Tensor:
     """``cv2.erode(m, ellipse(r))`` with the default border (outside ignored): ``NOT dilate(NOT m)``.
 
-    Example:
+    Examples:
         >>> erode_ellipse(torch.ones(1, 2, 3, dtype=torch.bool), 3).all().item()
         True
     """
@@ -279,7 +279,7 @@ def erode_ellipse(mask: Tensor, radius: int) -> Tensor:
 def gradient_ellipse(mask: Tensor, radius: int) -> Tensor:
     """``cv2.morphologyEx(m, MORPH_GRADIENT, ellipse(r)) > 0``: pixels whose window holds both classes.
 
-    Example:
+    Examples:
         >>> m = torch.zeros(1, 1, 6, dtype=torch.bool); m[0, 0, 3:] = True
         >>> gradient_ellipse(m, 1).int()
         tensor([[[0, 0, 1, 1, 0, 0]]], dtype=torch.int32)

@@ -47,7 +47,7 @@ def gaussgradient_kernels(sigma: float = 1.4, *, dtype: torch.dtype = torch.floa
         ``(gauss, dgauss, norm)``: two :math:`(2h+1,)` tensors (h = ``halfsize``) and the float
         ``sqrt(sum(hx^2)) = ||gauss|| * ||dgauss||``.
 
-    Example:
+    Examples:
         >>> gauss, dgauss, norm = gaussgradient_kernels(1.4)
         >>> gauss.shape, round(float(dgauss[0]), 6)
         (torch.Size([9]), 0.009816)
@@ -66,7 +66,7 @@ def gaussian_gradient(image: Tensor, sigma: float = 1.4) -> tuple[Tensor, Tensor
     Returns:
         ``(gx, gy)``, each :math:`(B, H, W)`, same dtype as ``image``.
 
-    Example:
+    Examples:
         >>> ramp = torch.arange(21.0, dtype=torch.float64).repeat(9, 1)[None]   # +1 per column
         >>> gx, gy = gaussian_gradient(ramp)
         >>> round(float(gx[0, 4, 10]), 6), bool(gy.abs().max() < 1e-12)
@@ -138,7 +138,7 @@ def sobel_magnitude(image: Tensor) -> Tensor:
     Returns:
         :math:`(B, H, W)` magnitude, same dtype.
 
-    Example:
+    Examples:
         >>> sobel_magnitude(torch.ones(1, 3, 3, dtype=torch.float64))[0, 1]
         tensor([4., 0., 4.], dtype=torch.float64)
     """

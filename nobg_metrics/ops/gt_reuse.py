@@ -10,7 +10,7 @@ block nothing is kept and nothing is checked: the metrics behave as without this
 Only where host reads are free (CPU): the lookup reads the gt's bytes. On a GPU every call computes afresh
 (no device sync inside ``update``).
 
-Example:
+Examples:
     >>> import torch
     >>> from nobg_metrics.functional import weighted_f_measure
     >>> gt = torch.zeros(2, 16, 16, dtype=torch.bool); gt[:, 4:12, 3:9] = True

@@ -36,7 +36,7 @@ def joint_histogram(levels: Tensor, gt: Tensor, num_levels: int = NUM_LEVELS) ->
     Returns:
         :math:`(B, 2, L)` int64 counts; ``[:, 0]`` gt background, ``[:, 1]`` gt foreground.
 
-    Example:
+    Examples:
         >>> lv = torch.tensor([[[0, 255], [255, 3]]], dtype=torch.uint8)
         >>> gt = torch.tensor([[[False, True], [False, True]]])
         >>> h = joint_histogram(lv, gt)
@@ -69,7 +69,7 @@ def bincount_per_image(ids: Tensor, bins: int) -> Tensor:
     Returns:
         :math:`(B, bins)` int64 counts.
 
-    Example:
+    Examples:
         >>> bincount_per_image(torch.tensor([[0, 2, 2], [1, 1, 0]]), 3).tolist()
         [[1, 0, 2], [1, 2, 0]]
     """

@@ -25,7 +25,7 @@ from nobg_metrics.ops.arith import any_along
 def free_on(tensor: Tensor) -> bool:
     """True when ``tensor`` lives in host memory (data-dependent shapes cost no device sync).
 
-    Example:
+    Examples:
         >>> import torch
         >>> free_on(torch.zeros(1))
         True
@@ -45,7 +45,7 @@ def resolve_engine(engine: Engine, tensor: Tensor) -> Literal["data_sized", "fix
     Raises:
         ValueError: ``engine`` is not one of :data:`Engine`.
 
-    Example:
+    Examples:
         >>> resolve_engine("auto", torch.zeros(1)), resolve_engine("fixed", torch.zeros(1))
         ('data_sized', 'fixed')
     """
@@ -60,7 +60,7 @@ def engine_for(allow_host_sync: bool) -> Engine:
     """A metric's ``allow_host_sync`` as the ops' switch: ``True`` is ``"data_sized"`` on every device, ``False`` is
     ``"auto"`` (data-sized where host reads are free, sync-free elsewhere).
 
-    Example:
+    Examples:
         >>> engine_for(True), engine_for(False)
         ('data_sized', 'auto')
     """
@@ -105,7 +105,7 @@ def window(mask: Tensor, margin: int) -> Window:
     Returns:
         :class:`Window`.
 
-    Example:
+    Examples:
         >>> mask = torch.zeros(1, 8, 8, dtype=torch.bool); mask[0, 3, 4] = True
         >>> window(mask, 2)
         Window(rows=slice(1, 6, None), cols=slice(2, 7, None), inner_rows=slice(2, 3, None), inner_cols=slice(2, 3, None))
@@ -140,7 +140,7 @@ def raise_if_nan(value: Tensor, message: str) -> Tensor:
     The sync-free paths with a fixed budget (HCE, CCm) mark an image whose budget was short with NaN instead of
     reading the device; their ``compute()`` turns that into this error.
 
-    Example:
+    Examples:
         >>> raise_if_nan(torch.tensor(1.5), "short budget")
         tensor(1.5000)
     """
@@ -154,7 +154,7 @@ def raise_if_inf(value: Tensor, message: str) -> Tensor:
     it: the marker of a sync-free path whose values are finite otherwise, kept apart from a NaN (no image scored, or
     a NaN input let through by ``validate_args=False``).
 
-    Example:
+    Examples:
         >>> raise_if_inf(torch.tensor(float("nan")), "short budget")
         tensor(nan)
     """

@@ -72,7 +72,7 @@ def opencv_rgb_to_lab(image: Tensor) -> Tensor:
     Returns:
         :math:`(B, 3, H, W)` uint8: ``L · 255 / 100``, ``a + 128``, ``b + 128``.
 
-    Example:
+    Examples:
         >>> opencv_rgb_to_lab(torch.tensor([255, 0, 0], dtype=torch.uint8).view(1, 3, 1, 1)).flatten().tolist()
         [136, 208, 195]
     """
@@ -105,7 +105,7 @@ def skimage_rgb_to_lab(image: Tensor) -> Tensor:
     Returns:
         :math:`(B, 3, H, W)` float64 ``L, a, b``.
 
-    Example:
+    Examples:
         >>> lab = skimage_rgb_to_lab(torch.tensor([255, 255, 255], dtype=torch.uint8).view(1, 3, 1, 1))
         >>> [round(v, 6) for v in lab.flatten().tolist()]
         [100.0, -0.002455, 0.004653]
@@ -136,7 +136,7 @@ def ciede2000(first: Tensor, second: Tensor) -> Tensor:
     Returns:
         :math:`(B, H, W)` float64 ΔE₀₀.
 
-    Example:
+    Examples:
         >>> lab = torch.tensor([[50.0, 2.6772, -79.7751], [50.0, 0.0, -82.7485]], dtype=torch.float64)
         >>> round(ciede2000(lab[0].view(1, 3, 1, 1), lab[1].view(1, 3, 1, 1)).item(), 4)  # Sharma et al. pair 1
         2.0425

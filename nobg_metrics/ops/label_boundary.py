@@ -87,7 +87,7 @@ def label_boundary(labels: Tensor, radius: int) -> Tensor:
     Returns:
         :math:`(B, H, W)` bool.
 
-    Example:
+    Examples:
         >>> labels = torch.tensor([[[1, 1, 1, 1, 2, 2],
         ...                         [1, 1, 1, 1, 2, 2],
         ...                         [1, 1, 1, 1, 2, 2],

@@ -128,7 +128,7 @@ def connected_level_count(level_map: Tensor, num_levels: int, *, engine: host_re
         :math:`(B, H, W)` int32 counts in ``0 .. M``: k means the pixel is in the largest component of
         levels 1..k and not of level k + 1.
 
-    Example:
+    Examples:
         >>> n = torch.tensor([[[2, 2, 0, 1], [0, 2, 0, 1], [1, 0, 0, 1]]])
         >>> connected_level_count(n, 2)
         tensor([[[2, 2, 0, 0],

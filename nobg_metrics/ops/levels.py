@@ -28,7 +28,7 @@ GT_CUT = 128
 def binarize_gt(gt: Tensor) -> Tensor:
     """Foreground mask by the reference rules: bool as is, uint8 ``> 128``, float ``> 0.5``.
 
-    Example:
+    Examples:
         >>> binarize_gt(torch.tensor([127, 128, 129], dtype=torch.uint8))
         tensor([False, False,  True])
     """
@@ -46,7 +46,7 @@ def foreground_bit_256(gt: Tensor, dtype: torch.dtype) -> Tensor:
 
     ``(g + 127) & 256`` is 256 exactly when ``g > 128`` for ``g`` in 0..255 (the histogram's class bit).
 
-    Example:
+    Examples:
         >>> foreground_bit_256(torch.tensor([0, 128, 129, 255], dtype=torch.uint8), torch.int16).tolist()
         [0, 0, 256, 256]
     """
@@ -56,7 +56,7 @@ def foreground_bit_256(gt: Tensor, dtype: torch.dtype) -> Tensor:
 def foreground_indicator(gt: Tensor) -> Tensor:
     """:math:`(B, N)` uint8 0/1 gt indicator from :math:`(B, H, W)` bool or raw uint8 (``> 128``).
 
-    Example:
+    Examples:
         >>> foreground_indicator(torch.tensor([[0, 128, 129, 255]], dtype=torch.uint8)).tolist()
         [[0, 0, 1, 1]]
     """
@@ -99,7 +99,7 @@ def range_level_values(low: Tensor, high: Tensor, normalize: bool) -> Tensor:
     Returns:
         :math:`(B, 256)` float64; levels outside ``[low, high]`` hold no pixel and may leave [0, 1].
 
-    Example:
+    Examples:
         >>> range_level_values(torch.tensor([51]), torch.tensor([153]), True)[0, [51, 102, 153]].tolist()
         [0.0, 0.5000000000000001, 1.0]
     """
@@ -125,7 +125,7 @@ def lookup_levels(tables: Tensor, levels: Tensor) -> Tensor:
     Returns:
         ``levels``' shape, ``tables``' dtype.
 
-    Example:
+    Examples:
         >>> lookup_levels(torch.tensor([[0.0, 0.5] + [1.0] * 254]), torch.tensor([[1, 0, 9]], dtype=torch.uint8))
         tensor([[0.5000, 0.0000, 1.0000]])
     """
@@ -148,7 +148,7 @@ def quantize(pred: Tensor) -> Tensor:
     Returns:
         :math:`(B, H, W)` uint8 levels.
 
-    Example:
+    Examples:
         >>> quantize(torch.tensor([0.0, 0.5, 1.0], dtype=torch.float64))
         tensor([  0, 127, 255], dtype=torch.uint8)
     """

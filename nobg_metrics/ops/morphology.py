@@ -284,7 +284,7 @@ def erode(mask: Tensor, radius: int) -> Tensor:
     Returns:
         :math:`(B, H, W)` bool.
 
-    Example:
+    Examples:
         >>> m = torch.ones(1, 3, 5, dtype=torch.bool)
         >>> erode(m, 1).int()
         tensor([[[0, 0, 0, 0, 0],
@@ -307,7 +307,7 @@ def dilate(mask: Tensor, radius: int) -> Tensor:
     Returns:
         :math:`(B, H, W)` bool.
 
-    Example:
+    Examples:
         >>> m = torch.zeros(1, 3, 5, dtype=torch.bool)
         >>> m[0, 0, 0] = True
         >>> dilate(m, 1).int()

@@ -73,7 +73,7 @@ def nearest_in_band(features: Tensor, nearest: BoundedNearest, max_squared: int,
     Returns:
         :class:`BandIndex`.
 
-    Example:
+    Examples:
         >>> from nobg_metrics.ops.distance import bounded_nearest
         >>> features = torch.tensor([[[False, True, False], [True, False, False]]])
         >>> band = nearest_in_band(features, bounded_nearest(features, 2), 2, slice(0, 2), slice(0, 3))

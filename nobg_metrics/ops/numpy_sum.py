@@ -80,7 +80,7 @@ def _plan_on(size: int, device: torch.device) -> tuple[Tensor, Tensor, list[tupl
 def pairwise_sum(values: Tensor) -> Tensor:
     """``np.sum`` of each row of ``values`` in numpy's order and dtype: :math:`(B, N)` -> :math:`(B,)`.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> row = np.arange(300) / 255
         >>> pairwise_sum(torch.from_numpy(row)[None]).item() == float(np.sum(row))
@@ -110,7 +110,7 @@ def pairwise_sum(values: Tensor) -> Tensor:
 def numpy_mean(values: Tensor) -> Tensor:
     """``np.mean`` of each image, bit for bit: :math:`(B, H, W)` float -> :math:`(B,)` of the same dtype.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> image = np.array([[13, 186, 80]]) / 255
         >>> numpy_mean(torch.from_numpy(image)[None]).item() == float(image.mean())

@@ -76,7 +76,7 @@ def approx_poly_dp_open(points: Tensor, first: Tensor, epsilon: float, *, real: 
         ValueError: ``epsilon`` out of range, ``points`` not :math:`(S, 2)`; on ``"data_sized"`` also a first real
             point that does not start a polyline.
 
-    Example:
+    Examples:
         >>> curve = torch.tensor([[0, 0], [1, 0], [2, 0], [3, 1], [4, 5], [5, 5]])
         >>> first = torch.tensor([True, False, False, False, False, False])
         >>> keep, exhausted = approx_poly_dp_open(curve, first, 1.0)

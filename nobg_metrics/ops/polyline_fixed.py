@@ -50,7 +50,7 @@ def keep_fixed(pts: Tensor, first: Tensor, real: Tensor, epsilon: float, levels:
         ``(keep, exhausted)``: :math:`(S,)` bool each; ``exhausted`` marks the start of every slice that would
         still split after ``levels`` levels (then ``keep`` is not OpenCV's for that polyline).
 
-    Example:
+    Examples:
         >>> curve = torch.tensor([[0, 0], [1, 0], [2, 0], [3, 1], [4, 5], [5, 5]])
         >>> first = torch.tensor([True, False, False, False, False, False])
         >>> keep, exhausted = keep_fixed(curve, first, torch.ones(6, dtype=torch.bool), 1.0, 32)

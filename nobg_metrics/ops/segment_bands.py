@@ -26,7 +26,7 @@ from torch import Tensor
 def run_and(flags: Tensor, length: int, dim: int) -> Tensor:
     """``out[j] = flags[j] & ... & flags[j + length - 1]`` along ``dim`` (``size - length + 1`` outputs, ``length >= 1``).
 
-    Example:
+    Examples:
         >>> import torch
         >>> run_and(torch.tensor([True, True, False, True, True, True]), 2, 0)
         tensor([ True, False, False,  True,  True])
@@ -56,7 +56,7 @@ def segment_interiors(ids: Tensor, radius: int) -> Tensor:
     Returns:
         :math:`(B, H, W)` bool; ``(ids == v) & ~interior`` is the ``mask_to_boundary`` band of segment ``v``.
 
-    Example:
+    Examples:
         >>> import torch
         >>> ids = torch.tensor([[[1, 1, 1, 1, 2], [1, 1, 1, 1, 2], [1, 1, 1, 1, 2], [1, 1, 1, 1, 2]]])
         >>> segment_interiors(ids, 1).int()

@@ -99,7 +99,7 @@ def skeletonize(mask: Tensor, *, engine: host_reads.Engine = "auto", iterations:
     Returns:
         :class:`Skeleton` ``(skeleton, converged)``.
 
-    Example:
+    Examples:
         >>> box = torch.zeros(5, 7, dtype=torch.bool); box[1:4, 1:6] = True
         >>> skeleton, converged = skeletonize(box)
         >>> skeleton.int()
@@ -194,7 +194,7 @@ def thinning_budget(height: int, width: int) -> int:
     about ``t / 2`` iterations and no shape in the frame is thicker than ``max(H, W)``; but a chain of
     removals that enable each other could in principle take longer. Hence the flag ``converged``.
 
-    Example:
+    Examples:
         >>> thinning_budget(30, 41)
         23
     """

@@ -30,7 +30,7 @@ def one_thread_if_small(pixels: int, device: torch.device) -> Iterator[None]:
     ``torch.set_num_threads`` costs ~10 µs a round trip (measured); the caller's thread count is restored even when
     the block raises.
 
-    Example:
+    Examples:
         >>> threads = torch.get_num_threads()
         >>> with one_thread_if_small(64 * 64, torch.device("cpu")):
         ...     inside = torch.get_num_threads()

@@ -21,7 +21,7 @@ from nobg_metrics.ops.levels import range_level_values
 def above(levels: Tensor, cut: Tensor) -> Tensor:
     """:math:`(B, N)` uint8 0/1 indicator of ``level > cut[b]`` (``cut``: :math:`(B,)`, 0..255).
 
-    Example:
+    Examples:
         >>> above(torch.tensor([[3, 4, 5]], dtype=torch.uint8), torch.tensor([4])).tolist()
         [[0, 0, 1]]
     """
@@ -39,7 +39,7 @@ def count(indicator: Tensor) -> Tensor:
     time (an image of more pixels: in slices, their counts added in int64; a byte sum in int64 would first copy
     the bytes to int64).
 
-    Example:
+    Examples:
         >>> count(torch.tensor([[1, 0, 1], [0, 0, 1]], dtype=torch.uint8)).tolist()
         [2, 1]
     """

@@ -59,7 +59,7 @@ def union_find_roots(nodes: int, first: Tensor, second: Tensor, *, engine: host_
     Returns:
         :math:`(n,)` int64, the same from either form.
 
-    Example:
+    Examples:
         >>> union_find_roots(5, torch.tensor([3, 4, 1]), torch.tensor([4, 1, 1]))
         tensor([0, 1, 2, 1, 1])
         >>> union_find_roots(5, torch.tensor([3, 4, 1]), torch.tensor([4, 1, 1]), engine="fixed")
