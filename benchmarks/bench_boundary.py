@@ -6,9 +6,9 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import torch
+from harness import Case, sample_uint8
 
 import nobg_metrics as nm
-from harness import Case, sample_uint8
 from nobg_metrics.functional.boundary import dilation_radius
 from nobg_metrics.ops.morphology import erode
 
@@ -26,7 +26,7 @@ def reference_boundary_iou(preds: np.ndarray, gts: np.ndarray, dilation_ratio: f
     values = []
     for pred, gt in zip(preds, gts):
         height, width = gt.shape
-        dilation = max(1, int(round(dilation_ratio * np.sqrt(height**2 + width**2))))
+        dilation = max(1, round(dilation_ratio * np.sqrt(height**2 + width**2)))
         gt_band = _mask_to_boundary((gt > 128).astype(np.uint8), dilation)
         dt_band = _mask_to_boundary((pred > 128).astype(np.uint8), dilation)
         values.append(((gt_band * dt_band) > 0).sum() / ((gt_band + dt_band) > 0).sum())

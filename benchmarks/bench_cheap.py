@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import py_sod_metrics as psm
 import torch
+from harness import Case, sample_uint8
 
 import nobg_metrics as nm
-from harness import Case, sample_uint8
 
 
 def cases(size: int, device: str, batch: int = 1, seed: int = 0) -> list[Case]:

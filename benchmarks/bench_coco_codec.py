@@ -10,10 +10,10 @@ import cv2
 import numpy as np
 import pycocotools.mask as mask_utils
 import torch
-
 from harness import Case
-from nobg_metrics.cli.coco_masks import segmentation_masks
 from shapes import KINDS, make_gt
+
+from nobg_metrics.cli.coco_masks import segmentation_masks
 
 DETECTIONS = 20
 """Detections per image (COCO val with a Mask R-CNN: ~20 above the usual 0.05 score threshold)."""

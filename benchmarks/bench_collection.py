@@ -6,9 +6,9 @@ overlap metrics their own confusion count, the medium update would cost far more
 from __future__ import annotations
 
 import torch
+from harness import Case, sample_uint8, timeit
 
 import nobg_metrics as nm
-from harness import Case, sample_uint8, timeit
 
 
 def cases(size: int, device: str, batch: int = 1, seed: int = 0) -> list[Case]:

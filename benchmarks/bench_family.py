@@ -37,10 +37,10 @@ import py_sod_metrics as psm
 import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from harness import Case, combine_rows, format_rows, run_case  # noqa: E402
-from shapes import pair_kinds, real_pairs  # noqa: E402
+from harness import Case, combine_rows, format_rows, run_case
+from shapes import pair_kinds, real_pairs
 
-import nobg_metrics as nm  # noqa: E402
+import nobg_metrics as nm
 
 REFERENCE_HANDLERS = {
     "fm": (psm.FmeasureHandler, {"beta": 0.3}),

@@ -128,7 +128,7 @@ def _faster_from_masks(preds: list, target: list, iou_type: str) -> Callable[[],
 
 def _torchmetrics(preds: list, target: list, batch: int) -> Callable[[], Any] | None:
     try:
-        import torchvision  # noqa: F401
+        import torchvision  # noqa: F401  (availability check)
     except ImportError:  # its segm path imports box_convert but never calls it
         stub = types.ModuleType("torchvision")
         stub.ops = types.ModuleType("torchvision.ops")  # type: ignore[attr-defined]
@@ -227,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
                 contenders["ours (cuda)"] = _ours(gpu_preds, gpu_target, iou_type, args.batch, "cuda")
             calls = args.repeat + 1
             try:
-                import faster_coco_eval  # noqa: F401
+                import faster_coco_eval  # noqa: F401  (availability check)
             except ImportError:
                 print("    faster-coco-eval and torchmetrics' faster_coco_eval backend: skipped (not installed)")
             else:

@@ -15,14 +15,14 @@ import sys
 
 import numpy as np
 import torch
+from harness import Case, sample_uint8
 from scipy import ndimage
 
 import nobg_metrics as nm
-from harness import Case, sample_uint8
 from nobg_metrics.ops.components import connected_components
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-from tests.reference import dim_matting as dim  # noqa: E402
+from tests.reference import dim_matting as dim
 
 
 def _trimaps(gts: np.ndarray) -> np.ndarray:

@@ -51,7 +51,7 @@ def band_trimap(gt: np.ndarray, width: int = 10) -> np.ndarray:
 def _pixel_metrics(device: str) -> list:
     """One metric per pixel error (P3MSAD / P3MMSE / P3MMAD with their regions); they share one statistic."""
     return [{"sad": P3MSAD, "mse": P3MMSE, "mad": P3MMAD}[name.split("_")[0]](
-        region=(name.split("_") + ["image"])[1]).to(device) for name in ERROR_COLUMNS]
+        region=([*name.split("_"), "image"])[1]).to(device) for name in ERROR_COLUMNS]
 
 
 def cases(size: int, device: str, batch: int = 1, seed: int = 0) -> list[Case]:
@@ -78,7 +78,7 @@ def cases(size: int, device: str, batch: int = 1, seed: int = 0) -> list[Case]:
         return run
 
     def ours_suite():
-        return ours_pixels() + [ours_single(grad)(), ours_single(conn)()]
+        return [*ours_pixels(), ours_single(grad)(), ours_single(conn)()]
 
     def ref(function, with_trimap):
         def run():

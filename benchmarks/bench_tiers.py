@@ -11,9 +11,9 @@ by the data (``allow_host_sync=True``, what the command uses) instead of its fix
 from __future__ import annotations
 
 import torch
+from harness import Case, sample_uint8
 
 import nobg_metrics as nm
-from harness import Case, sample_uint8
 
 
 def cases(size: int, device: str, batch: int = 1, seed: int = 0) -> list[Case]:

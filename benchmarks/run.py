@@ -27,8 +27,8 @@ import torch
 import nobg_metrics
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import harness  # noqa: E402
-from harness import combine_rows, format_rows, run_case  # noqa: E402
+import harness
+from harness import combine_rows, format_rows, run_case
 
 
 def main(argv: list[str] | None = None) -> int:

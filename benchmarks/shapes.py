@@ -37,6 +37,7 @@ confidence, a faint background haze and Gaussian noise — every value 0..255.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import cv2
@@ -59,14 +60,14 @@ class _Canvas:
         self.unit = min(height, width) * self.scale  # lengths are fractions of min(H, W)
 
     def _pt(self, x: float, y: float) -> tuple[int, int]:
-        return (int(round(x * self.width * self.scale * _ONE)), int(round(y * self.height * self.scale * _ONE)))
+        return (round(x * self.width * self.scale * _ONE), round(y * self.height * self.scale * _ONE))
 
     def _len(self, length: float) -> int:
-        return max(1, int(round(length * self.unit)))
+        return max(1, round(length * self.unit))
 
     def ellipse(self, x: float, y: float, rx: float, ry: float, angle: float = 0.0, value: int = 255) -> None:
         """An ellipse of semi-axes ``rx``, ``ry`` (fractions of min(H, W)) rotated by ``angle`` degrees."""
-        axes = (max(1, int(round(rx * self.unit * _ONE))), max(1, int(round(ry * self.unit * _ONE))))
+        axes = (max(1, round(rx * self.unit * _ONE)), max(1, round(ry * self.unit * _ONE)))
         cv2.ellipse(self.image, self._pt(x, y), axes, angle, 0, 360, value, -1, cv2.LINE_8, _SHIFT)
 
     def polygon(self, points: list[tuple[float, float]], value: int = 255) -> None:
@@ -76,7 +77,7 @@ class _Canvas:
         """A polyline of ``width`` (fraction of min(H, W)) with round joints and caps."""
         thickness = self._len(width)
         pts = [self._pt(x, y) for x, y in points]
-        for a, b in zip(pts[:-1], pts[1:]):
+        for a, b in itertools.pairwise(pts):
             cv2.line(self.image, a, b, value, thickness, cv2.LINE_8, _SHIFT)
         radius = max(1, thickness // 2) * _ONE
         for p in pts:
@@ -85,7 +86,7 @@ class _Canvas:
     def text(self, string: str, x: float, y: float, height: float, font: int, thickness: float) -> float:
         """``string`` with its baseline-left at ``(x, y)``, glyphs ``height`` tall (of min(H, W)); returns its width (of W)."""
         scale = height * self.unit / cv2.getTextSize("H", font, 1.0, 1)[0][1]
-        org = (int(round(x * self.width * self.scale)), int(round(y * self.height * self.scale)))
+        org = (round(x * self.width * self.scale), round(y * self.height * self.scale))
         cv2.putText(self.image, string, org, font, scale, 255, self._len(thickness), cv2.LINE_8)
         return cv2.getTextSize(string, font, scale, self._len(thickness))[0][0] / (self.width * self.scale)
 
@@ -97,7 +98,7 @@ class _Canvas:
 
 
 def _person(c: _Canvas, rng: np.random.Generator) -> None:
-    u = lambda a, b: rng.uniform(a, b)  # noqa: E731
+    u = lambda a, b: rng.uniform(a, b)
     aspect = c.width / c.height  # x offsets below are in width units; keep the figure's proportions on min(H, W)
     kx = min(1.0, 1.0 / aspect) if aspect > 1 else 1.0
     cx, top = u(0.47, 0.53), u(0.03, 0.06)
@@ -135,7 +136,7 @@ def _person(c: _Canvas, rng: np.random.Generator) -> None:
 
 
 def _animal(c: _Canvas, rng: np.random.Generator) -> None:
-    u = lambda a, b: rng.uniform(a, b)  # noqa: E731
+    u = lambda a, b: rng.uniform(a, b)
     bx, by = u(0.45, 0.55), u(0.42, 0.48)
     brx, bry = u(0.25, 0.28), u(0.12, 0.14)
     c.ellipse(bx, by, brx, bry, u(-4, 4))
@@ -148,7 +149,7 @@ def _animal(c: _Canvas, rng: np.random.Generator) -> None:
     c.polygon([(hx, hy - 0.04), (hx + 0.02, hy - 0.115), (hx + 0.035, hy - 0.035)])
     c.ellipse(hx + 0.01, hy - 0.01, 0.009, 0.009, value=0)  # an eye (a small hole)
     leg_w = u(0.009, 0.012)
-    for k, fx in enumerate((-0.8, -0.55, 0.5, 0.75)):  # four thin legs with a joint and a hoof
+    for _k, fx in enumerate((-0.8, -0.55, 0.5, 0.75)):  # four thin legs with a joint and a hoof
         x0, y0 = bx + fx * brx, by + bry * 0.7
         knee = (x0 + u(-0.02, 0.02), by + bry + u(0.09, 0.12))
         foot = (knee[0] + u(-0.03, 0.03), u(0.88, 0.93))
@@ -162,7 +163,7 @@ def _animal(c: _Canvas, rng: np.random.Generator) -> None:
     centre = (bx - brx * 1.05 - radius * 0.6, by - bry * 1.2 - radius)
     pts = [(centre[0] + radius * math.cos(a), centre[1] + radius * math.sin(a))
            for a in np.radians(np.linspace(u(100, 120), u(100, 120) - 340, 40))]
-    c.stroke([t0] + pts + [t1], tail_w)
+    c.stroke([t0, *pts, t1], tail_w)
     # a hole through the body (a harness gap)
     c.ellipse(bx - brx * 0.15, by + bry * 0.05, brx * 0.22, bry * 0.25, u(-10, 10), value=0)
 
@@ -205,7 +206,7 @@ def _blobs(c: _Canvas, rng: np.random.Generator) -> None:
 
 
 def _large(c: _Canvas, rng: np.random.Generator) -> None:
-    u = lambda a, b: rng.uniform(a, b)  # noqa: E731
+    u = lambda a, b: rng.uniform(a, b)
     left, right = u(0.03, 0.05), u(0.95, 0.97)
     top, bottom = u(0.3, 0.36), u(0.74, 0.8)
     # a smooth irregular hull: sampled bottom / top profiles with a raised cabin in the middle
@@ -265,7 +266,7 @@ def make_prediction(gt: np.ndarray, seed: int | np.random.Generator = 0) -> np.n
     unit = min(height, width) / 1024  # pixel scales below are for 1024²
     fg = (gt > 128).astype(np.uint8)
     # missed thin parts: what an opening removes, dropped where a smooth field is positive
-    k = max(3, int(round(9 * unit)) | 1)
+    k = max(3, round(9 * unit) | 1)
     opened = cv2.morphologyEx(fg, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k)))
     thin = (fg > opened) & (_smooth_field(gt.shape, rng, 6) > 0.1)
     fg = np.where(thin, 0, fg).astype(np.uint8)

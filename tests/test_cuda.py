@@ -70,7 +70,7 @@ def test_every_metric_on_cuda_equals_cpu_on_the_sweep_shapes(normalize):
     """Mixed sizes (a list), odd/non-square/1xN shapes, empty and full gts: CUDA == CPU to 1e-9."""
     from tests.helpers.data import SHAPES, as_tensors, sod_pairs
 
-    preds, gts = as_tensors(sod_pairs(seed=11, shapes=SHAPES + [(257, 383)]))
+    preds, gts = as_tensors(sod_pairs(seed=11, shapes=[*SHAPES, (257, 383)]))
     trimaps = [torch.where(g > 128, 255, 128).to(torch.uint8) for g in gts]
     cpu = nm.make_collection("expensive", normalize=normalize)
     gpu = nm.make_collection("expensive", normalize=normalize).to("cuda")
@@ -145,7 +145,7 @@ def test_connectivity_with_host_syncs_allowed_equals_cpu():
     """``allow_host_sync=True`` (what the command uses) labels by the data on CUDA: the same values."""
     from tests.helpers.data import SHAPES, as_tensors, sod_pairs
 
-    preds, gts = as_tensors(sod_pairs(seed=12, shapes=SHAPES + [(257, 383)]))
+    preds, gts = as_tensors(sod_pairs(seed=12, shapes=[*SHAPES, (257, 383)]))
     trimaps = [torch.where(g > 128, 255, 128).to(torch.uint8) for g in gts]
     cpu = nm.ConnectivityError()
     cpu.update(preds, gts, trimaps)

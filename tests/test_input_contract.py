@@ -7,8 +7,8 @@ import torch
 
 import nobg_metrics as nm
 from nobg_metrics import functional as F
-from nobg_metrics._seg_batch import prepare_segmentation
 from nobg_metrics._matting_inputs import prepare_matting
+from nobg_metrics._seg_batch import prepare_segmentation
 
 
 def test_layouts_give_the_same_value():

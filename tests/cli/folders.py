@@ -25,7 +25,7 @@ def save_prediction(path: Path, pred: np.ndarray, fmt: str, rng: np.random.Gener
     if fmt == "u8":
         Image.fromarray(pred).save(path)
     elif fmt == "rgba":
-        colours = rng.integers(0, 256, pred.shape + (3,)).astype(np.uint8)
+        colours = rng.integers(0, 256, (*pred.shape, 3)).astype(np.uint8)
         Image.fromarray(np.dstack([colours, pred]), mode="RGBA").save(path)
     elif fmt == "u16":
         Image.fromarray(pred.astype(np.uint16) * 257).save(path)

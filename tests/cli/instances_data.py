@@ -52,7 +52,7 @@ def _uncompressed(mask: np.ndarray) -> dict:
     change = np.flatnonzero(flat[1:] != flat[:-1]) + 1
     edges = np.concatenate([[0], change, [flat.size]])
     counts = np.diff(edges).tolist()
-    return {"size": list(mask.shape), "counts": ([0] + counts) if flat[0] else counts}
+    return {"size": list(mask.shape), "counts": ([0, *counts]) if flat[0] else counts}
 
 
 def _variant(rng: np.random.Generator, mask: np.ndarray) -> np.ndarray:

@@ -82,7 +82,7 @@ def test_other_classes_are_not_opened_and_a_repeated_mask_takes_its_last_line(tm
     lines += ["masks/never_written.png 7 0.9", "", f"{first[0]} 26 0.123"]  # road: never read; blank; a repeat
     text.write_text("\n".join(lines) + "\n")
     masks = [mask for mask, _, _ in data[0][1]]
-    expected_preds = [(masks[0], 26, 0.123)] + list(data[0][1][1:])
+    expected_preds = [(masks[0], 26, 0.123), *list(data[0][1][1:])]
     expected = port.evaluate([(data[0][0], expected_preds)], "segm", no_entries="zero")
     status, _, err = _run("--cityscapes", "--gt-dir", str(gt_dir), "--result-dir", str(result_dir),
                           "--out", str(tmp_path / "out"), "--quiet")

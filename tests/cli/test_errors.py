@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from nobg_metrics.cli import loading, metric_sets, run_outputs
 import nobg_metrics.cli.writing as cli_writing
+from nobg_metrics.cli import loading, metric_sets, run_outputs
 from nobg_metrics.cli.files import read_mask
 from nobg_metrics.cli.main import (
     EXIT_BUSY,

@@ -21,12 +21,6 @@ pytest.importorskip("pycocotools")
 pytestmark = [pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning"),  # pycocotools, numpy 2
               pytest.mark.filterwarnings("ignore:The .warn. method is deprecated:DeprecationWarning")]  # lvis 0.5.3
 
-try:
-    from nobg_metrics import MeanAveragePrecision  # noqa: F401
-    HAVE_METRIC = True
-except ImportError:
-    HAVE_METRIC = False
-needs_metric = pytest.mark.skipif(not HAVE_METRIC, reason="nobg_metrics.MeanAveragePrecision is not in this build")
 
 COCO_KEYS = ("map", "map_50", "map_75", "map_small", "map_medium", "map_large", "mar_1", "mar_10", "mar_100",
              "mar_small", "mar_medium", "mar_large")
@@ -100,7 +94,6 @@ BIG_SIZES = ((480, 640), (105, 140), (465, 620), (45, 60), (333, 517), (1, 40))
 """The slow runs' images: COCO-like sizes, the .5-rounding sizes of 0.02 * diagonal, a 1-pixel-high strip."""
 
 
-@needs_metric
 def test_an_empty_results_file_scores_zero_where_there_are_ground_truths(tmp_path):
     gt, _ = make_dataset(6)
     gt_path, dt_path = write_dataset(tmp_path, gt, [])  # pycocotools' loadRes fails on it (anns[0])
@@ -134,13 +127,11 @@ def _check_against_pycocotools(tmp_path, seed: int, with_bbox: bool, sizes=None)
         assert row["name"] == f"class{row['category_id']}"
 
 
-@needs_metric
 @pytest.mark.parametrize("with_bbox", [True, False])
 def test_segm_values_equal_pycocotools_on_the_same_files(tmp_path, with_bbox):
     _check_against_pycocotools(tmp_path, 3, with_bbox)
 
 
-@needs_metric
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [10, 11, 12, 13])
 def test_segm_values_equal_pycocotools_on_larger_files(tmp_path, seed):
@@ -165,18 +156,15 @@ def _check_boundary_against_the_port(tmp_path, seed: int, sizes=None, ratio: flo
         assert abs(values[key] - value) <= 1e-12, key
 
 
-@needs_metric
 def test_boundary_values_equal_boundary_iou_api_on_the_same_files(tmp_path):
     _check_boundary_against_the_port(tmp_path, 4)
 
 
-@needs_metric
 @pytest.mark.parametrize("iou_type", ["segm", "boundary"])
 def test_gt_ignore_flags_are_or_ed_with_iscrowd_as_boundary_iou_api_does(tmp_path, iou_type):
     _check_boundary_against_the_port(tmp_path, 8, iou_type=iou_type, ignore=True)
 
 
-@needs_metric
 @pytest.mark.slow
 @pytest.mark.parametrize(("seed", "ratio"), [(10, 0.02), (11, 0.02), (12, 0.005)])
 def test_boundary_values_equal_boundary_iou_api_on_larger_files(tmp_path, seed, ratio):
@@ -208,13 +196,11 @@ def _check_lvis_against_the_port(tmp_path, seed: int, iou_type: str, sizes=None,
         assert abs(values[ours] - float(value)) <= 1e-12, key
 
 
-@needs_metric
 @pytest.mark.parametrize("iou_type", ["segm", "boundary"])
 def test_lvis_values_equal_boundary_iou_api_on_the_same_files(tmp_path, iou_type):
     _check_lvis_against_the_port(tmp_path, 5, iou_type, max_dets=4)  # a cap that bites
 
 
-@needs_metric
 @pytest.mark.slow
 @pytest.mark.parametrize(("seed", "iou_type", "max_dets", "federated", "with_bbox"), [
     (20, "segm", 300, True, True), (21, "boundary", 300, True, False), (22, "boundary", 3, True, True),
@@ -225,7 +211,6 @@ def test_lvis_values_equal_boundary_iou_api_on_larger_files(tmp_path, seed, iou_
     _check_lvis_against_the_port(tmp_path, seed, iou_type, BIG_SIZES, max_dets, federated, with_bbox)
 
 
-@needs_metric
 @pytest.mark.parametrize("iou_type", ["segm", "boundary"])
 def test_transposed_masks_give_the_same_values_bit_for_bit(tmp_path, iou_type):
     """The command hands the metric each image transposed (no copy); every value must be the same."""

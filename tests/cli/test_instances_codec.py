@@ -140,7 +140,7 @@ def _polygon_cases(rng: np.random.Generator, h: int, w: int, count: int) -> list
         else:  # collinear
             points = np.linspace(rng.uniform(0, [w, h]), rng.uniform(0, [w, h]), k)
         polygon = points.ravel().tolist()
-        polygons.append(polygon + [1.25] if i % 5 == 0 else polygon)  # an odd coordinate is ignored
+        polygons.append([*polygon, 1.25] if i % 5 == 0 else polygon)  # an odd coordinate is ignored
     return polygons
 
 

@@ -46,7 +46,7 @@ def test_the_presets_follow_their_sources():
 
 @pytest.mark.parametrize("name", PRESET_NAMES)
 def test_a_preset_sets_task_protocol_and_metrics(name, monkeypatch):
-    monkeypatch.setattr(nobg_metrics.collection, "METRIC_NAMES", nobg_metrics.collection.METRIC_NAMES + ("hce",))
+    monkeypatch.setattr(nobg_metrics.collection, "METRIC_NAMES", (*nobg_metrics.collection.METRIC_NAMES, "hce"))
     args = _args("--preset", name)
     apply_preset(args)
     preset = PRESETS[name]

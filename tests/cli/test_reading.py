@@ -188,7 +188,7 @@ SOD = ["mae", "s_measure", "weighted_f_measure", "e_measure_max", "e_measure_mea
 
 
 def _store(path: Path, level: np.ndarray, how: str) -> Path:
-    noise = RNG.integers(-20, 21, level.shape + (3,))
+    noise = RNG.integers(-20, 21, (*level.shape, 3))
     colour = np.clip(level[..., None].astype(int) + noise, 0, 255).astype(np.uint8)
     stem, ext = path.name, how.split(".")[1]
     target = path.with_name(f"{stem}.{ext}")
@@ -232,7 +232,7 @@ def test_eval_equals_pysodmetrics_on_cv2_read_and_resized_files(tmp_path: Path) 
     for index, (name, (gt, pred)) in enumerate(make_maps(count=len(PRED_LAYOUT)).items()):
         gt_path = tmp_path / "gt" / f"{name}.png"
         if index % 2:  # a colour gt with a gamma: libpng's linear-light grey, then > 128
-            colour = np.clip(gt[..., None].astype(int) + RNG.integers(-60, 61, gt.shape + (3,)), 0, 255)
+            colour = np.clip(gt[..., None].astype(int) + RNG.integers(-60, 61, (*gt.shape, 3)), 0, 255)
             Image.fromarray(colour.astype(np.uint8)).save(gt_path, pnginfo=_info(gAMA=GAMMA))
         else:
             Image.fromarray(gt).save(gt_path)

@@ -252,7 +252,7 @@ def test_sigterm_while_scoring_leaves_nothing(data: Path, tmp_path: Path) -> Non
 
 @pytest.mark.slow
 def test_sigkill_of_the_command_takes_its_workers_along(data: Path, tmp_path: Path) -> None:
-    run, status = _interrupt(data, tmp_path, 1, "scoring", signal.SIGKILL)
+    _run, status = _interrupt(data, tmp_path, 1, "scoring", signal.SIGKILL)
     assert status == -signal.SIGKILL  # its decoding worker died with it (PR_SET_PDEATHSIG): checked above
 
 
@@ -294,7 +294,7 @@ def test_procs_two_ctrl_c_of_the_process_group(data: Path, tmp_path: Path) -> No
 
 @pytest.mark.slow
 def test_procs_two_sigkill_of_the_launcher_takes_ranks_and_workers_along(data: Path, tmp_path: Path) -> None:
-    run, status = _interrupt(data, tmp_path, 2, "scoring", signal.SIGKILL)
+    _run, status = _interrupt(data, tmp_path, 2, "scoring", signal.SIGKILL)
     assert status == -signal.SIGKILL
 
 

@@ -47,7 +47,7 @@ def test_a_misspelt_metric_is_named_with_the_closest_valid_ones(capsys, tmp_path
 
 
 def test_the_parser_names_are_the_libraries():
-    assert names.TIER_NAMES == tuple(TIERS)
+    assert tuple(TIERS) == names.TIER_NAMES
 
 
 def test_a_deferred_module_is_a_stand_in_until_used(tmp_path, monkeypatch):

@@ -68,7 +68,7 @@ def test_same_index_matrix_same_interval_as_numpy(n, resamples):
     ours = bootstrap_interval(values, generator(2, "D", "M", "mae"), resamples, 0.05)
     rng = generator(2, "D", "M", "mae")
     means = np.concatenate([values[rng.integers(0, n, (rows, n))].mean(axis=1)
-                            for rows in np.diff(list(range(0, resamples, batch_rows(n))) + [resamples])])
+                            for rows in np.diff([*list(range(0, resamples, batch_rows(n))), resamples])])
     assert ours == tuple(float(q) for q in np.percentile(means, [2.5, 97.5]))
 
 
@@ -177,7 +177,7 @@ def test_winner_and_identical_methods_in_run_statistics():
 
 def test_lower_is_better_flips_the_winner_and_pairs_use_common_images():
     base = [0.1 * i for i in range(10)]
-    document, rows = _run({"A": [v + 0.5 for v in base], "B": base[:9] + [None]}, metric="mae", higher=False)
+    document, rows = _run({"A": [v + 0.5 for v in base], "B": [*base[:9], None]}, metric="mae", higher=False)
     entry = run_statistics(document, rows, resamples=0)["datasets"][0]["metrics"]["mae"]
     pair = entry["pairs"][0]
     assert pair["images"] == 9 and pair["better"] == "B" and pair["p_value"] == 2 / 512

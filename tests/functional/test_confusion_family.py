@@ -30,7 +30,7 @@ ATOL = 1e-12
 MODES = ("curve", "max", "mean", "adaptive", "binary", "pooled")
 """Our modes; ``"pooled"`` is ``mode="binary", reduction="pooled"`` (the reference's ``sample_based=False``)."""
 
-WORST: dict[str, float] = {mode: 0.0 for mode in (*MODES, "auc")}
+WORST: dict[str, float] = dict.fromkeys((*MODES, "auc"), 0.0)
 """The largest absolute difference against the reference seen per mode (printed at the end of the module)."""
 
 
@@ -54,7 +54,7 @@ class CountsHandler(_BaseHandler):
 
 
 def _handlers(sample_based: bool) -> dict[str, _BaseHandler]:
-    kw = dict(with_dynamic=True, with_adaptive=True, with_binary=True, sample_based=sample_based)
+    kw = {"with_dynamic": True, "with_adaptive": True, "with_binary": True, "sample_based": sample_based}
     return {
         "fm": psm.FmeasureHandler(**kw, beta=0.3),
         "f1": psm.FmeasureHandler(**kw, beta=1),
@@ -373,7 +373,7 @@ def _reference_counts(pair, normalize: bool) -> dict[str, np.ndarray]:
 def _degenerate_images():
     for name in ("uint8", "stress_uint8", "stress_float64"):  # both count paths (uint8 levels, float values)
         data = dataset(name)
-        for index, (pred, gt) in enumerate(data.pairs):
+        for index, (_pred, gt) in enumerate(data.pairs):
             mask = gt > 128 if gt.dtype == np.uint8 else gt
             if mask.all() or not mask.any():
                 yield name, index
@@ -421,7 +421,7 @@ def test_pooled_agreement_applies_to_the_summed_counts():
     empty = [i for i, (_, gt) in enumerate(data.pairs) if not (gt > 128).any()]
     assert len(empty) >= 3
     summed = sum(_reference_counts(data.pairs[i], True)["binary"] for i in empty)
-    tp, fp, tn, fn = summed
+    tp, _fp, tn, _fn = summed
     agreement = (tp + tn) / summed.sum()
     preds, gts = [data.preds[i] for i in empty], [data.gts[i] for i in empty]
     for member, function in AGREEMENT_MEMBERS.items():
@@ -431,7 +431,7 @@ def test_pooled_agreement_applies_to_the_summed_counts():
         expected = 1 - agreement if member in LOWER_IS_BETTER else agreement
         assert abs(value.item() - expected) <= ATOL, (member, value.item(), expected)
     # one non-degenerate image in the pool: the pooled value is the reference's again
-    mixed = empty + [0]
+    mixed = [*empty, 0]
     expected = _expected([data.pairs[i] for i in mixed], True)
     for member in MEMBERS:
         value = ours(member, [data.preds[i] for i in mixed], [data.gts[i] for i in mixed], "pooled", True,

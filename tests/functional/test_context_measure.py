@@ -92,7 +92,7 @@ def test_kernels_and_filters_equal_the_references():
     """The kernels to rounding (1e-15); the float64 reverse filter to 1e-14 (OpenCV's own float64 DFT); the forward
     filter to the reference's float32 (2e-7 absolute on values <= 1)."""
     reference, radius = ReferenceCm(), kernel_grid_radius(6.0)
-    pairs, _ = _accepted(sod_pairs(3, SHAPES + [(130, 67), (64, 200)]))
+    pairs, _ = _accepted(sod_pairs(3, [*SHAPES, (130, 67), (64, 200)]))
     for pred, gt in pairs:
         pred, gt = validate_and_normalize_input(pred, gt, True)
         cov, x_dis, y_dis = reference._compute_y_params(gt.astype(np.float64))

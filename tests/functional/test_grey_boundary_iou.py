@@ -34,7 +34,7 @@ def _pairs() -> list[tuple[np.ndarray, np.ndarray]]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         realistic = shapes.real_pairs((301, 457), count=2, seed=7) + shapes.real_pairs((1, 700), count=1, seed=1)
-    return sod_pairs(3, SHAPES + [(120, 211)]) + realistic
+    return sod_pairs(3, [*SHAPES, (120, 211)]) + realistic
 
 
 def _curve(pred, gt, **options) -> np.ndarray:
@@ -43,7 +43,7 @@ def _curve(pred, gt, **options) -> np.ndarray:
 
 def test_grey_erosion_equals_the_boundary_iou_api_erosion():
     rng = np.random.default_rng(0)
-    for height, width in SHAPES + [(40, 70)]:
+    for height, width in [*SHAPES, (40, 70)]:
         image = rng.integers(0, 256, (height, width)).astype(np.uint8)
         for radius in (1, 2, 5):
             padded = cv2.copyMakeBorder(image, 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0)

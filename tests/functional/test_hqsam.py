@@ -24,7 +24,7 @@ def _pairs() -> list[tuple[np.ndarray, np.ndarray]]:
     """Float probabilities with uint8 gts (every kind: empty, full, thin, grey edges) and a both-empty image."""
     rng = np.random.default_rng(2)
     pairs = [(pred, gt_uint8(rng, *gt.shape, kind)) for (pred, gt), kind in
-             zip(float_pairs(4, SHAPES + [(120, 211)]), ["blob", "blob", "empty", "full", "thin"] * 20)]
+             zip(float_pairs(4, [*SHAPES, (120, 211)]), ["blob", "blob", "empty", "full", "thin"] * 20)]
     return [*pairs, (np.zeros((13, 21)), np.zeros((13, 21), np.uint8))]
 
 

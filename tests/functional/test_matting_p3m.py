@@ -132,7 +132,7 @@ def test_dataset_values_equal_the_port(kind):
     triples = _inputs(kind)
     preds, gts, trimaps = ([torch.from_numpy(a) for a in column] for column in zip(*triples))
     values = all_ours(preds, gts, trimaps)
-    for name in list(ERROR_COLUMNS) + ["grad", "conn"]:
+    for name in [*list(ERROR_COLUMNS), "grad", "conn"]:
         expected = float(np.mean([image[name] for image in port_values(kind)]))
         _close(values[name], expected, f"{name} dataset {kind}")
         if name in ERROR_COLUMNS:

@@ -28,7 +28,7 @@ def _pairs() -> list[tuple[np.ndarray, np.ndarray]]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # the generator's ramp on a 1-row frame
         realistic = shapes.real_pairs((613, 407), count=2, seed=4) + shapes.real_pairs((1, 1000), count=1, seed=2)
-    return sod_pairs(0, SHAPES + [(120, 211)]) + realistic
+    return sod_pairs(0, [*SHAPES, (120, 211)]) + realistic
 
 
 def _same(actual: float, expected: float) -> bool:

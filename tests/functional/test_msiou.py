@@ -78,7 +78,7 @@ def stress_pairs(seed: int, shapes) -> list[tuple[np.ndarray, np.ndarray]]:
     return pairs
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _dataset(name: str) -> tuple[list, list]:
     """``(pairs, reference values)`` of a named dataset (computed once per session: the reference is slow)."""
     if name == "uint8":
@@ -168,7 +168,7 @@ def test_float16_denominators_round_and_overflow_as_the_reference():
 def test_device_paths_give_the_cpu_values_on_the_stress_pairs_and_float_maps_without_a_host_sync(monkeypatch):
     """Beyond tests/test_sync_free.py (every entry, uint8, the default policy): MSIoU's own stress pairs, both empty-gt
     policies, and float predictions."""
-    pairs = sod_pairs(5, SHAPES[:6] + [(130, 67)]) + stress_pairs(6, [(40, 56), (9, 70)])
+    pairs = sod_pairs(5, [*SHAPES[:6], (130, 67)]) + stress_pairs(6, [(40, 56), (9, 70)])
     preds, gts = as_tensors(pairs)
     host = {policy: _msiou_update(preds, gts, ALL, 0.5, True, policy, True)[0] for policy in ("reference", "agreement")}
     monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
@@ -242,7 +242,7 @@ def test_options_states_and_registry():
     values = collection.compute()
     assert values["msiou_max"].item() == F.msiou(*map(list, zip(*samples)), "max", normalize=True).item()
     assert values["msiou_mean"].item() == F.msiou(*map(list, zip(*samples)), "mean", normalize=True).item()
-    names = lambda metric: sorted(metric.metric_state)  # noqa: E731
+    names = lambda metric: sorted(metric.metric_state)
     assert names(nm.MSIoU("max")) == names(nm.MSIoU("mean"))
     assert names(nm.MSIoU("binary", threshold=0.3)) != names(nm.MSIoU("binary"))
     assert names(nm.MSIoU("max", threshold=0.3)) == names(nm.MSIoU("max"))  # the curve does not read it

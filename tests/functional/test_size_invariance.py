@@ -437,7 +437,7 @@ def test_the_device_path_refuses_images_with_more_targets_than_max_targets(monke
 def test_other_thresholds_agree_across_paths(name, monkeypatch):
     """``num_thresholds`` other than 256 and another binary threshold: the fixed-size path gives the CPU values."""
     _, (preds, gts), normalize = data(f"{name}_small")
-    options = dict(num_thresholds=37, threshold=0.3, normalize=normalize, empty_gt="agreement")
+    options = {"num_thresholds": 37, "threshold": 0.3, "normalize": normalize, "empty_gt": "agreement"}
     names = ["si_f_measure_max", "si_iou_mean_overall", "si_dice_binary", "si_kappa_pooled", "si_roc_auc",
              "si_precision_adaptive"]
     cpu = F.size_invariant_values(preds, gts, names, **options)

@@ -35,7 +35,7 @@ def test_segm_matches_installed_lvis():
 def test_zero_areas_are_dropped_and_ignore_flags():
     """Gts whose given area is 0 and empty detections leave the evaluation (``get_ann_ids``: area > 0)."""
     data = images(6, SIZES, seed=32, categories=5)
-    for index, image in enumerate(data):
+    for _index, image in enumerate(data):
         areas = image.gt_masks.reshape(len(image.gt_masks), -1).sum(1).astype(np.float64)
         areas[:: 3] = 0.0
         image.extra["area"] = areas

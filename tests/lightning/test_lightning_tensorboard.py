@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import pathlib
 
+import lightning as L
 import pytest
 import torch
-from torch import nn
-from torch.utils.data import DataLoader, TensorDataset
-
-import lightning as L
 from lightning.pytorch.loggers import TensorBoardLogger
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
 
 import nobg_metrics as nm
 from examples.lightning_validation import ShardSampler

@@ -59,7 +59,7 @@ def test_the_tiers_are_cumulative_and_every_statistic_group_holds_one_state_layo
 
 
 def test_the_command_layer_agrees_with_the_catalog():
-    assert names.TIER_NAMES == tuple(TIERS)
+    assert tuple(TIERS) == names.TIER_NAMES
     assert set(names.MATTING_NAMES) == set(names_with(task="matting"))
     assert set(names.PROTOCOL_ONLY_METRICS) <= set(CATALOG)
     assert set(PRINTED) <= set(names_with(task="matting"))

@@ -107,7 +107,7 @@ def test_reset_pickle_clone_state_dict_and_merge():
     data = _data()
     whole = _filled(batches=data)
     first = _filled(batches=data[:3])
-    for name, restore in (("pickle", lambda m: pickle.loads(pickle.dumps(m))), ("clone", lambda m: m.clone())):
+    for _name, restore in (("pickle", lambda m: pickle.loads(pickle.dumps(m))), ("clone", lambda m: m.clone())):
         resumed = restore(first)
         for preds, gts, key in data[3:]:
             resumed.update(preds, gts, sequence=key)

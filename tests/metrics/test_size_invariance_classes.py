@@ -165,7 +165,7 @@ def test_too_many_targets_on_the_device_path_raise_at_compute(monkeypatch):
     for metric in (SizeInvariantMAE(max_targets=4), SizeInvariantConfusion("dice", "binary", max_targets=4)):
         metric.update(pred, gt)
         metric.update(pred[:6], gt[:6])  # the top half: five tied 32-px components, all of them targets
-        assert int(metric.metric_state[[n for n in metric.metric_state if n.endswith("overflow")][0]]) == 2
+        assert int(metric.metric_state[next(n for n in metric.metric_state if n.endswith("overflow"))]) == 2
         with pytest.raises(ValueError, match=r"2 image\(s\) had more targets than `max_targets`=4"):
             metric.compute()
     roomy = SizeInvariantMAE(max_targets=5)

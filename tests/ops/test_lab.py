@@ -32,7 +32,7 @@ def _colours(seed: int, count: int) -> np.ndarray:
     ramps = [np.stack(c, 1) for c in [(levels, levels, levels), (levels, zeros, zeros), (zeros, levels, zeros),
                                        (zeros, zeros, levels), (levels, levels, zeros), (zeros, levels, levels)]]
     random = np.random.default_rng(seed).integers(0, 256, (count, 3), dtype=np.uint8)
-    return np.concatenate(ramps + [random])
+    return np.concatenate([*ramps, random])
 
 
 def test_opencv_lab_is_bit_exact_on_a_dense_sample():

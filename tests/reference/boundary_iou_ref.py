@@ -14,7 +14,7 @@ import numpy as np
 
 def dilation_of(height: int, width: int, dilation_ratio: float) -> int:
     """``max(1, int(round(dilation_ratio * sqrt(H² + W²))))`` (numpy float64, round half to even)."""
-    return max(1, int(round(dilation_ratio * np.sqrt(height**2 + width**2))))
+    return max(1, round(dilation_ratio * np.sqrt(height**2 + width**2)))
 
 
 def mask_to_boundary(mask: np.ndarray, dilation_ratio: float = 0.02, dilation: int | None = None) -> np.ndarray:
