@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Union, get_args
+from typing import Literal, get_args
 
 import torch
 from torch import Tensor
@@ -37,7 +37,7 @@ from nobg_metrics._shared_checks import check_once
 EmptyGt = Literal["agreement", "reference"]
 """Policy for images whose gt is all background or all foreground (see docs/inputs.md)."""
 
-InputMaps = Union[Tensor, Sequence[Tensor]]
+InputMaps = Tensor | Sequence[Tensor]
 """A batch tensor or a list/tuple of tensors (possibly of different sizes)."""
 
 _FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)

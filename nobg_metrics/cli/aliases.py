@@ -56,7 +56,7 @@ def read_aliases(path: Path | None) -> Aliases:
             raise ConfigError(f"--aliases {path}: unknown key {key!r}{closest(key, ('datasets', 'methods'))} "
                               "(expected datasets, methods)")
         if isinstance(value, list):
-            value = {name: None for name in value}
+            value = dict.fromkeys(value)
         if not isinstance(value, dict):
             raise ConfigError(f"--aliases {path}: '{key}' must be a mapping name -> alias or a list of names")
         for name, alias in value.items():

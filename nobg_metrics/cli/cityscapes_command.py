@@ -29,7 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--cityscapes", action="store_true",
                        help="Cityscapes instance AP (tools/cityscapes_instance_evaluation.py): *_instanceIds.png gts "
                             "and per-image .txt lists of mask PNGs; --dilation-ratio defaults to 0.005")
-    group.add_argument("--gt-dir", type=Path, metavar="DIR", help="with --cityscapes: DIR/CITY/*_gtFine_instanceIds.png")
+    group.add_argument("--gt-dir", type=Path, metavar="DIR",
+                       help="with --cityscapes: DIR/CITY/*_gtFine_instanceIds.png")
     group.add_argument("--result-dir", type=Path, metavar="DIR",
                        help="with --cityscapes: the CITY_SEQ_FRAME*.txt files (searched recursively) and their masks")
 
@@ -59,7 +60,8 @@ def _cell(value: float | None) -> str:
 
 def table_lines(ap_per_class: Sequence[float | None], ap_50_per_class: Sequence[float | None],
                 ap: float | None, ap_50: float | None) -> list[str]:
-    """cityscapesScripts' ``printResults`` lines (no colours, no CSV), from per-class values in :data:`CLASS_NAMES` order.
+    """cityscapesScripts' ``printResults`` lines (no colours, no CSV), from per-class values in :data:`CLASS_NAMES`
+    order.
 
     Examples:
         >>> lines = table_lines([0.5] + [None] * 7, [0.75] + [None] * 7, 0.5, 0.75)

@@ -73,7 +73,7 @@ def find_gts(gt_dir: Path) -> list[Path]:
 def frame_prefix(gt: Path) -> str:
     """``CITY_SEQ_FRAME`` of a gt file name (cityscapesScripts' ``getCsFileInfo``: 5 or 6 ``_``-separated parts)."""
     stem, _, extension = gt.name.rpartition(".")
-    parts = stem.split("_") + [extension]
+    parts = [*stem.split("_"), extension]
     if len(parts) not in (5, 6):
         raise CityscapesInputError(f"{gt}: not a Cityscapes file name (CITY_SEQUENCE_FRAME_TYPE[_TYPE2].EXT; it has "
                                    f"{len(parts)} parts)")

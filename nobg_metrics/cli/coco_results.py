@@ -142,7 +142,9 @@ def load_results(path: Path, gt: GroundTruth, *, lvis: bool = False, max_dets: i
         if len(detections) < before:
             notes.append(f"{path}: {before - len(detections)} detection(s) with a box of area <= 0 left out (LVIS)")
     if lvis and gt.federated:
-        present: dict[int, set[int]] = {image.id: {a["category_id"] for _, a in image.annotations} for image in gt.images}
+        present: dict[int, set[int]] = {
+            image.id: {a["category_id"] for _, a in image.annotations} for image in gt.images
+        }
         before = len(detections)
         detections = [d for d in detections
                       if d.category_id in present[d.image_id] or d.category_id in gt.by_id[d.image_id].neg_category_ids]

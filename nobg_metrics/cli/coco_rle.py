@@ -9,8 +9,9 @@ character the sign.
 
 Everything here works on many RLEs at once with tensor operations (no Python loop over characters or runs):
 :func:`decode_strings` turns the strings into counts, :func:`rle_intervals` the counts into foreground runs and
-:func:`counts_to_masks` into ``(N, H, W)`` bool masks (drawn by :mod:`.coco_intervals`), :func:`rle_area` and :func:`rle_bbox` are pycocotools' ``area`` and ``toBbox``. :func:`encode` (a mask to
-a compressed RLE) is for writing result files and for tests.
+:func:`counts_to_masks` into ``(N, H, W)`` bool masks (drawn by :mod:`.coco_intervals`), :func:`rle_area` and
+:func:`rle_bbox` are pycocotools' ``area`` and ``toBbox``. :func:`encode` (a mask to a compressed RLE) is for writing
+result files and for tests.
 
 Malformed input (characters outside 48-111, a value cut off, negative counts, counts that do not add up to
 ``h * w``) raises :class:`MalformedRle` naming the RLE's position; pycocotools would read past the string, wrap

@@ -267,7 +267,8 @@ def _merge_ours(plan: Plan, data: dict, base: Path, where: str) -> None:
     if unknown:
         first = min(map(str, unknown))
         raise ConfigError(f"{where}: unknown top-level keys {sorted(map(str, unknown))} "
-                          f"(expected 'datasets', 'methods', 'options'){closest(first, ('datasets', 'methods', 'options'))}")
+                          "(expected 'datasets', 'methods', 'options')"
+                          f"{closest(first, ('datasets', 'methods', 'options'))}")
     options = data.get("options")
     if options is not None:
         if not isinstance(options, dict):

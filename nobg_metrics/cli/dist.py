@@ -46,7 +46,7 @@ def init_from_env(device: torch.device) -> bool:
 
 def gather_objects(value: Any) -> list[Any]:
     """Every rank's ``value``, in rank order (a one-element list without a process group)."""
-    rank, size = world()
+    _rank, size = world()
     if size == 1:
         return [value]
     out: list[Any] = [None] * size

@@ -1,4 +1,5 @@
-"""The console script ``nobg-metrics`` (and ``python -m nobg_metrics``): parse the arguments, import the command, run it.
+"""The console script ``nobg-metrics`` (and ``python -m nobg_metrics``): parse the arguments, import the command, run
+it.
 
 The parser (:mod:`nobg_metrics.cli.parser`) needs no torch: ``--help``, ``--version`` and usage errors answer at
 once (measured: docs/cli.md).

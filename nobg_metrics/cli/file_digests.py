@@ -8,6 +8,7 @@ Records are written to a temporary name and renamed into place, with the user's 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -52,10 +53,8 @@ def write_json(path: Path, data: Any) -> None:
             json.dump(data, handle, separators=(",", ":"))
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
 
 

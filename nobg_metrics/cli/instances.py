@@ -191,10 +191,7 @@ def run(args: argparse.Namespace) -> int:
         progress.close()
         values = metric.compute()
         plain = {key: _number(value) for key, value in values.items()}
-        if args.lvis:
-            lines = lvis_lines(plain, args.max_dets or LVIS_MAX_DETS)
-        else:
-            lines = coco_lines(plain)
+        lines = lvis_lines(plain, args.max_dets or LVIS_MAX_DETS) if args.lvis else coco_lines(plain)
         print("\n".join(lines))
         if args.out is not None:
             document = results_document(args, gt, results, values, lines, len(todo), notes)
@@ -226,7 +223,7 @@ def run_guarded(args: argparse.Namespace, runner: Callable[[argparse.Namespace],
             signum = getattr(interrupt, "signum", signal.SIGINT)
             print(f"nobg-metrics: interrupted ({signal_name(signum)}); nothing was written", file=sys.stderr)
             return exit_status(signum)
-        except Exception:  # noqa: BLE001 - the last resort: a bug, reported as one
+        except Exception:
             print("nobg-metrics: internal error (please report it with the traceback below); nothing was written",
                   file=sys.stderr)
             traceback.print_exc()

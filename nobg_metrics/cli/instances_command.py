@@ -6,7 +6,8 @@ The offline evaluation of boundary-iou-api's ``tools/coco_instance_evaluation.py
     nobg-metrics instances --gt-json-file instances_val2017.json --dt-json-file coco_instances_results.json \\
         --iou-type boundary --out results/
 
-``--cityscapes --gt-dir DIR --result-dir DIR`` is the Cityscapes evaluation of ``tools/cityscapes_instance_evaluation.py``
+``--cityscapes --gt-dir DIR --result-dir DIR`` is the Cityscapes evaluation of
+``tools/cityscapes_instance_evaluation.py``
 instead (:mod:`nobg_metrics.cli.cityscapes_command`).
 
 Exit status: 0 evaluated; 1 an input file that cannot be used (missing, not JSON, a missing key, a detection of an

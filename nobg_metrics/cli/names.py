@@ -9,7 +9,7 @@ from __future__ import annotations
 SOD_PROTOCOLS = ("pysodmetrics", "raw")
 MATTING_PROTOCOLS = ("dim", "p3m")
 BIREFNET_TASKS = ("DIS5K", "COD", "HRSOD", "General", "General-2K", "Matting")
-TASKS = ("sod", "matting") + BIREFNET_TASKS
+TASKS = ("sod", "matting", *BIREFNET_TASKS)
 PROTOCOLS = SOD_PROTOCOLS + MATTING_PROTOCOLS + ("birefnet",)
 
 TIER_NAMES = ("cheap", "medium", "expensive")
@@ -69,7 +69,8 @@ MATTING_NAMES = ("sad", "mse_metric", "gradient_error", "connectivity_error", "p
 """The matting measures: a ``--task sod`` table prints them apart, in their benchmark's units (never a SAD sum
 beside the SOD columns)."""
 _MEASURES = {  # the confusion family's measures: (Markdown, LaTeX) of the letter the papers use
-    "precision": ("P", "P"), "recall": ("R", "R"), "specificity": ("Spec", r"\mathrm{Spec}"), "fpr": ("FPR", r"\mathrm{FPR}"),
+    "precision": ("P", "P"), "recall": ("R", "R"), "specificity": ("Spec", r"\mathrm{Spec}"),
+    "fpr": ("FPR", r"\mathrm{FPR}"),
     "iou": ("IoU", r"\mathrm{IoU}"), "dice": ("Dice", r"\mathrm{Dice}"), "accuracy": ("Acc", r"\mathrm{Acc}"),
     "ber": ("BER", r"\mathrm{BER}"), "kappa": ("κ", r"\kappa"), "f1": ("F_1", "F_1"), "f_measure": ("F_β", r"F_\beta"),
     "msiou": ("MSIoU", r"\mathrm{MSIoU}"),

@@ -224,10 +224,7 @@ def _slots_of(pixels: torch.Tensor, values: list[int]) -> torch.Tensor | None:
     slot_list = [0] * (1 << bits)
     value_list = [values[0]] * (1 << bits)  # an empty bucket holds a listed value hashing elsewhere: never equal
     for slot, value in enumerate(values):
-        if multiplier == 1:
-            entry = value & ((1 << bits) - 1)
-        else:
-            entry = ((value * multiplier) & 0xFFFFFFFF) >> (32 - bits)
+        entry = value & ((1 << bits) - 1) if multiplier == 1 else ((value * multiplier) & 0xFFFFFFFF) >> (32 - bits)
         slot_list[entry], value_list[entry] = slot, value
     slot_table = torch.tensor(slot_list, dtype=dtype)  # (Python lists: a tensor item write costs ~10 us)
     value_table = torch.tensor(value_list, dtype=torch.int32)

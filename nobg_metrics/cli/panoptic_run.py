@@ -114,7 +114,8 @@ def score_all(pairs: list[tuple[dict, dict]], task: PanopticTask, procs: int, pr
             add(_score(chunk, task), len(chunk))
         return totals, collided
     method = "fork" if sys.platform.startswith("linux") else "spawn"
-    with multiprocessing.get_context(method).Pool(procs, initializer=_init_worker, initargs=(task, os.getpid())) as pool:
+    context = multiprocessing.get_context(method)
+    with context.Pool(procs, initializer=_init_worker, initargs=(task, os.getpid())) as pool:
         chunks = list(_chunks(pairs))
         for chunk, result in zip(chunks, pool.imap(_score_in_worker, chunks)):
             add(result, len(chunk))

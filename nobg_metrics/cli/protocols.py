@@ -18,11 +18,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from nobg_metrics.cli.errors import ConfigError
-from nobg_metrics.cli.names import BIREFNET_TASKS, MATTING_PROTOCOLS, PROTOCOLS, SOD_PROTOCOLS, TASKS  # noqa: F401
+from nobg_metrics.cli.names import BIREFNET_TASKS, MATTING_PROTOCOLS, SOD_PROTOCOLS
 from nobg_metrics.collection import P3M_TRIMAP_NAMES
 from nobg_metrics.functional.matting_p3m import PRINTED_SCALE as P3M_SCALE
 
-_DEFAULT_PROTOCOL = {"sod": "pysodmetrics", "matting": "dim", **{task: "birefnet" for task in BIREFNET_TASKS}}
+_DEFAULT_PROTOCOL = {"sod": "pysodmetrics", "matting": "dim", **dict.fromkeys(BIREFNET_TASKS, "birefnet")}
 
 
 def resolve_task(task: str | None, protocol: str | None) -> tuple[str, str]:
@@ -34,7 +34,7 @@ def resolve_task(task: str | None, protocol: str | None) -> tuple[str, str]:
         (('matting', 'dim'), ('matting', 'p3m'), ('DIS5K', 'birefnet'))
     """
     if task is None:
-        task = "sod" if protocol in (None,) + SOD_PROTOCOLS else "matting" if protocol in MATTING_PROTOCOLS \
+        task = "sod" if protocol in (None, *SOD_PROTOCOLS) else "matting" if protocol in MATTING_PROTOCOLS \
             else "DIS5K"  # BiRefNet's own default task (config.py)
     if protocol is None:
         protocol = _DEFAULT_PROTOCOL[task]
@@ -54,7 +54,7 @@ def reader_protocol(protocol: str) -> str:
 # ---------------------------------------------------------------------------------------------- matting
 DIM_METRICS = ("sad", "mse_metric", "gradient_error", "connectivity_error")
 """DIM / Composition-1k: on the trimap's unknown region when a trimap is given, else the whole image."""
-P3M_METRICS = ("p3m_sad", "p3m_mse", "p3m_mad", "p3m_gradient", "p3m_connectivity") + P3M_TRIMAP_NAMES
+P3M_METRICS = ("p3m_sad", "p3m_mse", "p3m_mad", "p3m_gradient", "p3m_connectivity", *P3M_TRIMAP_NAMES)
 """P3M / AM-2k / AIM-500: whole-image SAD, MSE, MAD, Grad, Conn; with a trimap SAD-T, SAD-FG, SAD-BG, MSE-T, MAD-T."""
 
 

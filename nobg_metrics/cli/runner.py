@@ -51,8 +51,9 @@ from nobg_metrics.cli.dist import gather_objects, shard, world
 from nobg_metrics.cli.jobs import Job, image_problems
 from nobg_metrics.cli.loading import Pairs, as_tensors, keep_list, worker_init
 from nobg_metrics.cli.metric_sets import build_collection, resolve_metrics
+from nobg_metrics.cli.names import PROTOCOLS
 from nobg_metrics.cli.progress import Progress
-from nobg_metrics.cli.protocols import PROTOCOLS, job_metrics
+from nobg_metrics.cli.protocols import job_metrics
 from nobg_metrics.cli.signals import checkpoint
 from nobg_metrics.collection import IMAGE_NAMES
 from nobg_metrics.ops.gt_reuse import reuse_gt_work

@@ -218,8 +218,10 @@ def ranks_with_ties(values: dict[str, float], better: set[tuple[str, str]], high
     """Methods best first with ``rank = 1 + #{methods significantly better}`` (``(winner, loser)`` in ``better``).
 
     Examples:
-        >>> ranks_with_ties({"A": 0.9, "B": 0.8, "C": 0.1}, {("A", "C"), ("B", "C")}, True)
-        [{'method': 'A', 'value': 0.9, 'rank': 1}, {'method': 'B', 'value': 0.8, 'rank': 1}, {'method': 'C', 'value': 0.1, 'rank': 3}]
+        >>> better = {("A", "C"), ("B", "C")}
+        >>> ranks_with_ties({"A": 0.9, "B": 0.8, "C": 0.1}, better, True)  # doctest: +NORMALIZE_WHITESPACE
+        [{'method': 'A', 'value': 0.9, 'rank': 1}, {'method': 'B', 'value': 0.8, 'rank': 1},
+         {'method': 'C', 'value': 0.1, 'rank': 3}]
     """
     order = sorted(values, key=lambda m: -values[m] if higher else values[m])
     return [{"method": m, "value": values[m], "rank": 1 + sum((o, m) in better for o in values)} for m in order]

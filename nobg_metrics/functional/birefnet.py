@@ -46,7 +46,8 @@ def birefnet_inputs(pred: InputMaps, gt: InputMaps) -> tuple[InputMaps, InputMap
         the pair in the same layout, float64.
 
     Examples:
-        >>> p, g = birefnet_inputs(torch.tensor([[[51, 102]]], dtype=torch.uint8), torch.tensor([[[0, 200]]], dtype=torch.uint8))
+        >>> p, g = birefnet_inputs(torch.tensor([[[51, 102]]], dtype=torch.uint8),
+        ...                        torch.tensor([[[0, 200]]], dtype=torch.uint8))
         >>> p.tolist(), g.tolist()
         ([[[0.0, 1.0]]], [[[0.0, 1.0]]])
     """
@@ -75,7 +76,8 @@ def binarised_gt_mse(pred: InputMaps, gt: InputMaps, *, validate_args: bool = Tr
         scalar float64 (lower is better).
 
     Examples:
-        >>> binarised_gt_mse(torch.tensor([[[51, 102]]], dtype=torch.uint8), torch.tensor([[[200, 200]]], dtype=torch.uint8))
+        >>> binarised_gt_mse(torch.tensor([[[51, 102]]], dtype=torch.uint8),
+        ...                  torch.tensor([[[200, 200]]], dtype=torch.uint8))
         tensor(0.5000, dtype=torch.float64)
     """
     return _mse_compute(*_binarised_gt_mse_update(pred, gt, validate_args))

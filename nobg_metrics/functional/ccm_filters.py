@@ -256,8 +256,9 @@ def _centred_spectra(kernels: Tensor, rows: int, cols: int, dtype: torch.dtype) 
 
 def _valid_correlation(maps: Tensor, kernels: Tensor, fft_dtype: torch.dtype) -> Tensor:
     """``out[..., i, j] = Σ_ab K[a, b] maps[..., i + ρ + a, j + ρ + b]`` where the kernel lies inside the maps, by a
-    real FFT (in ``fft_dtype``) of the maps' own (7-smooth) size: :math:`(B, S, L_1, L_2)` -> :math:`(B, S, L_1 - 2ρ, L_2 - 2ρ)`
-    float64. ``K`` is centrally symmetric, so this is the valid part of the convolution with ``K`` at the origin."""
+    real FFT (in ``fft_dtype``) of the maps' own (7-smooth) size:
+    :math:`(B, S, L_1, L_2)` -> :math:`(B, S, L_1 - 2ρ, L_2 - 2ρ)` float64. ``K`` is centrally symmetric, so this is
+    the valid part of the convolution with ``K`` at the origin."""
     length1, length2 = maps.shape[-2:]
     two = kernels.shape[-1] - 1
     rows, cols = _fft_size(length1), _fft_size(length2)

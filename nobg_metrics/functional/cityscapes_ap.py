@@ -8,8 +8,9 @@ so ``tp + fn = D``):
 - at each distinct entry score ``u_k`` (ascending): ``tp_k`` / ``fp_k`` = true / false entries scoring ``>= u_k``,
   ``p_k = tp_k / (tp_k + fp_k)``, ``r_k = tp_k / D`` (``np.unique`` of the sorted scores, then the cumsum below each);
 - an artificial last point ``(p, r) = (1, 0)``;
-- ``AP = Σ_k p_k · w_k`` with ``w_k = 0.5 r_{k-1} - 0.5 r_{k+1}`` (``np.convolve(recall, [-0.5, 0, 0.5], 'valid')`` on the
-  recalls with the first repeated and a 0 appended: ``r_{-1} = r_0``, and the artificial point's ``w = 0.5 r_last``).
+- ``AP = Σ_k p_k · w_k`` with ``w_k = 0.5 r_{k-1} - 0.5 r_{k+1}`` (``np.convolve(recall, [-0.5, 0, 0.5], 'valid')``
+  on the recalls with the first repeated and a 0 appended: ``r_{-1} = r_0``, and the artificial point's
+  ``w = 0.5 r_last``).
 
 Here every prediction of every class is sorted once by (class, score); equal scores form one group, whose summed true
 and false entries make the point. ``tp_k`` is a suffix sum within the class; the next point's recall is

@@ -88,7 +88,8 @@ def _nanmean(values: Tensor) -> Tensor:
 
 
 def _cityscapes_compute(detection_scores: Tensor, detection_classes: Tensor, detection_true: Tensor,
-                        detection_false: Tensor, gt_instance_count: Tensor, prediction_count: Tensor) -> dict[str, Tensor]:
+                        detection_false: Tensor, gt_instance_count: Tensor,
+                        prediction_count: Tensor) -> dict[str, Tensor]:
     """The result from accumulated statistics (:func:`cityscapes_instance_ap` lists the keys)."""
     matrix = class_average_precision(detection_scores, detection_classes, detection_true, detection_false,
                                      gt_instance_count, prediction_count)

@@ -165,7 +165,8 @@ def _e_measure(r: Ratios, options: MeasureOptions) -> Tensor:
     positives, foreground = (c.tp + c.fp).double(), (c.tp + c.fn).double()
     mean_pred, mean_gt = positives / num_pixels, foreground / num_pixels
     pred_values, gt_values = (1 - mean_pred, 0 - mean_pred), (1 - mean_gt, 0 - mean_gt)
-    # regions [fg_fg, fg_bg, bg_fg, bg_bg] = (TP, FP, FN, TN) with their (pred value, gt value), in the reference's order
+    # regions [fg_fg, fg_bg, bg_fg, bg_bg] = (TP, FP, FN, TN) with their (pred value, gt value), in the reference's
+    # order
     parts = ((c.tp, 0, 0), (c.fp, 0, 1), (c.fn, 1, 0), (c.tn, 1, 1))
     total = torch.zeros_like(mean_pred)
     for count, pred_index, gt_index in parts:  # four regions: a bounded number of vectorised rounds

@@ -74,7 +74,8 @@ def _connected_count(batch: MatteBatch, thresholds: Tensor, engine: host_reads.E
     # level map n = #{m >= 1 : min(pred, gt) >= t_m}: the joint masks of all thresholds are {n >= m}
     if batch.levels is not None:  # uint8: x -> single(x)/255 is monotone, so min commutes with it; 256-entry table
         pred_levels, gt_levels = batch.levels
-        table = torch.bucketize(_level_values(batch), thresholds[1:], right=True).to(torch.int16)  # as the labelling reads it
+        # int16: as the labelling reads it
+        table = torch.bucketize(_level_values(batch), thresholds[1:], right=True).to(torch.int16)
         joint = torch.minimum(pred_levels, gt_levels)
         level_map = table.index_select(0, joint.view(-1).int()).view(joint.shape)
     else:
@@ -144,7 +145,8 @@ def connectivity_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None 
         clamp_to_trimap: set ``pred`` to the trimap's known values (0 / 1) before scoring.
         allow_host_sync: off CPU, size the labelling's run and edge lists by the data and run its
             union-find to convergence: far less device work, but the host reads counts back (37-39 syncs
-            per call on a 1024² image). Default False: fixed sizes and round counts, no sync (docs/connected_components.md).
+            per call on a 1024² image). Default False: fixed sizes and round counts, no sync
+            (docs/connected_components.md).
             On CPU host reads are free and the data-sized labelling always runs. Same values either way.
         validate_args: run the checks that force a device sync.
 

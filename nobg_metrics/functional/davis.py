@@ -34,8 +34,8 @@ from nobg_metrics.functional.davis_statistics import (
     frame_keys,
     sequence_keys,
 )
-from nobg_metrics.ops.disk_morphology import bit_mask, dilate_disk_packed, shift_flat, width_mask
 from nobg_metrics.ops.byte_counts import count_ones
+from nobg_metrics.ops.disk_morphology import bit_mask, dilate_disk_packed, shift_flat, width_mask
 from nobg_metrics.ops.levels import binarize_gt, foreground_indicator
 from nobg_metrics.ops.morphology import count_bits, pack_bits
 from nobg_metrics.ops.uint8_stats import above

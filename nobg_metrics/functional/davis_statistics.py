@@ -179,7 +179,8 @@ def davis_statistics(values: Tensor, decay_index: DecayIndex = "exact") -> tuple
         (tensor(0.6500, dtype=torch.float64), tensor(0.6667, dtype=torch.float64), tensor(0.4000, dtype=torch.float64))
     """
     if values.ndim != 1 or values.shape[0] == 0:
-        raise ValueError(f"`values` must be a non-empty 1-D tensor of per-frame values, got shape {tuple(values.shape)}")
+        raise ValueError("`values` must be a non-empty 1-D tensor of per-frame values, "
+                         f"got shape {tuple(values.shape)}")
     zeros = torch.zeros(values.shape[0], dtype=torch.int64, device=values.device)
     table = sequence_table({"v": values.double()}, zeros, zeros, decay_index)
     mean, recall, decay = table.statistics["v"][0].unbind()

@@ -33,6 +33,7 @@ from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps, check_option
 from nobg_metrics._matting_inputs import MatteBatch
+from nobg_metrics.functional._per_image import mean_over_images
 from nobg_metrics.functional.matting import _matting_update, _region_size, _region_sum
 from nobg_metrics.ops import banded, host_reads
 from nobg_metrics.ops.arith import divide
@@ -41,7 +42,6 @@ from nobg_metrics.ops.filters import (
     gaussian_gradient_tiled,
     sobel_magnitude,
 )
-from nobg_metrics.functional._per_image import mean_over_images
 from nobg_metrics.ops.histogram import NUM_LEVELS
 
 __all__ = ["gradient_error"]

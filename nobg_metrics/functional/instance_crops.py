@@ -87,7 +87,9 @@ def crop_counts(dets: list[Tensor], gts: list[Tensor], det_labels: list[Tensor],
         eroded, masks = square_window_packed(masks, width, dilation_radius(height, width, dilation_ratio), True)
         layers = [masks, eroded.bitwise_not_().bitwise_and_(masks)]
     layers = [layer[0] for layer in layers]  # (rows, words) each: masks, then boundaries
-    as_tensor = lambda values: torch.tensor(values, dtype=torch.int64)
+    def as_tensor(values: list[int]) -> Tensor:
+        return torch.tensor(values, dtype=torch.int64)
+
     det_top = as_tensor([t for tops, _ in det_bands for t in tops])
     det_bottom = as_tensor([b for _, bottoms in det_bands for b in bottoms])
     gt_top = as_tensor([t for tops, _ in gt_bands for t in tops])
@@ -122,7 +124,8 @@ def crop_counts(dets: list[Tensor], gts: list[Tensor], det_labels: list[Tensor],
     for name, layer in zip(names, layers):  # the shared rows of every pair: gathered, AND-ed, popcounted, summed
         per_row = _popcount_rows(layer[first_rows] & layer[second_rows])
         totals = torch.zeros(chosen.numel(), dtype=torch.int64).index_add_(0, pair, per_row)
-        padded[name] = torch.zeros((images, dmax, gmax), dtype=torch.int64).index_put_((image, d_local, g_local), totals)
+        table = torch.zeros((images, dmax, gmax), dtype=torch.int64)
+        padded[name] = table.index_put_((image, d_local, g_local), totals)
     results = []
     for index in range(images):
         lo_d, hi_d = int(det_offset[index]), int(det_offset[index]) + det_counts[index]

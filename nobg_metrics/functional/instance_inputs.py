@@ -167,7 +167,8 @@ def _check_values(image: ImageInstances, pred: Mapping, gt: Mapping, index: int)
     """The checks that read values (a device sync): finite scores and areas, 0/1 flags, labels in range."""
     if not bool(torch.isfinite(image.det_scores).all()):
         raise ValueError(f"`{_where('preds', index, 'scores')}` must be finite; got NaN or inf")
-    for area, name in ((image.det_area, _where("preds", index, "area")), (image.gt_area, _where("target", index, "area"))):
+    areas = ((image.det_area, _where("preds", index, "area")), (image.gt_area, _where("target", index, "area")))
+    for area, name in areas:
         if area is not None and bool(torch.isnan(area).any()):
             raise ValueError(f"`{name}` must not hold NaN")
     for key in ("iscrowd", "ignore"):

@@ -2,8 +2,8 @@
 
 For each image, on the images' device: the IoU matrix of its detections against its gts
 (:mod:`~nobg_metrics.functional.instance_iou` on a device; on CPU, where reading sizes back is free, from the
-masks' row bands, :mod:`~nobg_metrics.functional.instance_crops`), then COCO's matching for every threshold and area range
-(:mod:`~nobg_metrics.functional.instance_matching`). What is kept:
+masks' row bands, :mod:`~nobg_metrics.functional.instance_crops`), then COCO's matching for every threshold and area
+range (:mod:`~nobg_metrics.functional.instance_matching`). What is kept:
 
 - per detection: ``det_scores`` (float64), ``det_labels``, ``det_keys`` :math:`(N, 4)` int64 = (image key, DDP
   rank, rank in the image by score, rank in its (image, category) group by score) and ``det_outcomes``
@@ -159,7 +159,9 @@ def instance_update(images: list[ImageInstances], options: InstanceOptions, firs
     gt_image = _cat([torch.full((m,), i, device=device) for i, m in enumerate(gt_counts)], torch.int64, device)
     det_local = _cat([torch.arange(n, device=device) for n in det_counts], torch.int64, device)
     gt_local = _cat([torch.arange(m, device=device) for m in gt_counts], torch.int64, device)
-    cat = lambda tensors, dtype: _cat(tensors, dtype, device)
+    def cat(tensors: list[Tensor], dtype: torch.dtype) -> Tensor:
+        return _cat(tensors, dtype, device)
+
     scores = cat([image.det_scores for image in images], torch.float64)
     labels = cat([image.det_labels for image in images], torch.int64)
     gt_labels = cat([image.gt_labels for image in images], torch.int64)

@@ -205,7 +205,9 @@ def prepare_panoptic(preds: PanopticMaps, target: PanopticMaps, iscrowd: Panopti
         if pred.device != gt.device:
             raise ValueError(f"`preds{at}` and `target{at}` must be on the same device, got {pred.device} and "
                              f"{gt.device}")
-        if crowd_items is not None and (crowd_items[index].shape != gt.shape[:3] or crowd_items[index].device != gt.device):
+        if crowd_items is not None and (
+            crowd_items[index].shape != gt.shape[:3] or crowd_items[index].device != gt.device
+        ):
             raise ValueError(f"`iscrowd{at}` must have shape {tuple(gt.shape[:3])} on {gt.device}, got "
                              f"{tuple(crowd_items[index].shape)} on {crowd_items[index].device}")
         groups.setdefault(tuple(gt.shape[1:3]), []).append(index)
@@ -239,8 +241,8 @@ def _segment_keys(maps: Tensor, categories: Categories, name: str, unknown_is_vo
         if bool(bad.any()):
             where = torch.nonzero(bad)[0].tolist()
             at = names[where[0]] if names is not None else f"[{where[0]}]"
-            raise ValueError(f"`{name}{at}` thing instance ids must lie in [0, 2^31), got {int(instance[tuple(where)])} "
-                             f"at pixel {tuple(where[1:])}")
+            raise ValueError(f"`{name}{at}` thing instance ids must lie in [0, 2^31), "
+                             f"got {int(instance[tuple(where)])} at pixel {tuple(where[1:])}")
     # (category index + 1) << shift | the instance of a thing (stuff: 0); unknown: 0
     return instance.to(layout.dtype, copy=True).bitwise_and_(instance_mask).bitwise_or_(base)
 

@@ -1,10 +1,10 @@
 """Pixel counts of every (gt segment, predicted segment) pair of a batch of slot maps.
 
-A batch of equal-size images is held as two *slot maps* (:class:`~nobg_metrics.functional.panoptic_segments.SegmentBatch`):
-each pixel holds the index of its gt segment and of its predicted segment in the image's tables (slot 0:
-void / no segment). A pair of image ``b`` is the packed key ``(b * gt_width + g) * pred_width + p``; each
-pixel may carry a small flag (``0 .. flags - 1``: for Boundary PQ whether it lies on its gt segment's band
-and on its predicted segment's band), counted apart.
+A batch of equal-size images is held as two *slot maps*
+(:class:`~nobg_metrics.functional.panoptic_segments.SegmentBatch`): each pixel holds the index of its gt segment
+and of its predicted segment in the image's tables (slot 0: void / no segment). A pair of image ``b`` is the packed
+key ``(b * gt_width + g) * pred_width + p``; each pixel may carry a small flag (``0 .. flags - 1``: for Boundary PQ
+whether it lies on its gt segment's band and on its predicted segment's band), counted apart.
 
 Two exact ways to count (the same numbers):
 

@@ -94,7 +94,8 @@ def stack_batches(batches: list[SegmentBatch]) -> SegmentBatch:
 
     sizes = [b.gt.shape[0] for b in batches]
     return SegmentBatch(cat_maps([b.gt for b in batches]), cat_maps([b.pred for b in batches]),
-                        cat_tables([b.gt_category for b in batches], -1), cat_tables([b.gt_crowd for b in batches], False),
+                        cat_tables([b.gt_category for b in batches], -1),
+                        cat_tables([b.gt_crowd for b in batches], False),
                         cat_tables([b.pred_category for b in batches], -1),
                         cat_markers([b.gt_marker for b in batches], sizes),
                         cat_markers([b.pred_marker for b in batches], sizes))

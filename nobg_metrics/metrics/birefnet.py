@@ -20,8 +20,8 @@ class BinarisedGtMSE(MSE):
     - ``pred`` (:class:`~torch.Tensor`): :math:`(B, 1, H, W)`, :math:`(B, H, W)` or :math:`(H, W)` uint8 (read as
       ``pred / 255``, then min-max stretched per image); or a list of such tensors, which may differ in size.
     - ``gt`` (:class:`~torch.Tensor`): the same layout as ``pred``, uint8 (foreground ``> 128``).
-    - ``trimap`` (:class:`~torch.Tensor`, optional): accepted for a matting collection, checked and not scored (not part of
-      BiRefNet's protocol).
+    - ``trimap`` (:class:`~torch.Tensor`, optional): accepted for a matting collection, checked and not scored (not
+      part of BiRefNet's protocol).
 
     As output of ``forward`` and ``compute`` the metric returns the following output:
 

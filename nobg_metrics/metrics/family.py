@@ -13,9 +13,9 @@ from typing import Any
 
 from nobg_metrics._inputs import EmptyGt
 from nobg_metrics.functional.confusion import Request
+from nobg_metrics.functional.confusion_measures import KappaChance
 from nobg_metrics.functional.family import fpr, kappa, pr_auc, precision, recall, roc_auc, specificity
 from nobg_metrics.functional.threshold_curves import f_measure
-from nobg_metrics.functional.confusion_measures import KappaChance
 from nobg_metrics.metrics.confusion import ConfusionMetric
 from nobg_metrics.ops.histogram import NUM_LEVELS
 

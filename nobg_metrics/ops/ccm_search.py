@@ -25,8 +25,8 @@ from nobg_metrics.ops import host_reads
 __all__ = ["NEAR_CANDIDATES", "nearest_background"]
 
 _QUERY_BLOCK_ELEMENTS = 1 << 22
-"""Distance-matrix entries per block of queries (16 MB of float32: blocks of 100s of queries keep the matrix product efficient;
-smaller ones, cache-sized, made it 2x slower)."""
+"""Distance-matrix entries per block of queries (16 MB of float32: blocks of 100s of queries keep the matrix product
+efficient; smaller ones, cache-sized, made it 2x slower)."""
 
 NEAR_CANDIDATES = 32
 """Candidates per query whose float64 distance the sync-free search recomputes (those within the rounding bound of

@@ -36,8 +36,9 @@ def linear_taps(src: int, dst: int, clamp_coefficients: bool) -> tuple[Tensor, T
     """One axis's source indices and fixed-point coefficients: four :math:`(dst,)` CPU tensors.
 
     Returns ``(i0, i1, c0, c1)``: output ``d`` reads source ``i0[d]`` with weight ``c0[d]`` and ``i1[d]``
-    with ``c1[d]`` (in 1/2048); indices int64, coefficients int32. ``clamp_coefficients``: the column rule (an index outside ``0 .. src-2``
-    becomes ``clamp(i)`` with ``(2048, 0)``); otherwise the row rule (indices clamped, coefficients kept).
+    with ``c1[d]`` (in 1/2048); indices int64, coefficients int32. ``clamp_coefficients``: the column rule (an index
+    outside ``0 .. src-2`` becomes ``clamp(i)`` with ``(2048, 0)``); otherwise the row rule (indices clamped,
+    coefficients kept).
 
     Examples:
         >>> [t.tolist() for t in linear_taps(2, 4, clamp_coefficients=True)]

@@ -44,7 +44,7 @@ def lower_envelope_bisection(cost: Tensor, positions: Tensor, width: int, far: i
         :math:`(G, R, W)` int64 site index ``i*`` of every query.
     """
     plan = _Plan.make(positions, width, _largest_cost(cost, far))
-    out = torch.empty(cost.shape[:2] + (width,), device=cost.device, dtype=torch.int64)
+    out = torch.empty((*cost.shape[:2], width), device=cost.device, dtype=torch.int64)
     for rows in _strips(cost):
         keys = envelope_keys(plan.base_keys(cost[:, rows].to(plan.key_dtype, copy=True)), plan)
         torch.bitwise_and(keys, plan.mask, out=out[:, rows])
@@ -71,7 +71,7 @@ def lower_envelope_minimum(gaps: Tensor, positions: Tensor, width: int, cap: int
         is below ``cap`` it is the leftmost site of that minimum).
     """
     plan = _Plan.make(positions, width, cap)  # a known bound of the costs: no host read
-    out = torch.empty(gaps.shape[:2] + (width,), device=gaps.device, dtype=torch.int32)
+    out = torch.empty((*gaps.shape[:2], width), device=gaps.device, dtype=torch.int32)
     sites = torch.empty_like(out) if with_sites else None
     for rows in _strips(gaps):
         cost = gaps[:, rows].to(plan.key_dtype, copy=True)

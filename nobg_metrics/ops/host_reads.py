@@ -107,8 +107,9 @@ def window(mask: Tensor, margin: int) -> Window:
 
     Examples:
         >>> mask = torch.zeros(1, 8, 8, dtype=torch.bool); mask[0, 3, 4] = True
-        >>> window(mask, 2)
-        Window(rows=slice(1, 6, None), cols=slice(2, 7, None), inner_rows=slice(2, 3, None), inner_cols=slice(2, 3, None))
+        >>> window(mask, 2)  # doctest: +NORMALIZE_WHITESPACE
+        Window(rows=slice(1, 6, None), cols=slice(2, 7, None),
+               inner_rows=slice(2, 3, None), inner_cols=slice(2, 3, None))
     """
     _, height, width = mask.shape
     if not free_on(mask):

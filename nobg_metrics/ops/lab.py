@@ -40,7 +40,9 @@ def _srgb_linear(values: Tensor) -> Tensor:
     return torch.where(values > 0.04045, ((values + 0.055) / 1.055).pow(2.4), values / 12.92)
 
 
-_OPENCV_XYZ = tuple(tuple(round(4096 * value / white) for value in row) for row, white in zip(_SRGB_TO_XYZ, _OPENCV_WHITE))
+_OPENCV_XYZ = tuple(
+    tuple(round(4096 * value / white) for value in row) for row, white in zip(_SRGB_TO_XYZ, _OPENCV_WHITE)
+)
 """OpenCV's 12-bit XYZ coefficients ``round(4096 M / white)`` (rows X, Y, Z; columns R, G, B)."""
 
 
@@ -154,7 +156,8 @@ def ciede2000(first: Tensor, second: Tensor) -> Tensor:
     c_bar = 0.5 * (c1 + c2)
     c_term = (c2 - c1) / (1 + 0.045 * c_bar)
     h_diff, h_sum, cc = h2 - h1, h1 + h2, c1 * c2
-    d_h = torch.where(h_diff > math.pi, h_diff - 2 * math.pi, torch.where(h_diff < -math.pi, h_diff + 2 * math.pi, h_diff))
+    d_h = torch.where(h_diff > math.pi, h_diff - 2 * math.pi,
+                      torch.where(h_diff < -math.pi, h_diff + 2 * math.pi, h_diff))
     d_h = torch.where(cc == 0.0, torch.zeros_like(d_h), d_h)
     dh_term = 2 * torch.sqrt(cc) * torch.sin(d_h / 2)
     wrap = (cc != 0.0) & (h_diff.abs() > math.pi)

@@ -24,7 +24,8 @@ from torch import Tensor
 
 
 def run_and(flags: Tensor, length: int, dim: int) -> Tensor:
-    """``out[j] = flags[j] & ... & flags[j + length - 1]`` along ``dim`` (``size - length + 1`` outputs, ``length >= 1``).
+    """``out[j] = flags[j] & ... & flags[j + length - 1]`` along ``dim`` (``size - length + 1`` outputs,
+    ``length >= 1``).
 
     Examples:
         >>> import torch

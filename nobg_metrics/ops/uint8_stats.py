@@ -46,7 +46,8 @@ def count(indicator: Tensor) -> Tensor:
     if indicator.shape[0] == 1:
         return torch.count_nonzero(indicator).reshape(1)
     pixels, step = indicator.shape[1], 2**30
-    parts = [indicator[:, start : start + step].sum(dim=1, dtype=torch.int32).long() for start in range(0, pixels, step)]
+    parts = [indicator[:, start : start + step].sum(dim=1, dtype=torch.int32).long()
+             for start in range(0, pixels, step)]
     return parts[0] if len(parts) == 1 else torch.stack(parts).sum(dim=0)  # > 2**30 pixels: a few slices
 
 
