@@ -19,7 +19,7 @@ from nobg_metrics._version import __version__ as __version__
 
 
 def _load() -> dict[str, Any]:
-    """Import the public API (what ``import nobg_metrics`` used to import eagerly) into the package namespace."""
+    """Import the public API (functional, metrics, collections) into the package namespace on first access."""
     functional = importlib.import_module("nobg_metrics.functional")  # (not ``from nobg_metrics import``: that
     metrics = importlib.import_module("nobg_metrics.metrics")  # would ask this module's __getattr__ again)
     tune_cpu_allocator = importlib.import_module("nobg_metrics.allocator").tune_cpu_allocator

@@ -4,7 +4,7 @@ it.
 The parser (:mod:`nobg_metrics.cli.parser`) needs no torch: ``--help``, ``--version`` and usage errors answer at
 once (measured: docs/cli.md).
 
-Importing the command loads torch (seconds). A Ctrl-C (SIGINT) in that time used to print a traceback from
+Importing the command loads torch (seconds). A Ctrl-C (SIGINT) in that time would print a traceback from
 inside torch's import; here it ends the start-up quietly with the exit status of an interrupted run
 (``128 + SIGINT``), before anything was read or written. Once the command runs, its own handlers
 (:mod:`nobg_metrics.cli.signals`) take over.
