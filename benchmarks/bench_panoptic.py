@@ -86,7 +86,7 @@ def _median_alternating(sides: dict, repeat: int) -> dict[str, float]:
     """Median wall time of each side, the sides alternating call by call after a warm-up; ``<side>_min`` the
     fastest call (the least disturbed by other load on a shared machine)."""
     times: dict[str, list[float]] = {name: [] for name in sides}
-    for name, fn in sides.items():
+    for fn in sides.values():
         fn()  # warm-up (imports, first forks)
     for _ in range(repeat):
         for name, fn in sides.items():

@@ -98,7 +98,9 @@ class _Canvas:
 
 
 def _person(c: _Canvas, rng: np.random.Generator) -> None:
-    u = lambda a, b: rng.uniform(a, b)
+    def u(a: float, b: float) -> float:
+        return rng.uniform(a, b)
+
     aspect = c.width / c.height  # x offsets below are in width units; keep the figure's proportions on min(H, W)
     kx = min(1.0, 1.0 / aspect) if aspect > 1 else 1.0
     cx, top = u(0.47, 0.53), u(0.03, 0.06)
@@ -136,7 +138,9 @@ def _person(c: _Canvas, rng: np.random.Generator) -> None:
 
 
 def _animal(c: _Canvas, rng: np.random.Generator) -> None:
-    u = lambda a, b: rng.uniform(a, b)
+    def u(a: float, b: float) -> float:
+        return rng.uniform(a, b)
+
     bx, by = u(0.45, 0.55), u(0.42, 0.48)
     brx, bry = u(0.25, 0.28), u(0.12, 0.14)
     c.ellipse(bx, by, brx, bry, u(-4, 4))
@@ -206,7 +210,9 @@ def _blobs(c: _Canvas, rng: np.random.Generator) -> None:
 
 
 def _large(c: _Canvas, rng: np.random.Generator) -> None:
-    u = lambda a, b: rng.uniform(a, b)
+    def u(a: float, b: float) -> float:
+        return rng.uniform(a, b)
+
     left, right = u(0.03, 0.05), u(0.95, 0.97)
     top, bottom = u(0.3, 0.36), u(0.74, 0.8)
     # a smooth irregular hull: sampled bottom / top profiles with a raised cabin in the middle

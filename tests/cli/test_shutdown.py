@@ -9,6 +9,7 @@ lock file). While one run holds ``--out`` a second one fails at once (exit statu
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -136,10 +137,8 @@ class Run:
 
     def kill_all(self) -> None:
         for pid in run_pids(str(self.out)):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 def _previous_outputs(out: Path) -> None:
