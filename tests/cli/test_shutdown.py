@@ -298,7 +298,8 @@ def test_procs_two_sigkill_of_the_launcher_takes_ranks_and_workers_along(data: P
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["SIGINT", "SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL],
+                         ids=["SIGINT", "SIGTERM", "SIGKILL"])
 def test_procs_two_one_rank_signalled_while_scoring(data: Path, tmp_path: Path, signum: int) -> None:
     run, status = _interrupt(data, tmp_path, 2, "scoring", signum, who="rank")
     _expect_handled(run, status, signum)
