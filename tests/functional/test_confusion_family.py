@@ -227,7 +227,8 @@ def test_each_image_alone_equals_fmeasurev2(name):
         for member in MEMBERS:
             for mode in MODES:
                 value = ours(member, pred, gt, mode, data.normalize)
-                _close(value, expected[member][mode], mode, f"{name} image {index} {tuple(pred[0].shape)} {member} {mode}")
+                _close(value, expected[member][mode], mode,
+                       f"{name} image {index} {tuple(pred[0].shape)} {member} {mode}")
 
 
 def test_one_image_as_a_2d_tensor_equals_fmeasurev2():

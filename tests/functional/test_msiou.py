@@ -101,7 +101,8 @@ def _ours(pred: np.ndarray, gt: np.ndarray) -> tuple[np.ndarray, float, float]:
     return sums["curve"].numpy(), sums["adaptive"].item(), sums["binary"].item()
 
 
-@pytest.mark.parametrize("dataset", ["uint8", *(pytest.param(d, marks=pytest.mark.slow) for d in ("float64", "float32", "fine"))])
+@pytest.mark.parametrize(
+    "dataset", ["uint8", *(pytest.param(d, marks=pytest.mark.slow) for d in ("float64", "float32", "fine"))])
 def test_per_image_values_equal_the_reference_in_every_mode(dataset):
     pairs, expected = _dataset(dataset)
     worst = np.zeros(3)
