@@ -20,8 +20,9 @@ Shapes (:data:`KINDS`, in the order :func:`real_pairs` cycles through them):
 - ``"text"`` — several lines of random Hershey-font characters (letters, digits), strokes ~0.5-1 % of
   the frame wide, and a rule or two: many thin strokes, 70-150 components (letters, dots of i and j),
   40-80 holes (``o``/``a``/``e`` ...). ~14-20 % of the frame.
-- ``"blobs"`` — 130-200 drawn (100-150 components after overlaps): rotated ellipses and irregular polygons, radii log-uniform from
-  ~0.3 % to ~5 % of the frame (a few pixels up to ~50 px at 1024²), some touching. ~12-15 % of the frame.
+- ``"blobs"`` — 130-200 drawn (100-150 components after overlaps): rotated ellipses and irregular polygons, radii
+  log-uniform from ~0.3 % to ~5 % of the frame (a few pixels up to ~50 px at 1024²), some touching. ~12-15 % of the
+  frame.
 - ``"large"`` — one large object spanning ~92 % of the columns (a vehicle / sofa-like silhouette: a
   smooth irregular hull with a raised cabin and legs/wheels) with 4-7 holes (windows, a wheel well, round
   cut-outs, a slot). ~40-48 % of the frame, 5-8 holes.
@@ -84,7 +85,8 @@ class _Canvas:
             cv2.circle(self.image, p, radius, value, -1, cv2.LINE_8, _SHIFT)
 
     def text(self, string: str, x: float, y: float, height: float, font: int, thickness: float) -> float:
-        """``string`` with its baseline-left at ``(x, y)``, glyphs ``height`` tall (of min(H, W)); returns its width (of W)."""
+        """``string`` with its baseline-left at ``(x, y)``, glyphs ``height`` tall (of min(H, W)); returns its width
+        (of W)."""
         scale = height * self.unit / cv2.getTextSize("H", font, 1.0, 1)[0][1]
         org = (round(x * self.width * self.scale), round(y * self.height * self.scale))
         cv2.putText(self.image, string, org, font, scale, 255, self._len(thickness), cv2.LINE_8)
@@ -126,8 +128,8 @@ def _person(c: _Canvas, rng: np.random.Generator) -> None:
         # fingers: short thin strokes
         for k in range(3):
             ang = math.radians(side * 20 * (k - 1) + (0 if side > 0 else 180))
-            c.stroke([(wx + side * 0.02, wy), (wx + side * 0.02 + 0.04 * math.cos(ang) * kx, wy + 0.04 * math.sin(ang))],
-                     0.012)
+            c.stroke([(wx + side * 0.02, wy),
+                      (wx + side * 0.02 + 0.04 * math.cos(ang) * kx, wy + 0.04 * math.sin(ang))], 0.012)
     for side in (-1, 1):  # legs: hip, knee, ankle, foot
         hx = cx + side * hw * 0.55
         kx_, ky = cx + side * u(0.12, 0.16) * kx, u(0.74, 0.78)
