@@ -128,7 +128,8 @@ def protocol_gaps(size: int = 512, count: int = 10) -> str:
             "Boundary IoU, stretched > 0.5, agreement (BoundaryIoU)": F.boundary_iou(pred, gt, normalize=True),
             "maxBIoU, grey boundary (BiRefNet)": F_grey(pred, gt, "max"),
             "meanBIoU, grey boundary (BiRefNet)": F_grey(pred, gt, "mean"),
-            "mBA, v > 128 (BiRefNet / CascadePSP, NaN for empty band)": mean_boundary_accuracy(pred, gt, empty_gt="reference"),
+            "mBA, v > 128 (BiRefNet / CascadePSP, NaN for empty band)": mean_boundary_accuracy(
+                pred, gt, empty_gt="reference"),
             "mBA, v/255 > 0.5 (v >= 128)": mean_boundary_accuracy(pred, gt, 0.5, empty_gt="reference"),
             "mBA, v > 128, agreement (MBA default)": mean_boundary_accuracy(pred, gt),
         }

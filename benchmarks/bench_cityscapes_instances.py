@@ -12,8 +12,9 @@ per-image ``.txt`` lists, 8-bit mask PNGs). Both sides score the folders end to 
 - ours: ``nobg-metrics instances --cityscapes`` (its ``run``: find and read the files, one
   ``CityscapesInstanceAP.update`` per image, ``compute``, the table; no ``--out``);
 - the reference (when ``BOUNDARY_IOU_API`` and ``CITYSCAPES_SCRIPTS`` point at unpacked copies, else skipped with a
-  note): boundary-iou-api's ``evalInstanceLevelSemanticLabeling`` set up as its ``tools/cityscapes_instance_evaluation.py``
-  does, ``getPrediction`` per gt and ``evaluateImgLists`` (no gt cache: a fresh one each call).
+  note): boundary-iou-api's ``evalInstanceLevelSemanticLabeling`` set up as its
+  ``tools/cityscapes_instance_evaluation.py`` does, ``getPrediction`` per gt and ``evaluateImgLists`` (no gt cache: a
+  fresh one each call).
 
 Also ours on tensors already in memory (``cityscapes_instance_ap`` of the whole set: the library without the PNG
 decoding). Sides alternate round by round (``--repeat`` rounds after a warm-up, medians); ratio = reference / ours.

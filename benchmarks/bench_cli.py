@@ -5,9 +5,9 @@
 
 Ours: the command in a subprocess (decode in DataLoader workers, all metrics of the tier, every output
 file written), with its defaults (``--procs auto``: one scoring rank per core on CPU for >= 64 images per
-rank) and once more with ``--procs 1``. Reference: one process reading the same files with ``cv2.imread(IMREAD_GRAYSCALE)`` and
-stepping PySODMetrics' MAE, Smeasure, Emeasure, Fmeasure and WeightedFmeasure (``--allocator tuned``:
-after ``nobg_metrics.tune_cpu_allocator()``, as the command does for itself). Also timed: ours
+rank) and once more with ``--procs 1``. Reference: one process reading the same files with
+``cv2.imread(IMREAD_GRAYSCALE)`` and stepping PySODMetrics' MAE, Smeasure, Emeasure, Fmeasure and WeightedFmeasure
+(``--allocator tuned``: after ``nobg_metrics.tune_cpu_allocator()``, as the command does for itself). Also timed: ours
 restricted to the reference's metric set (``--metrics`` = the SOD suite). Peak memory: the reference's
 maximum resident set (``resource.getrusage``); ours: the largest sum over the command's processes (ranks
 and decoding workers, sampled from /proc every 0.2 s; shared pages count once per process, so it is

@@ -65,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     gca_band = np.mean([gca_connectivity(p, g, t.numpy()) for (p, g), t in zip(pairs, trimap)])
     rows = [
         ("SAD, whole image", F.sad(pred, gt), p3m_sad(pred, gt)),
-        ("SAD, unknown region (DIM) / SAD-T (P3M)", F.sad(pred, gt, trimap), p3m_sad(pred, gt, trimap, region="trimap")),
+        ("SAD, unknown region (DIM) / SAD-T (P3M)", F.sad(pred, gt, trimap),
+         p3m_sad(pred, gt, trimap, region="trimap")),
         ("MSE, whole image", F.mse_metric(pred, gt), p3m_mse(pred, gt)),
         ("MSE, unknown region / MSE-T", F.mse_metric(pred, gt, trimap), p3m_mse(pred, gt, trimap, region="trimap")),
         ("Grad, whole image", F.gradient_error(pred, gt), p3m_gradient_error(pred, gt)),

@@ -86,7 +86,7 @@ def _median_alternating(sides: dict, repeat: int) -> dict[str, float]:
     """Median wall time of each side, the sides alternating call by call after a warm-up; ``<side>_min`` the
     fastest call (the least disturbed by other load on a shared machine)."""
     times: dict[str, list[float]] = {name: [] for name in sides}
-    for name, fn in sides.items():
+    for fn in sides.values():
         fn()  # warm-up (imports, first forks)
     for _ in range(repeat):
         for name, fn in sides.items():
@@ -172,16 +172,16 @@ def class_rows(kind: str, images: int, repeat: int, iou_types: list[str], device
 
             medians = _median_alternating({"ours": run}, repeat)
             rows.append({"case": f"{kind} {iou_type} (class, tensors)", "images": images, "segments": None,
-                         "ours_s": medians["ours"], "ref_s": None, "worst_diff": None, "ours_min_s": medians["ours_min"],
-                         "ref_min_s": None,
+                         "ours_s": medians["ours"], "ref_s": None, "worst_diff": None,
+                         "ours_min_s": medians["ours_min"], "ref_min_s": None,
                          "setup": f"{device}, {torch.get_num_threads() if device == 'cpu' else 'GPU'} thread(s), "
                                   f"batches of 4"})
     return rows
 
 
 def format_table(rows: list[dict]) -> str:
-    header = ("| case | images | segments/img | ours s | ours img/s | pq_compute s | ratio (ref/ours) | ratio of fastest "
-              "| max diff | setup |")
+    header = ("| case | images | segments/img | ours s | ours img/s | pq_compute s | ratio (ref/ours) "
+              "| ratio of fastest | max diff | setup |")
     lines = [header, "|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         ref = f"{row['ref_s']:.3f}" if row["ref_s"] is not None else "-"

@@ -52,7 +52,9 @@ def _object(rng: np.random.Generator, height: int, width: int, max_side: float) 
     return gt, (top, left)
 
 
-def _paste(patch: np.ndarray, corner: tuple[int, int], height: int, width: int, shift: tuple[int, int] = (0, 0)) -> np.ndarray:
+def _paste(
+    patch: np.ndarray, corner: tuple[int, int], height: int, width: int, shift: tuple[int, int] = (0, 0)
+) -> np.ndarray:
     """The ``patch > 128`` pixels placed at ``corner + shift`` in an ``H x W`` frame, cut by the border."""
     out = np.zeros((height, width), bool)
     top, left = corner[0] + shift[0], corner[1] + shift[1]
@@ -134,9 +136,11 @@ def to_torch(images: list[InstanceImage], device: str = "cpu", image_ids: bool =
     """``(preds, target)`` lists for ``MeanAveragePrecision.update``; ``keys`` adds entries of ``image.extra``."""
     preds, target = [], []
     for index, image in enumerate(images):
-        pred = {"masks": torch.from_numpy(image.dt_masks).to(device), "scores": torch.from_numpy(image.dt_scores).to(device),
+        pred = {"masks": torch.from_numpy(image.dt_masks).to(device),
+                "scores": torch.from_numpy(image.dt_scores).to(device),
                 "labels": torch.from_numpy(image.dt_labels).to(device)}
-        gt = {"masks": torch.from_numpy(image.gt_masks).to(device), "labels": torch.from_numpy(image.gt_labels).to(device),
+        gt = {"masks": torch.from_numpy(image.gt_masks).to(device),
+              "labels": torch.from_numpy(image.gt_labels).to(device),
               "iscrowd": torch.from_numpy(image.gt_crowd).to(device)}
         if image_ids:
             gt["image_id"] = torch.tensor(index + 1, device=device)
@@ -195,7 +199,8 @@ def to_coco(images: list[InstanceImage], categories: int = 80, with_bbox: bool =
             if key in image.extra:
                 entry[key] = [int(v) for v in image.extra[key]]
         imgs.append(entry)
-    dataset = {"images": imgs, "annotations": gt_anns, "categories": [{"id": c, "name": str(c)} for c in sorted(labels)]}
+    dataset = {"images": imgs, "annotations": gt_anns,
+               "categories": [{"id": c, "name": str(c)} for c in sorted(labels)]}
     return dataset, results
 
 

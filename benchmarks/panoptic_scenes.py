@@ -154,7 +154,8 @@ def make_scene(height: int = 480, width: int = 640, seed: int | np.random.Genera
     count = int(max(1, stuff))
     band_cats = rng.choice(stuff_ids, size=count, replace=count > len(stuff_ids))
     band_gt, borders = _bands(height, width, rng, count)
-    band_pred, _ = _bands(height, width, rng, count, jitter=0.02 * strength, borders=borders + rng.normal(0, 0.02, len(borders)))
+    band_pred, _ = _bands(height, width, rng, count, jitter=0.02 * strength,
+                          borders=borders + rng.normal(0, 0.02, len(borders)))
     for k in range(count):
         sid = gt_ids()
         gt[band_gt == k] = sid

@@ -20,8 +20,9 @@ Shapes (:data:`KINDS`, in the order :func:`real_pairs` cycles through them):
 - ``"text"`` — several lines of random Hershey-font characters (letters, digits), strokes ~0.5-1 % of
   the frame wide, and a rule or two: many thin strokes, 70-150 components (letters, dots of i and j),
   40-80 holes (``o``/``a``/``e`` ...). ~14-20 % of the frame.
-- ``"blobs"`` — 130-200 drawn (100-150 components after overlaps): rotated ellipses and irregular polygons, radii log-uniform from
-  ~0.3 % to ~5 % of the frame (a few pixels up to ~50 px at 1024²), some touching. ~12-15 % of the frame.
+- ``"blobs"`` — 130-200 drawn (100-150 components after overlaps): rotated ellipses and irregular polygons, radii
+  log-uniform from ~0.3 % to ~5 % of the frame (a few pixels up to ~50 px at 1024²), some touching. ~12-15 % of the
+  frame.
 - ``"large"`` — one large object spanning ~92 % of the columns (a vehicle / sofa-like silhouette: a
   smooth irregular hull with a raised cabin and legs/wheels) with 4-7 holes (windows, a wheel well, round
   cut-outs, a slot). ~40-48 % of the frame, 5-8 holes.
@@ -84,7 +85,8 @@ class _Canvas:
             cv2.circle(self.image, p, radius, value, -1, cv2.LINE_8, _SHIFT)
 
     def text(self, string: str, x: float, y: float, height: float, font: int, thickness: float) -> float:
-        """``string`` with its baseline-left at ``(x, y)``, glyphs ``height`` tall (of min(H, W)); returns its width (of W)."""
+        """``string`` with its baseline-left at ``(x, y)``, glyphs ``height`` tall (of min(H, W)); returns its width
+        (of W)."""
         scale = height * self.unit / cv2.getTextSize("H", font, 1.0, 1)[0][1]
         org = (round(x * self.width * self.scale), round(y * self.height * self.scale))
         cv2.putText(self.image, string, org, font, scale, 255, self._len(thickness), cv2.LINE_8)
@@ -98,7 +100,9 @@ class _Canvas:
 
 
 def _person(c: _Canvas, rng: np.random.Generator) -> None:
-    u = lambda a, b: rng.uniform(a, b)
+    def u(a: float, b: float) -> float:
+        return rng.uniform(a, b)
+
     aspect = c.width / c.height  # x offsets below are in width units; keep the figure's proportions on min(H, W)
     kx = min(1.0, 1.0 / aspect) if aspect > 1 else 1.0
     cx, top = u(0.47, 0.53), u(0.03, 0.06)
@@ -124,8 +128,8 @@ def _person(c: _Canvas, rng: np.random.Generator) -> None:
         # fingers: short thin strokes
         for k in range(3):
             ang = math.radians(side * 20 * (k - 1) + (0 if side > 0 else 180))
-            c.stroke([(wx + side * 0.02, wy), (wx + side * 0.02 + 0.04 * math.cos(ang) * kx, wy + 0.04 * math.sin(ang))],
-                     0.012)
+            c.stroke([(wx + side * 0.02, wy),
+                      (wx + side * 0.02 + 0.04 * math.cos(ang) * kx, wy + 0.04 * math.sin(ang))], 0.012)
     for side in (-1, 1):  # legs: hip, knee, ankle, foot
         hx = cx + side * hw * 0.55
         kx_, ky = cx + side * u(0.12, 0.16) * kx, u(0.74, 0.78)
@@ -136,7 +140,9 @@ def _person(c: _Canvas, rng: np.random.Generator) -> None:
 
 
 def _animal(c: _Canvas, rng: np.random.Generator) -> None:
-    u = lambda a, b: rng.uniform(a, b)
+    def u(a: float, b: float) -> float:
+        return rng.uniform(a, b)
+
     bx, by = u(0.45, 0.55), u(0.42, 0.48)
     brx, bry = u(0.25, 0.28), u(0.12, 0.14)
     c.ellipse(bx, by, brx, bry, u(-4, 4))
@@ -206,7 +212,9 @@ def _blobs(c: _Canvas, rng: np.random.Generator) -> None:
 
 
 def _large(c: _Canvas, rng: np.random.Generator) -> None:
-    u = lambda a, b: rng.uniform(a, b)
+    def u(a: float, b: float) -> float:
+        return rng.uniform(a, b)
+
     left, right = u(0.03, 0.05), u(0.95, 0.97)
     top, bottom = u(0.3, 0.36), u(0.74, 0.8)
     # a smooth irregular hull: sampled bottom / top profiles with a raised cabin in the middle

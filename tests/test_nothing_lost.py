@@ -112,7 +112,8 @@ def test_state_dicts_load_only_into_the_same_configuration():
         nm.FMeasure().load_state_dict(nm.FMeasure(num_thresholds=64).state_dict())
     with pytest.raises(ValueError, match="other options"):
         nm.IoU(0.5).load_state_dict(nm.IoU(0.3).state_dict())
-    float32 = {key: value.float() if value.is_floating_point() else value for key, value in nm.MAE().state_dict().items()}
+    float32 = {key: value.float() if value.is_floating_point() else value
+               for key, value in nm.MAE().state_dict().items()}
     with pytest.raises(ValueError, match=r"`mae_sum` of this MAE must be a torch.float64 tensor"):
         nm.MAE().load_state_dict(float32)
     state = nm.SMeasure().state_dict()

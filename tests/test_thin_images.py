@@ -63,7 +63,8 @@ def test_connectivity_errors_of_thin_images_equal_the_ports(shape):
     ours = float(F.connectivity_error(torch.from_numpy(pred), torch.from_numpy(gt)))
     assert ours == pytest.approx(dim.connectivity(pred, gt), rel=1e-12, abs=1e-9)
     ours = float(nm.P3MConnectivityError()(torch.from_numpy(pred), torch.from_numpy(gt)))
-    assert ours == pytest.approx(p3m_port.connectivity(p3m_port.read_alpha(pred), p3m_port.read_alpha(gt)), rel=1e-12, abs=1e-9)
+    assert ours == pytest.approx(p3m_port.connectivity(p3m_port.read_alpha(pred), p3m_port.read_alpha(gt)),
+                                 rel=1e-12, abs=1e-9)
 
 
 def test_a_tie_between_equal_components_of_a_tall_image_follows_each_protocol():
@@ -76,7 +77,8 @@ def test_a_tie_between_equal_components_of_a_tall_image_follows_each_protocol():
     values = (float(F.connectivity_error(torch.from_numpy(pred), torch.from_numpy(gt))),
               float(nm.P3MConnectivityError()(torch.from_numpy(pred), torch.from_numpy(gt))))
     assert values[0] == pytest.approx(dim.connectivity(pred, gt), abs=1e-12)
-    assert values[1] == pytest.approx(p3m_port.connectivity(p3m_port.read_alpha(pred), p3m_port.read_alpha(gt)), abs=1e-12)
+    assert values[1] == pytest.approx(p3m_port.connectivity(p3m_port.read_alpha(pred), p3m_port.read_alpha(gt)),
+                                      abs=1e-12)
 
 
 BYTES_PER_PIXEL: dict[str, float] = {

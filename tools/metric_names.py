@@ -44,12 +44,13 @@ def render() -> str:
              "| name | class | tier | table header |", "|---|---|---|---|"]
     lines += [f"| `{name}` | `{cls}` | {tier} | {header} |" for name, cls, tier, header in rows]
     lines += ["", "## PySODEvalToolkit's names", "",
-              ("`--metric-names` (PySODEvalToolkit's flag) takes these with the toolkit's meaning, `--metrics` too where "
-              "the name is not a collection name above (`dice`, `mae` keep the collection's meaning there). Its "
-              "result columns (`maxem`, `avgfmeasure`, `adpiou`, ...) and `tools/converter.py`'s (`maxF`, `adpE`, "
-              "`wFm`, `SM`; any case) name one entry each ([cli](cli.md#coming-from-pysodevaltoolkit))."), "",
+              ("`--metric-names` (PySODEvalToolkit's flag) takes these with the toolkit's meaning, `--metrics` too "
+               "where the name is not a collection name above (`dice`, `mae` keep the collection's meaning there). "
+               "Its result columns (`maxem`, `avgfmeasure`, `adpiou`, ...) and `tools/converter.py`'s (`maxF`, `adpE`, "
+               "`wFm`, `SM`; any case) name one entry each ([cli](cli.md#coming-from-pysodevaltoolkit))."), "",
               "| toolkit name | entries |", "|---|---|"]
-    lines += [f"| `{name}` | {' '.join(f'`{entry}`' for entry in entries)} |" for name, entries in TOOLKIT_METRICS.items()]
+    lines += [f"| `{name}` | {' '.join(f'`{entry}`' for entry in entries)} |"
+              for name, entries in TOOLKIT_METRICS.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -48,10 +48,12 @@ def _frames(rng: np.random.Generator, count: int) -> list[tuple[np.ndarray, np.n
     for index in range(count):
         h, w = shapes[index % len(shapes)]
         yy, xx = np.mgrid[0:h, 0:w]
-        cy, cx, ry, rx = rng.uniform(0, h), rng.uniform(0, w), rng.uniform(0.1, 0.6) * h + 0.5, rng.uniform(0.1, 0.6) * w + 0.5
+        cy, cx = rng.uniform(0, h), rng.uniform(0, w)
+        ry, rx = rng.uniform(0.1, 0.6) * h + 0.5, rng.uniform(0.1, 0.6) * w + 0.5
         gt = ((yy - cy) / ry) ** 2 + ((xx - cx) / rx) ** 2 <= 1
         kind = index % 5
-        pred = np.roll(gt, (int(rng.integers(-3, 4)), int(rng.integers(-5, 6))), axis=(0, 1)) ^ (rng.random((h, w)) < 0.01)
+        pred = (np.roll(gt, (int(rng.integers(-3, 4)), int(rng.integers(-5, 6))), axis=(0, 1))
+                ^ (rng.random((h, w)) < 0.01))
         if kind == 1:
             pred = np.zeros_like(gt)
         elif kind == 2:
@@ -128,14 +130,16 @@ def check_protocol() -> None:
             real_global = [np.mean(real["J"]["M"]) / 2 + np.mean(real["F"]["M"]) / 2]
             ours_global = [metric.compute().item()]
             print(f"{method}: {len(names)} objects, max |diff| per object: port {_diff(port_rows, real_rows)}, ours "
-                  f"{_diff(ours_rows[order], real_rows)}; J&F-Mean: real {real_global[0]:.6f}, ours {ours_global[0]:.6f}")
+                  f"{_diff(ours_rows[order], real_rows)}; J&F-Mean: real {real_global[0]:.6f}, "
+                  f"ours {ours_global[0]:.6f}")
 
 
 def _diff(ours: np.ndarray, real: np.ndarray) -> str:
     """The largest difference where the reference is finite; whether the NaNs (its wrapped decay bins) agree."""
     same_nans = bool((np.isnan(ours) == np.isnan(real)).all())
     finite = ~np.isnan(real)
-    return f"{np.abs(ours - real)[finite].max():.3g} (NaNs {'agree' if same_nans else 'DIFFER'}: {int((~finite).sum())})"
+    agreement = "agree" if same_nans else "DIFFER"
+    return f"{np.abs(ours - real)[finite].max():.3g} (NaNs {agreement}: {int((~finite).sum())})"
 
 
 def _tables(text: str) -> list[str]:
@@ -175,8 +179,8 @@ def _compare_command(tmp: Path, davis: Path, methods: dict[str, Path], label: st
         results = tmp / "reference" / method
         shutil.copytree(folder, results)
         real = subprocess.run([sys.executable, "evaluation_method.py", "--task", "semi-supervised", "--results_path",
-                               str(results), "--davis_path", str(davis)], env=env, cwd=os.environ["DAVIS2017_EVALUATION"],
-                              capture_output=True, text=True, check=True).stdout
+                               str(results), "--davis_path", str(davis)], env=env,
+                              cwd=os.environ["DAVIS2017_EVALUATION"], capture_output=True, text=True, check=True).stdout
         same_csv = all((results / name).read_bytes() == (out / method / name).read_bytes()
                        for name in ("global_results-val.csv", "per-sequence_results-val.csv"))
         evaluated = DAVISEvaluation(str(davis), "semi-supervised", "val").evaluate(str(folder))

@@ -127,7 +127,8 @@ def test_matting_jobs_with_and_without_trimaps_fill_the_columns_of_a_whole_run(t
     config = tmp_path / "run.json"
     datasets = {"M": {"gt": str(tmp_path / "M" / "alpha"), "trimap": str(tmp_path / "M" / "trimaps")},
                 "N": {"gt": str(tmp_path / "N" / "alpha")}}
-    methods = {"A": {"M": str(tmp_path / "M" / "A"), "N": str(tmp_path / "N" / "A")}, "B": {"M": str(tmp_path / "M" / "B")}}
+    methods = {"A": {"M": str(tmp_path / "M" / "A"), "N": str(tmp_path / "N" / "A")},
+               "B": {"M": str(tmp_path / "M" / "B")}}
     config.write_text(json.dumps({"datasets": datasets, "methods": methods}))
     run = ["eval", "--config", str(config), "--task", "matting", "--protocol", "p3m", *FAST,
            "--cache", str(tmp_path / "cache")]

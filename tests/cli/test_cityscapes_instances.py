@@ -94,14 +94,16 @@ def test_other_classes_are_not_opened_and_a_repeated_mask_takes_its_last_line(tm
 
 @pytest.mark.parametrize("edit, message", [
     (lambda r: (r / "testcity_000000_000000_pred.txt").unlink(), "no prediction for .*testcity_000000_000000"),
-    (lambda r: (r / "sub").mkdir() or (r / "sub" / "testcity_000000_000000_b.txt").write_text(""), "several predictions"),
+    (lambda r: (r / "sub").mkdir() or (r / "sub" / "testcity_000000_000000_b.txt").write_text(""),
+     "several predictions"),
     (lambda r: _line(r, "masks/x.png 26"), r"_pred.txt:1: expected 'relative/mask.png LABEL_ID SCORE'"),
     (lambda r: _line(r, "/abs/x.png 26 0.5"), r"_pred.txt:1: the mask path must be relative"),
     (lambda r: _line(r, "masks/x.png 50 0.5"), r"_pred.txt:1: 50 is not a Cityscapes label id"),
     (lambda r: _line(r, "masks/x.png 26.5 0.5"), r"_pred.txt:1: 26.5 is not a Cityscapes label id"),
     (lambda r: _line(r, "masks/x.png 26 nan"), r"_pred.txt:1: the score is NaN"),
     (lambda r: _line(r, "masks/x.png 26 0.5"), r"_pred.txt:1: the mask .*x.png does not exist"),
-    (lambda r: _mask(r, (10, 12)) or _line(r, "masks/small.png 26 0.5"), r"_pred.txt:1: the mask .* is 12x10, its gt 80x48"),
+    (lambda r: _mask(r, (10, 12)) or _line(r, "masks/small.png 26 0.5"),
+     r"_pred.txt:1: the mask .* is 12x10, its gt 80x48"),
 ])
 def test_input_errors_name_the_file_and_line(tmp_path, edit, message):
     _, gt_dir, result_dir = _folders(tmp_path)

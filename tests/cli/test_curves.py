@@ -129,12 +129,12 @@ def test_curves_by_job_gives_scores_curves_form(run: Path) -> None:
 
 def test_corrupt_curve_files_are_named(tmp_path: Path) -> None:
     (tmp_path / "curves.csv").write_text("dataset,method\n")
-    with pytest.raises(curve_data.CurveDataError, match="curves.csv: the header"):
+    with pytest.raises(curve_data.CurveDataError, match=r"curves\.csv: the header"):
         curve_data.load_curves(tmp_path)
     (tmp_path / "curves.npz").write_bytes(b"not a zip")
-    with pytest.raises(curve_data.CurveDataError, match="curves.npz: unreadable"):
+    with pytest.raises(curve_data.CurveDataError, match=r"curves\.npz: unreadable"):
         curve_data.load_curves(tmp_path)
-    with pytest.raises(curve_data.CurveDataError, match="no curves.npz or curves.csv"):
+    with pytest.raises(curve_data.CurveDataError, match=r"no curves\.npz or curves\.csv"):
         curve_data.load_curves(tmp_path / "nothing")
 
 

@@ -106,10 +106,10 @@ def test_a_broken_annotation_file_names_the_entry(tmp_path, change, message):
 
 
 def test_unreadable_files_are_named(tmp_path):
-    with pytest.raises(InstancesInputError, match="--gt-json-file .*nope.json: no such file"):
+    with pytest.raises(InstancesInputError, match=r"--gt-json-file .*nope\.json: no such file"):
         load_ground_truth(tmp_path / "nope.json")
     (tmp_path / "bad.json").write_text("{", encoding="utf-8")
-    with pytest.raises(InstancesInputError, match="bad.json: not valid JSON"):
+    with pytest.raises(InstancesInputError, match=r"bad\.json: not valid JSON"):
         load_ground_truth(tmp_path / "bad.json")
     with pytest.raises(InstancesInputError, match="missing key 'images'"):
         load_ground_truth(_write(tmp_path, "gt.json", {"annotations": [], "categories": []}))

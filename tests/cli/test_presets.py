@@ -72,7 +72,8 @@ def test_explicit_flags_win(capsys):
     args = _args("--preset", "dis", "--protocol", "birefnet")  # BiRefNet's own HCE column, its DIS5K set
     apply_preset(args)
     assert args.metrics == ["f_measure_max", "weighted_f_measure", "mae", "s_measure", "e_measure_mean",
-                            "birefnet_hce", "e_measure_max", "f_measure_mean", "e_measure_adaptive", "f_measure_adaptive"]
+                            "birefnet_hce", "e_measure_max", "f_measure_mean", "e_measure_adaptive",
+                            "f_measure_adaptive"]
     args = _args("--preset", "hrsod", "--protocol", "birefnet", "--task", "HRSOD")
     apply_preset(args)
     assert args.metrics[-1] == "birefnet_mba" and args.task == "HRSOD"
@@ -105,7 +106,8 @@ def test_preset_sod_end_to_end_columns_in_the_toolkits_order(folders, tmp_path):
     header = (out / "combined.md").read_text().splitlines()[2]
     assert header == ("| **method** | S_α ↑ | F^ω_β ↑ | MAE ↓ | F^max_β ↑ | F^m_β ↑ | F^adp_β ↑ | E^max_φ ↑ | "
                       "E^m_φ ↑ | E^adp_φ ↑ |")
-    assert r"$S_\alpha$ $\uparrow$ & $F^\omega_\beta$ $\uparrow$ & MAE $\downarrow$" in (out / "combined.tex").read_text()
+    combined_tex = (out / "combined.tex").read_text()
+    assert r"$S_\alpha$ $\uparrow$ & $F^\omega_\beta$ $\uparrow$ & MAE $\downarrow$" in combined_tex
     assert "SAD" not in (out / "table.md").read_text()  # a preset's SOD table holds no matting sum
 
 

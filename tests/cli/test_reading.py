@@ -130,7 +130,8 @@ CASES: dict[str, Callable[[Path], None]] = {
     "rgba.webp": _pil(np.dstack([RGB, ALPHA]), "RGBA", lossless=True),
     "exif6.webp": _pil(SMOOTH, quality=80, exif=6),
 }
-ALPHA_CUTOUTS = {"rgba.png", "la.png", "palette_trns.png", "rgba16.png", "rgba.tif", "rgba.webp"}  # predictions: the alpha
+# predictions: the alpha
+ALPHA_CUTOUTS = {"rgba.png", "la.png", "palette_trns.png", "rgba16.png", "rgba.tif", "rgba.webp"}
 
 
 def _info(**chunks: bytes) -> PngImagePlugin.PngInfo:
@@ -195,7 +196,8 @@ def _store(path: Path, level: np.ndarray, how: str) -> Path:
     if how == "grey.png":
         Image.fromarray(level).save(target)
     elif how == "grey16.png":
-        Image.fromarray(level.astype(np.uint16) * 257 + RNG.integers(0, 257, level.shape).astype(np.uint16)).save(target)
+        noise = RNG.integers(0, 257, level.shape).astype(np.uint16)
+        Image.fromarray(level.astype(np.uint16) * 257 + noise).save(target)
     elif how == "palette.png":
         Image.fromarray(colour).quantize(128).save(target)
     elif how == "rgb_srgb.png":

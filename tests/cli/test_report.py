@@ -40,8 +40,10 @@ def run(tmp_path_factory) -> Path:
         Image.fromarray(np.dstack([gt, 255 - gt, gt // 2])).save(root / "d" / "image" / f"{name}.jpg")
     out, config = root / "out", root / "run.json"  # a config: it names the image folder of the dataset
     config.write_text(json.dumps({"datasets": {"d": {"gt": "d/gt", "image": "d/image"}},
-                                  "methods": {"same": {"d": "d/u8"}, "cutout": {"d": "d/rgba"}, "other": {"d": "e/u8"}}}))
-    argv = ["eval", "--config", str(config), "--out", str(out), "--workers", "0", "--quiet", "--metrics", *METRICS, "--bootstrap", "300", "--seed", "5", "--worst-k", "2"]
+                                  "methods": {"same": {"d": "d/u8"}, "cutout": {"d": "d/rgba"},
+                                              "other": {"d": "e/u8"}}}))
+    argv = ["eval", "--config", str(config), "--out", str(out), "--workers", "0", "--quiet", "--metrics", *METRICS,
+            "--bootstrap", "300", "--seed", "5", "--worst-k", "2"]
     assert main(argv) == 0
     return out
 

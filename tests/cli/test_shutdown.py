@@ -9,6 +9,7 @@ lock file). While one run holds ``--out`` a second one fails at once (exit statu
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -136,10 +137,8 @@ class Run:
 
     def kill_all(self) -> None:
         for pid in run_pids(str(self.out)):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 def _previous_outputs(out: Path) -> None:
@@ -299,7 +298,8 @@ def test_procs_two_sigkill_of_the_launcher_takes_ranks_and_workers_along(data: P
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["SIGINT", "SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL],
+                         ids=["SIGINT", "SIGTERM", "SIGKILL"])
 def test_procs_two_one_rank_signalled_while_scoring(data: Path, tmp_path: Path, signum: int) -> None:
     run, status = _interrupt(data, tmp_path, 2, "scoring", signum, who="rank")
     _expect_handled(run, status, signum)

@@ -62,7 +62,8 @@ def test_a_deferred_module_is_a_stand_in_until_used(tmp_path, monkeypatch):
     package = tmp_path / "heavypkg"
     package.mkdir()
     (package / "__init__.py").write_text("")
-    (package / "signal.py").write_text("import builtins\nbuiltins.HEAVY_LOADS = getattr(builtins, 'HEAVY_LOADS', 0) + 1\n"
+    (package / "signal.py").write_text("import builtins\n"
+                                       "builtins.HEAVY_LOADS = getattr(builtins, 'HEAVY_LOADS', 0) + 1\n"
                                        "def windowed(n):\n    return [1.0] * n\nvalue = 42\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     import builtins

@@ -245,7 +245,8 @@ def test_the_command_writes_every_table_through_the_combined_files(run):
     assert "| Oracle | 5 |" in table and "### ECSSD (matting measures)" in table and "mae ↓" in table
     with (run / "combined.csv").open() as handle:
         rows = list(csv.DictReader(handle))
-    assert [(r["dataset"], r["method"]) for r in rows[:3]] == [("ECSSD", "Oracle"), ("ECSSD", "noisy"), ("ECSSD", "half")]
+    assert [(r["dataset"], r["method"]) for r in rows[:3]] == [("ECSSD", "Oracle"), ("ECSSD", "noisy"),
+                                                               ("ECSSD", "half")]
     raw = {(r["dataset"], r["method"]): r for r in document["results"]}
     for row in rows:
         method = {"Oracle": "perfect"}.get(row["method"], row["method"])
@@ -277,7 +278,8 @@ def test_every_per_dataset_table_follows_the_one_layout_rule():
     assert "| A | 11 | **0.030**† | **0.900** |" in md and "† A: scored on 11 of 12 images" in md
     assert "| method | images | mae ↓ | s_measure ↑ |" in md and md.rstrip().endswith("(at the printed precision).")
     tex = latex_table(FOUR)
-    assert r"\providecommand{\first}[1]{\textbf{#1}}" in tex and r"A & \first{0.030}$^\dagger$ & \first{0.900} \\" in tex
+    assert r"\providecommand{\first}[1]{\textbf{#1}}" in tex
+    assert r"A & \first{0.030}$^\dagger$ & \first{0.900} \\" in tex
     assert r"$^\dagger$ A: scored on 11 of 12 images" in tex and tex.count("{") == tex.count("}")
     preset = dict(FOUR, preset="sod")
     assert "| method | images | MAE ↓ | S_α ↑ |" in markdown_table(preset)

@@ -41,7 +41,8 @@ def test_every_toolkit_name_stands_for_registered_entries():
     for name in toolkit_names():
         assert set(toolkit_entries(name)) <= set(METRIC_NAMES), name
     assert toolkit_entries("em") == ("e_measure_max", "e_measure_mean", "e_measure_adaptive")  # maxem avgem adpem
-    assert toolkit_entries("adpfmeasure") == ("f_measure_adaptive",) and toolkit_entries("wFm") == ("weighted_f_measure",)
+    assert toolkit_entries("adpfmeasure") == ("f_measure_adaptive",)
+    assert toolkit_entries("wFm") == ("weighted_f_measure",)
 
 
 @pytest.mark.parametrize("flag", sorted(REFUSED))

@@ -56,7 +56,8 @@ def test_procs_two_writes_the_single_process_results(tmp_path: Path) -> None:
     common = ["eval", "--gt", str(tmp_path / "data" / "gt"), "--pred", str(tmp_path / "data" / "u8"), *ARGS]
     for procs, out in (("1", "one"), ("2", "two")):
         result = subprocess.run([sys.executable, "-m", "nobg_metrics", *common, "--procs", procs, "--out",
-                                 str(tmp_path / out)], check=False, env=_env(), capture_output=True, text=True, timeout=180)
+                                 str(tmp_path / out)], check=False, env=_env(), capture_output=True, text=True,
+                                timeout=180)
         assert result.returncode == 0, result.stderr[-3000:]
     one, two = read_results(tmp_path / "one"), read_results(tmp_path / "two")
     assert one["results"][0]["images"] == two["results"][0]["images"] == 7

@@ -35,7 +35,8 @@ def batches() -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
     out = []
     for shape in SHAPES:
         group = [s for s in scenes() if s[0].shape == shape]
-        out.append((torch.from_numpy(np.stack([s[0] for s in group])), torch.from_numpy(np.stack([s[1] for s in group])),
+        out.append((torch.from_numpy(np.stack([s[0] for s in group])),
+                    torch.from_numpy(np.stack([s[1] for s in group])),
                     torch.from_numpy(np.stack([s[2] for s in group])).permute(0, 3, 1, 2).contiguous()))
     return out
 

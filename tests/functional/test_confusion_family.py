@@ -227,7 +227,8 @@ def test_each_image_alone_equals_fmeasurev2(name):
         for member in MEMBERS:
             for mode in MODES:
                 value = ours(member, pred, gt, mode, data.normalize)
-                _close(value, expected[member][mode], mode, f"{name} image {index} {tuple(pred[0].shape)} {member} {mode}")
+                _close(value, expected[member][mode], mode,
+                       f"{name} image {index} {tuple(pred[0].shape)} {member} {mode}")
 
 
 def test_one_image_as_a_2d_tensor_equals_fmeasurev2():
@@ -340,10 +341,7 @@ def test_adaptive_threshold_at_a_pixel_value_rounds_as_the_reference(values, as_
     levels = np.array([values], np.uint8)
     gt = np.zeros(levels.shape, bool)
     gt[0, 1:] = True
-    if normalize:
-        pair = (levels, np.where(gt, 255, 0).astype(np.uint8))
-    else:
-        pair = (levels / 255, gt)
+    pair = (levels, np.where(gt, 255, 0).astype(np.uint8)) if normalize else (levels / 255, gt)
     expected = _expected([pair], normalize)
     pred = torch.from_numpy(levels if as_type == "uint8" else levels / 255)
     for member in ("recall", "precision", "iou", "fm"):  # fm: PySODMetrics' adpF goes through the same rule

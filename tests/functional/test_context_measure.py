@@ -13,6 +13,7 @@ import pytest
 import torch
 from py_sod_metrics import ContextMeasure as ReferenceCm
 from py_sod_metrics.utils import validate_and_normalize_input
+from torchmetrics import Metric
 
 import nobg_metrics as nm
 from nobg_metrics import functional as F
@@ -171,7 +172,9 @@ def test_class_passes_the_shared_tester():
 
 def test_options_and_registry():
     assert "context_measure" in METRIC_NAMES
-    names = lambda metric: sorted(metric.metric_state)
+    def names(metric: Metric) -> list[str]:
+        return sorted(metric.metric_state)
+
     assert names(nm.ContextMeasure()) != names(nm.ContextMeasure(alpha=4.0))
     assert names(nm.ContextMeasure()) != names(nm.ContextMeasure(beta2=0.3))
     gt = np.zeros((40, 50), bool)

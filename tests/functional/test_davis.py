@@ -26,8 +26,10 @@ def _frames(seed: int, shapes) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]
     for index, (h, w) in enumerate(shapes):
         yy, xx = np.mgrid[0:h, 0:w]
         cy, cx = rng.uniform(0, h), rng.uniform(0, w)
-        gt = ((yy - cy) / (rng.uniform(0.1, 0.6) * h + 0.5)) ** 2 + ((xx - cx) / (rng.uniform(0.1, 0.6) * w + 0.5)) ** 2 <= 1
-        pred = np.roll(gt, (int(rng.integers(-3, 4)), int(rng.integers(-5, 6))), axis=(0, 1)) ^ (rng.random((h, w)) < 0.01)
+        gt = (((yy - cy) / (rng.uniform(0.1, 0.6) * h + 0.5)) ** 2
+              + ((xx - cx) / (rng.uniform(0.1, 0.6) * w + 0.5)) ** 2 <= 1)
+        pred = (np.roll(gt, (int(rng.integers(-3, 4)), int(rng.integers(-5, 6))), axis=(0, 1))
+                ^ (rng.random((h, w)) < 0.01))
         kind = index % 6
         if kind == 1:
             pred = np.zeros_like(gt)

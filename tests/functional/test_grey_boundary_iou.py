@@ -83,7 +83,8 @@ def test_degenerate_gt_policies():
     pred = torch.zeros(6, 9, dtype=torch.uint8)
     pred[1:3, 2:6] = 200  # 8 of 54 pixels at level 200
     curve_empty = grey_boundary_iou(pred, empty, "curve")
-    assert torch.equal(grey_boundary_iou(pred, empty, "curve", empty_gt="reference"), torch.zeros(256, dtype=torch.float64))
+    assert torch.equal(grey_boundary_iou(pred, empty, "curve", empty_gt="reference"),
+                       torch.zeros(256, dtype=torch.float64))
     assert curve_empty[0].item() == 1.0 and curve_empty[255 - 200].item() == pytest.approx(46 / 54, abs=1e-15)
     assert curve_empty[-1].item() == 0.0  # level >= 0: every pixel predicted
     curve_full = grey_boundary_iou(pred, full, "curve")

@@ -40,7 +40,8 @@ def test_per_image_and_dataset_equal_hqsam():
     pairs = _pairs()
     for float32 in (True, False):
         expected = hqsam_port.evaluate([p for p, _ in pairs], [g for _, g in pairs], float32=float32)
-        for (pred, gt), iou, biou in list(zip(pairs, expected["ious"], expected["boundary_ious"]))[::1 if float32 else 7]:
+        cases = list(zip(pairs, expected["ious"], expected["boundary_ious"]))
+        for (pred, gt), iou, biou in cases[::1 if float32 else 7]:
             p, g = torch.from_numpy(pred), torch.from_numpy(gt)
             options = {"both_empty": "nan", "float32_values": float32}
             assert _same(hqsam_iou(p, g, **options).item(), iou, 0.0), gt.shape  # bit for bit

@@ -176,7 +176,8 @@ def test_edge_cases_are_defined():
         assert function(zeros, zeros).item() == 0.0, name
         assert function(torch.rand(5, 7), torch.rand(5, 7), tri_known).item() == 0.0, name  # empty region
     constant = torch.full((1, 9), 0.7)
-    assert F.gradient_error(constant, torch.full((1, 9), 0.2)).item() < 1e-20  # constant maps: no gradient (to rounding)
+    # constant maps: no gradient (to rounding)
+    assert F.gradient_error(constant, torch.full((1, 9), 0.2)).item() < 1e-20
 
 
 def test_rejects_bad_options():

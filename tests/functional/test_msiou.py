@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 from py_sod_metrics import MSIoU as ReferenceMSIoU
+from torchmetrics import Metric
 
 import nobg_metrics as nm
 from nobg_metrics import functional as F
@@ -100,7 +101,8 @@ def _ours(pred: np.ndarray, gt: np.ndarray) -> tuple[np.ndarray, float, float]:
     return sums["curve"].numpy(), sums["adaptive"].item(), sums["binary"].item()
 
 
-@pytest.mark.parametrize("dataset", ["uint8", *(pytest.param(d, marks=pytest.mark.slow) for d in ("float64", "float32", "fine"))])
+@pytest.mark.parametrize(
+    "dataset", ["uint8", *(pytest.param(d, marks=pytest.mark.slow) for d in ("float64", "float32", "fine"))])
 def test_per_image_values_equal_the_reference_in_every_mode(dataset):
     pairs, expected = _dataset(dataset)
     worst = np.zeros(3)
@@ -242,7 +244,9 @@ def test_options_states_and_registry():
     values = collection.compute()
     assert values["msiou_max"].item() == F.msiou(*map(list, zip(*samples)), "max", normalize=True).item()
     assert values["msiou_mean"].item() == F.msiou(*map(list, zip(*samples)), "mean", normalize=True).item()
-    names = lambda metric: sorted(metric.metric_state)
+    def names(metric: Metric) -> list[str]:
+        return sorted(metric.metric_state)
+
     assert names(nm.MSIoU("max")) == names(nm.MSIoU("mean"))
     assert names(nm.MSIoU("binary", threshold=0.3)) != names(nm.MSIoU("binary"))
     assert names(nm.MSIoU("max", threshold=0.3)) == names(nm.MSIoU("max"))  # the curve does not read it

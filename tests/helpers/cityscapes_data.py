@@ -69,7 +69,10 @@ def cityscapes_image(rng: np.random.Generator, height: int, width: int, *, insta
               [("small", s) for s in range(small)]
     for kind, _ in [objects[i] for i in rng.permutation(len(objects))]:
         label = int(rng.choice(INSTANCE_LABELS if kind != "group" else EVAL_LABELS))
-        size = rng.uniform(3, 8) if kind == "small" else np.exp(rng.uniform(np.log(10), np.log(0.5 * min(height, width) + 11)))
+        if kind == "small":
+            size = rng.uniform(3, 8)
+        else:
+            size = np.exp(rng.uniform(np.log(10), np.log(0.5 * min(height, width) + 11)))
         mask = _shape(rng, height, width, size)
         if kind == "group":
             gt[mask] = label
@@ -130,7 +133,9 @@ def cityscapes_predictions(rng: np.random.Generator, gt: np.ndarray, *, found: f
     return [preds[i] for i in order]
 
 
-def cityscapes_dataset(seed: int, sizes: list[tuple[int, int]], **image_options: int) -> list[tuple[np.ndarray, list[Prediction]]]:
+def cityscapes_dataset(
+    seed: int, sizes: list[tuple[int, int]], **image_options: int
+) -> list[tuple[np.ndarray, list[Prediction]]]:
     """``[(gt, predictions), ...]`` for each ``(H, W)`` in ``sizes``."""
     rng = np.random.default_rng(seed)
     data = []

@@ -84,4 +84,5 @@ def check_ddp(make_metric: Callable[[], Metric], samples: Sequence[Sample], atol
         for rank, values in enumerate(run_ddp(_metric_worker, 2, make_metric, shares)):
             for name, value in values.items():
                 diff = (value - expected[name]).abs().max().item()
-                assert diff <= atol, f"{name}, rank {rank}, shares {[len(s) for s in shares]}: {value} != {expected[name]}"
+                assert diff <= atol, (f"{name}, rank {rank}, shares {[len(s) for s in shares]}: "
+                                      f"{value} != {expected[name]}")

@@ -71,7 +71,8 @@ def assert_lvis_equal(ours: dict[str, torch.Tensor], ev: Any) -> None:
     cap = ev.params.max_dets
     for key, name in LVIS_KEYS.items():
         key, name = key.replace("@300", f"@{cap}"), name.replace("mar_300", f"mar_{cap}")
-        assert float(ours[name]) == float(ev.results[key]), f"{name}: ours {float(ours[name])}, reference {ev.results[key]}"
+        assert float(ours[name]) == float(ev.results[key]), (f"{name}: ours {float(ours[name])}, "
+                                                             f"reference {ev.results[key]}")
 
 
 def coco_case(data: list[InstanceImage], iou_type: str, *, evaluator: str = "port", with_bbox: bool = False,

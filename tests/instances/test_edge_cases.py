@@ -40,8 +40,8 @@ def test_edge_case_matches_reference(case, iou_type):
         "all_crowd": _image([_box(0, 24, 0, 15), _box(5, 20, 15, 30)], [1, 2], [_box(2, 9, 3, 12), _box(6, 12, 16, 29)],
                             [0.7, 0.6], [1, 2], crowd=[True, True]),
         "pred_only_category": _image([_box(2, 9, 3, 12)], [1], [_box(2, 9, 3, 12)], [0.5], [4]),
-        "empty_masks": _image([np.zeros(size, bool), _box(3, 9, 3, 9)], [1, 1], [np.zeros(size, bool), _box(3, 9, 3, 8)],
-                              [0.8, 0.3], [1, 1]),
+        "empty_masks": _image([np.zeros(size, bool), _box(3, 9, 3, 9)], [1, 1],
+                              [np.zeros(size, bool), _box(3, 9, 3, 8)], [0.8, 0.3], [1, 1]),
     }[case]
     ours, ev = coco_case([*BASE, extra], iou_type)
     assert assert_coco_equal(ours, ev) == 0.0

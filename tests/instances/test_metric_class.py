@@ -149,7 +149,8 @@ def test_input_errors_name_the_argument(changes, error, message):
 
 def test_lvis_lists_may_be_python_lists():
     preds, target = _one()
-    as_lists = mean_average_precision(preds, [{**target[0], "neg_category_ids": [2], "not_exhaustive_category_ids": []}],
+    as_lists = mean_average_precision(preds,
+                                      [{**target[0], "neg_category_ids": [2], "not_exhaustive_category_ids": []}],
                                       protocol="lvis")
     as_tensors = mean_average_precision(preds, [{**target[0], "neg_category_ids": torch.tensor([2]),
                                                  "not_exhaustive_category_ids": torch.zeros(0, dtype=torch.int64)}],

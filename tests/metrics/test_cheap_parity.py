@@ -105,4 +105,5 @@ def test_matting_sad_mse_pass_the_shared_tester():
 @pytest.mark.slow
 def test_cheap_metrics_under_two_process_ddp():
     samples = _samples(7)[:9]
-    check_ddp(functools.partial(nm.make_collection, metrics=["mae", "iou_metric", "dice", "accuracy", "ber"], normalize=True), samples)
+    check_ddp(functools.partial(nm.make_collection, metrics=["mae", "iou_metric", "dice", "accuracy", "ber"],
+                                normalize=True), samples)

@@ -14,8 +14,10 @@ from nobg_metrics.collection import TIERS
 from tests.helpers.ddp import run_ddp
 
 CHEAP = ["mae", "iou_metric", "dice", "accuracy", "ber", "sad", "mse_metric", "boundary_iou"]
-MEDIUM = [*CHEAP, "f_measure_max", "f_measure_mean", "f_measure_adaptive", "e_measure_max", "e_measure_mean", "e_measure_adaptive", "gradient_error", "trimap_iou", "boundary_f_measure"]
-EXPENSIVE = [*MEDIUM, "s_measure", "weighted_f_measure", "connectivity_error", "msiou_max", "msiou_mean", "context_measure", "hce"]
+MEDIUM = [*CHEAP, "f_measure_max", "f_measure_mean", "f_measure_adaptive", "e_measure_max", "e_measure_mean",
+          "e_measure_adaptive", "gradient_error", "trimap_iou", "boundary_f_measure"]
+EXPENSIVE = [*MEDIUM, "s_measure", "weighted_f_measure", "connectivity_error", "msiou_max", "msiou_mean",
+             "context_measure", "hce"]
 
 
 def samples(count: int = 7, seed: int = 0):

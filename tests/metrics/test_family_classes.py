@@ -87,7 +87,8 @@ def test_class_passes_the_shared_tester(cls, kwargs, function, function_kwargs, 
     ref = _reference()
     member, mode = reference
     expected = _auc(member, ref) if mode is None else ref[member][mode]
-    value = check_metric(functools.partial(cls, **kwargs, **PROTOCOL), samples, torch.tensor(expected, dtype=torch.float64),
+    value = check_metric(functools.partial(cls, **kwargs, **PROTOCOL), samples,
+                         torch.tensor(expected, dtype=torch.float64),
                          functional=functools.partial(function, **function_kwargs, **PROTOCOL), atol=ATOL)
     assert value.dtype == torch.float64
 
@@ -213,7 +214,8 @@ def test_automatic_compute_groups_never_merge_different_statistics(pair):
 
 MERGING = {
     "precision-max-mean": {"max": lambda: nm.Precision("max"), "mean": lambda: nm.Precision("mean"),
-                           "curve": lambda: nm.Precision("curve"), "max-t03": lambda: nm.Precision("max", threshold=0.3)},
+                           "curve": lambda: nm.Precision("curve"),
+                           "max-t03": lambda: nm.Precision("max", threshold=0.3)},
     "f-and-e": {"f_max": lambda: nm.FMeasure("max"), "f_adaptive": lambda: nm.FMeasure("adaptive"),
                 "e_mean": lambda: nm.EMeasure("mean")},
     "binary": {"iou": lambda: nm.IoU(), "iou_mode": lambda: nm.IoU(mode="binary", beta2=1.0)},
@@ -244,7 +246,8 @@ def test_automatic_compute_groups_merge_equal_statistics(members):
 
 
 def _reference_key(name: str) -> tuple[str, str | None]:
-    """FAMILY name -> (FmeasureV2 member, mode) or (AUC, None); ``None`` when PySODMetrics' FmeasureV2 has no such value."""
+    """FAMILY name -> (FmeasureV2 member, mode) or (AUC, None); ``None`` when PySODMetrics' FmeasureV2 has no such
+    value."""
     fixed = {"iou_metric": ("iou", "binary"), "dice": ("dice", "binary"), "accuracy": ("accuracy", "binary"),
              "ber": ("ber", "binary"), "pr_auc": ("pr_auc", None), "roc_auc": ("roc_auc", None)}
     if name in fixed:

@@ -183,7 +183,8 @@ def test_options_are_fingerprinted():
             SizeInvariantConfusion("iou", "binary").state_dict())
     same = [sorted(SizeInvariantConfusion("precision", mode).metric_state) for mode in ("max", "mean")]
     assert same[0] != same[1]  # different statistics, different state names
-    assert not set(SizeInvariantConfusion("iou", "binary").metric_state) & set(nm.IoU().metric_state)  # never the plain ones
+    # never the plain ones
+    assert not set(SizeInvariantConfusion("iou", "binary").metric_state) & set(nm.IoU().metric_state)
     with pytest.raises(ValueError, match="adaptive mode is per sample"):
         SizeInvariantConfusion("recall", "adaptive", sample_based=False)
 

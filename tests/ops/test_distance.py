@@ -1,4 +1,5 @@
-"""The pure-torch EDT equals scipy.ndimage.distance_transform_edt (distances bit for bit, indices at the same distance)."""
+"""The pure-torch EDT equals scipy.ndimage.distance_transform_edt (distances bit for bit, indices at the same
+distance)."""
 
 from __future__ import annotations
 

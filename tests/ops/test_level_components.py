@@ -108,7 +108,8 @@ def test_strided_views_are_accepted():
 
     rng = np.random.default_rng(11)
     level_map = torch.from_numpy(rng.integers(0, 4, size=(2, 29, 23)))
-    views = [level_map.transpose(1, 2).contiguous().transpose(1, 2), torch.nn.functional.pad(level_map, (2, 3))[..., 2:-3]]
+    views = [level_map.transpose(1, 2).contiguous().transpose(1, 2),
+             torch.nn.functional.pad(level_map, (2, 3))[..., 2:-3]]
     for view in views:
         assert not view.is_contiguous()
         assert torch.equal(connected_level_count(view, 3), connected_level_count(level_map, 3))

@@ -96,7 +96,8 @@ def test_the_device_path_makes_no_host_sync(monkeypatch):
 
 def _sorted_offsets() -> list[tuple[int, int, int]]:
     """The 60 offsets ``(D, dx, dy)`` with ``0 < dy² + dx² <= 18``, sorted: the candidates a band pixel can have."""
-    return sorted((dy * dy + dx * dx, dx, dy) for dy in range(-4, 5) for dx in range(-4, 5) if 0 < dy * dy + dx * dx <= 18)
+    return sorted((dy * dy + dx * dx, dx, dy)
+                  for dy in range(-4, 5) for dx in range(-4, 5) if 0 < dy * dy + dx * dx <= 18)
 
 
 def test_the_first_of_the_sorted_offsets_on_a_feature_is_scipys_and_ours():

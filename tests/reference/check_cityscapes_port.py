@@ -88,8 +88,8 @@ def main(argv: list[str] | None = None) -> int:
                                capture_output=True)
                 document = json.loads((out / "results.json").read_text())
                 shutil.rmtree(out)
-                flat_port = [port["ap"], port["ap_50"]] + [float(v) for pair in zip(port["ap_per_class"],
-                                                                                  port["ap_50_per_class"]) for v in pair]
+                flat_port = [port["ap"], port["ap_50"]] + [
+                    float(v) for pair in zip(port["ap_per_class"], port["ap_50_per_class"]) for v in pair]
                 flat_port += list(np.asarray(port["ap_matrix"]).flatten())
                 library = {k: v.tolist() for k, v in ours.items()}
                 flat_library = [library["ap"], library["ap_50"]] + [v for pair in zip(

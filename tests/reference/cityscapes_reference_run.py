@@ -25,10 +25,12 @@ from pathlib import Path
 from typing import Any
 
 _STUBS = {
-    "pyquaternion/__init__.py": "class Quaternion:  # stand-in: only cityscapesScripts' 3D-box helpers use it\n    pass\n",
+    "pyquaternion/__init__.py": ("class Quaternion:  # stand-in: only cityscapesScripts' 3D-box helpers use it\n"
+                                 "    pass\n"),
     "fvcore/__init__.py": "",
     "fvcore/common/__init__.py": "",
-    "fvcore/common/file_io.py": "class PathManager:\n    @staticmethod\n    def get_local_path(path):\n        return path\n",
+    "fvcore/common/file_io.py": ("class PathManager:\n    @staticmethod\n"
+                                 "    def get_local_path(path):\n        return path\n"),
 }
 
 _DRIVER = r"""

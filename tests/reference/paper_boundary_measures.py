@@ -56,7 +56,8 @@ def trimap_iou(gt: np.ndarray, pred: np.ndarray, radius: int) -> float:
 def precision_recall(gt: np.ndarray, pred: np.ndarray, radius: int) -> tuple[float, float]:
     """``(p, r)`` of the approximate F: ``|P_1 ∩ G_d| / |P_1|``, ``|G_1 ∩ P_d| / |G_1|`` (NaN for an empty contour)."""
     pred_contour, gt_contour = contour(pred), contour(gt)
-    near_gt, near_pred = _padded_window(gt_contour, radius, erode=False), _padded_window(pred_contour, radius, erode=False)
+    near_gt = _padded_window(gt_contour, radius, erode=False)
+    near_pred = _padded_window(pred_contour, radius, erode=False)
     precision = _ratio(int((pred_contour & near_gt).sum()), int(pred_contour.sum()))
     recall = _ratio(int((gt_contour & near_pred).sum()), int(gt_contour.sum()))
     return precision, recall
