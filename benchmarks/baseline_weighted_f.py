@@ -17,7 +17,8 @@ from collections.abc import Iterator
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import EmptyGt, SegBatch
+from nobg_metrics._inputs import EmptyGt
+from nobg_metrics._seg_batch import SegBatch
 from nobg_metrics.functional import weighted_f as wf
 from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.distance import _column_pass
