@@ -70,7 +70,7 @@ class NobgMetric(Metric):
         api.transactional_update(self)
 
     # -------------------------------------------------------------------------------- what a metric writes
-    def _statistics(self, *inputs: Any) -> Statistics:  # pragma: no cover - abstract
+    def _statistics(self, *inputs: Any, **named: Any) -> Statistics:  # pragma: no cover - abstract
         """The batch's sufficient statistics, ``{state name: tensor}``; raises on bad input before any state moves."""
         raise NotImplementedError
 
