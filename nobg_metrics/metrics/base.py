@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 from torch import Tensor
@@ -41,6 +41,9 @@ from nobg_metrics.metrics import torchmetrics_api as api
 
 Statistics = Mapping[str, Tensor]
 """A batch's sufficient statistics: ``{state name: tensor}`` (for a list state, the batch's entry)."""
+
+_Metric = TypeVar("_Metric", bound="NobgMetric")
+"""A metric type: what ``to()`` returns (the class it is called on)."""
 
 
 class NobgMetric(Metric):
@@ -217,7 +220,7 @@ class NobgMetric(Metric):
         self._add_count(f"options_{digest}")
 
     # -------------------------------------------------------------------------------- dtypes and checkpoints
-    def to(self, *args: Any, **kwargs: Any) -> NobgMetric:
+    def to(self: _Metric, *args: Any, **kwargs: Any) -> _Metric:
         """``nn.Module.to`` for the device only: a dtype argument is ignored (states keep float64 / int64)."""
         kwargs.pop("dtype", None)
         kept: list[Any] = [arg.device if isinstance(arg, Tensor) else arg for arg in args
