@@ -34,7 +34,7 @@ class _CurveMetric(ConfusionMetric):
         adaptive = [("f_measure", "adaptive"), ("e_measure", "adaptive")]
         return check_requests([(name, "curve") for name in CURVE_NAMES] + adaptive)
 
-    def curves(self) -> ThresholdCurves:  # type: ignore[override]
+    def curves(self) -> ThresholdCurves:  # type: ignore[override]  # the named tuple, not the base's dict
         """The mean per-image precision, recall, F and E curves, each :math:`(T,)`, thresholds descending."""
         curves = super().curves()
         return ThresholdCurves(**{name: curves[name] for name in ThresholdCurves._fields})

@@ -176,7 +176,7 @@ class SizeInvariantConfusion(NobgMetric):
             self._add_count(f"si_{key}")
 
     @property
-    def higher_is_better(self) -> bool:  # type: ignore[override]
+    def higher_is_better(self) -> bool:  # type: ignore[override]  # a property over the base's class attribute
         """The measure's orientation (the AUCs: higher is better)."""
         return True if self.measure in AUC_CURVES else MEASURES[self.measure].higher_is_better
 
