@@ -99,8 +99,8 @@ def _sad_mse_per_image(batch: MatteBatch) -> Tensor:
     return torch.stack([sums[:, 0], mse], dim=1)
 
 
-def _matting_update(per_image: Callable[[MatteBatch], Tensor], pred: InputMaps, gt: InputMaps, trimap: InputMaps | None, clamp_to_trimap: bool,
-                    validate_args: bool) -> tuple[Tensor, Tensor]:
+def _matting_update(per_image: Callable[[MatteBatch], Tensor], pred: InputMaps, gt: InputMaps,
+                    trimap: InputMaps | None, clamp_to_trimap: bool, validate_args: bool) -> tuple[Tensor, Tensor]:
     """Sum of a per-image matting value and the number of images: ``(float64 scalar, int64 scalar)``."""
     return sum_per_image(per_image, prepare_matting(pred, gt, trimap, clamp_to_trimap=clamp_to_trimap,
                                                     validate_args=validate_args))

@@ -53,8 +53,9 @@ SIRequest = tuple[str, str]
 SAMPLES, TARGETS, OVERFLOW = "count", "targets", "overflow"
 """Keys of the image count, the target count and the count of images with more targets than ``max_targets``."""
 
-_BINARISATION: dict[str, Reduction] = {"sample_curve": "curve", "sample_max": "curve", "sample_mean": "curve", "sample_auc": "curve",
-                 "overall_curve": "curve", "sample_adaptive": "adaptive", "sample_binary": "binary", POOLED: "binary"}
+_BINARISATION: dict[str, Reduction] = {
+    "sample_curve": "curve", "sample_max": "curve", "sample_mean": "curve", "sample_auc": "curve",
+    "overall_curve": "curve", "sample_adaptive": "adaptive", "sample_binary": "binary", POOLED: "binary"}
 
 
 def check_max_targets(max_targets: int) -> None:
