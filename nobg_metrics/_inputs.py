@@ -25,9 +25,9 @@ nothing and always run. The option checks of every constructor and function (:fu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Literal, cast, get_args
 
 import torch
 from torch import Tensor
@@ -123,7 +123,8 @@ def check_option(name: str, value: object, allowed: object) -> None:
         ...
         ValueError: `empty_gt` must be one of ('agreement', 'reference'), got 'nan'
     """
-    choices = get_args(allowed) if get_args(allowed) else tuple(allowed)  # type: ignore[arg-type]
+    # not a Literal: a tuple (or other iterable) of the values
+    choices = get_args(allowed) if get_args(allowed) else tuple(cast("Iterable[object]", allowed))
     if value not in choices:
         raise ValueError(f"`{name}` must be one of {choices}, got {value!r}")
 
@@ -261,7 +262,7 @@ def _paired_images(maps: dict[str, InputMaps]) -> list[tuple[str, dict[str, Tens
         got = ", ".join(f"`{n}` {'tensor' if kinds[n] else 'list'}" for n in names)
         raise TypeError(f"{' and '.join(f'`{n}`' for n in names)} must all be tensors or all be lists; got {got}")
     if kinds[names[0]]:
-        item = {name: _to_bhw(name, value) for name, value in maps.items()}  # type: ignore[arg-type]  # tensors here
+        item = {name: _to_bhw(name, cast(Tensor, value)) for name, value in maps.items()}  # all tensors here
         for other in names[1:]:
             _check_pair((names[0], other), item[names[0]], item[other])
         return [("", item)]
@@ -270,7 +271,8 @@ def _paired_images(maps: dict[str, InputMaps]) -> list[tuple[str, dict[str, Tens
         raise ValueError(f"the lists must have the same length; got {lengths}")
     items = []
     for index in range(lengths[names[0]]):
-        item = {name: _to_bhw(f"{name}[{index}]", lists[name][index]) for name in names}  # type: ignore[index]
+        # all lists here
+        item = {name: _to_bhw(f"{name}[{index}]", cast("list[Tensor]", lists[name])[index]) for name in names}
         for other in names[1:]:
             _check_pair((names[0], other), item[names[0]], item[other], where=f"[{index}]")
         items.append((f"[{index}]", item))
@@ -283,7 +285,7 @@ def _paired_rgb(image: InputMaps, items: list[tuple[str, dict[str, Tensor]]]) ->
     if (images is None) != (items[0][0] == ""):
         raise TypeError("`image` must be a tensor beside tensor `pred` / `gt`, or a list beside lists")
     if images is None:
-        images = [image]  # type: ignore[list-item]  # a tensor here
+        images = [cast(Tensor, image)]  # a tensor here
     if len(images) != len(items):
         raise ValueError(f"`image` must hold one entry per `pred`; got {len(images)} for {len(items)}")
     checked = []

@@ -30,7 +30,10 @@ from torch import Tensor
 
 from nobg_metrics.ops.threads import one_thread_if_small
 
-_SCOPE: contextvars.ContextVar[dict | None] = contextvars.ContextVar("nobg_metrics_shared_checks", default=None)
+_Passed = dict[int, tuple[weakref.ref[Tensor], set[tuple[object, ...]]]]
+"""Per root tensor (by id): a weak reference to it and the signatures of the checks passed on its data."""
+
+_SCOPE: contextvars.ContextVar[_Passed | None] = contextvars.ContextVar("nobg_metrics_shared_checks", default=None)
 
 
 def _root(tensor: Tensor) -> Tensor:

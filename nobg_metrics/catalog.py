@@ -194,11 +194,11 @@ def _family() -> tuple[Descriptor, ...]:
     """``<measure>_<mode>`` entries of every confusion-family class (measures and modes from the classes and the
     measure registry), except those declared above (``iou_metric`` is IoU's binary mode, ``f_measure_max`` ...)."""
 
-    def effective(descriptor: Descriptor) -> tuple[type, str, str]:
-        metric = descriptor.metric
-        return metric, descriptor.arguments.get("mode", metric._default_mode), descriptor.arguments.get("reduction", "mean")
+    def effective(metric: type[ConfusionMetric], arguments: Mapping[str, Any]) -> tuple[type, str, str]:
+        return metric, arguments.get("mode", metric._default_mode), arguments.get("reduction", "mean")
 
-    declared = {effective(d) for d in _DECLARED if isinstance(d.metric, type) and issubclass(d.metric, ConfusionMetric)}
+    declared = {effective(d.metric, d.arguments) for d in _DECLARED
+                if isinstance(d.metric, type) and issubclass(d.metric, ConfusionMetric)}
     entries: list[Descriptor] = []
     for name in M.__all__:
         metric = getattr(M, name)
@@ -215,7 +215,7 @@ def _family() -> tuple[Descriptor, ...]:
             modes["pooled"] = {"mode": "binary", "reduction": "pooled"}
         for mode, arguments in modes.items():
             candidate = _entry(f"{measure}_{mode}", metric, metric.functional, arguments=arguments, **fields)
-            if effective(candidate) not in declared:
+            if effective(metric, candidate.arguments) not in declared:
                 entries.append(candidate)
     return tuple(entries)
 

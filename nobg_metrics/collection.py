@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from torchmetrics import Metric, MetricCollection
 
@@ -108,7 +108,8 @@ class NobgCollection(MetricCollection):
                 leader = members[group[0]]
                 if isinstance(leader, NobgMetric):
                     statistics = leader._batch_statistics(*args, **_routed(leader, named))
-                    planned.append(([members[name] for name in group], statistics))
+                    # a group's members hold its leader's states by declaration: nobg metrics like the leader
+                    planned.append((cast("list[NobgMetric]", [members[name] for name in group]), statistics))
         return planned
 
     def _commit(self, planned: list[tuple[list[NobgMetric], Statistics]], args: tuple, named: Mapping[str, Any],
@@ -129,13 +130,13 @@ class NobgCollection(MetricCollection):
     def forward(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         """Every member's batch value, the batch added to every member — or, on any error, no change at all."""
         planned = self._plan(args, kwargs)
-        values: dict[str, Any] = {}
+        values: dict[int, Any] = {}  # by id(member)
         for members, statistics in planned:
             for member in members:
                 values[id(member)] = member._batch_value(statistics)
-        for member in dict(self.items(keep_base=True)).values():
-            if not isinstance(member, NobgMetric):
-                values[id(member)] = member(*args, **_routed(member, kwargs))
+        for other in dict(self.items(keep_base=True)).values():
+            if not isinstance(other, NobgMetric):
+                values[id(other)] = other(*args, **_routed(other, kwargs))
         self._commit(planned, args, kwargs, foreign_done=True)
         for members, _ in planned:
             for member in members:
@@ -186,7 +187,8 @@ def _built(entries: Sequence[Descriptor], options: Mapping[str, Any]) -> dict[st
     for statistic in dict.fromkeys(d.statistic for d in entries if d.statistic):
         group = [d for d in entries if d.statistic == statistic]
         if len(group) > 1 and all("share_statistics" in d.options for d in group):
-            union = frozenset().union(*(built[d.name].requests for d in group))
+            # the members that take share_statistics (the confusion families) name their statistics in `requests`
+            union = frozenset().union(*(cast(frozenset, built[d.name].requests) for d in group))
             for d in group:
                 taken = {k: v for k, v in options.items() if k in d.options}
                 built[d.name] = d.build(**taken, share_statistics=union)

@@ -193,3 +193,15 @@ def test_a_plain_metric_collection_counts_half_a_batch_that_make_collection_reje
         with pytest.raises(ValueError, match="trimap"):
             collection.update(pred, gt, trimap=bad_trimap)
     assert plain["mae"].update_count == 1 and ours["mae"].update_count == 0
+
+
+def test_a_list_state_added_without_a_layout_refuses_a_non_tensor_record_with_a_value_error():
+    from nobg_metrics.metrics.base import NobgMetric
+
+    class Records(NobgMetric):
+        def __init__(self) -> None:
+            super().__init__()
+            self.add_state("records", default=[], dist_reduce_fx="cat", persistent=True)  # no _add_list layout
+
+    with pytest.raises(ValueError, match=r"`records` of this Records must be a list of tensors; .* holds str"):
+        Records().load_state_dict({"records": ["not a tensor"]})

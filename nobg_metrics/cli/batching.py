@@ -42,7 +42,7 @@ def batches_by_gt(items: list[Item], dataset_of: dict[int, str], batch_size: int
         position = order.setdefault(item.gt, len(order))
         chunks = datasets.setdefault(dataset, {})
         chunks.setdefault(position // size, {}).setdefault(item.job, []).append(index)
-    batches = []
+    batches: list[list[int]] = []
     for chunks in datasets.values():
         for chunk in sorted(chunks):
             batches += chunks[chunk].values()

@@ -101,6 +101,16 @@ class JobCache:
     def active(self) -> bool:
         return self.root is not None
 
+    @property
+    def _active_root(self) -> Path:
+        assert self.root is not None, "read only when the cache is active"
+        return self.root
+
+    @property
+    def _active_digests(self) -> Digests:
+        assert self.digests is not None, "read only when the cache is active"
+        return self.digests
+
     # ------------------------------------------------------------------------------------------------- keys
     def _names(self) -> tuple[list[str], list[str]]:
         from nobg_metrics.cli.runner import resolve_metrics  # torch: not for the parser, which imports this module
@@ -134,7 +144,7 @@ class JobCache:
 
         reads_image = any(name in IMAGE_NAMES for name in job_names)  # an unread RGB image changes no number
         try:
-            items = [[item.name, *((f, self.digests.digest(p)) for f, p in _files(item)
+            items = [[item.name, *((f, self._active_digests.digest(p)) for f, p in _files(item)
                                    if f != "image" or reads_image)] for item in job.items]
         except OSError:
             return None
@@ -143,10 +153,10 @@ class JobCache:
         return text_digest(json.dumps(material, sort_keys=True))
 
     def _entry_path(self, key: str) -> Path:
-        return self.root / "jobs" / key[:2] / f"{key}.json"
+        return self._active_root / "jobs" / key[:2] / f"{key}.json"
 
     def _check_location(self, jobs: list) -> None:
-        cache = Path(os.path.realpath(self.root.parent))
+        cache = Path(os.path.realpath(self._active_root.parent))
         if cache.exists() and not cache.is_dir():
             raise ConfigError(f"--cache {self.args.cache}: not a folder")
         folders = {Path(os.path.realpath(p.parent)) for job in jobs for item in job.items for _, p in _files(item)}
@@ -241,11 +251,11 @@ class JobCache:
                 if key is None or job.index not in scores.values:
                     continue
                 files = [p for item in job.items for _, p in _files(item)]
-                if not all(self.digests.unchanged(p) for p in files):
+                if not all(self._active_digests.unchanged(p) for p in files):
                     _note(f"--cache: {job.dataset} / {job.method} changed while it was scored; not cached")
                     continue
                 write_json(self._entry_path(key), self._entry(key, job, scores))
-            self.digests.save()
+            self._active_digests.save()
         except OSError as error:
             _note(f"--cache {self.args.cache}: cannot write there ({error}); results not cached")
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from nobg_metrics.cli.errors import ConfigError, closest
 from nobg_metrics.cli.parser import build_parser
@@ -64,7 +64,7 @@ def apply_config_options(args: argparse.Namespace, options: dict[str, tuple[Any,
         return
     parser = _eval_parser()
     parser.exit_on_error = False
-    parser.error = _raise  # type: ignore[method-assign]  (argparse's error() would exit the process)
+    parser.error = _raise  # type: ignore[method-assign]  # argparse's error() would exit the process
     actions = {a.dest: a for a in parser._actions if a.option_strings and a.dest not in ("help",)}
     valid = sorted(set(actions) - set(INPUTS))
     for key, (value, base, where) in options.items():
@@ -88,5 +88,5 @@ def apply_config_options(args: argparse.Namespace, options: dict[str, tuple[Any,
         setattr(args, dest, getattr(parsed, dest))
 
 
-def _raise(message: str) -> None:
+def _raise(message: str) -> NoReturn:
     raise _Refused(message)

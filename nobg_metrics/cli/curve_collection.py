@@ -23,7 +23,10 @@ The result is a :data:`~nobg_metrics.cli.curve_kinds.JobCurves` dict of plain Py
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
+
+from torch import Tensor
 
 from nobg_metrics.cli.curve_kinds import JobCurves
 from nobg_metrics.cli.dist import world
@@ -49,6 +52,7 @@ def collect_curves(members: dict[str, Any]) -> JobCurves | None:
             own = mode_requests(metric._measure, metric.mode, metric.reduction)  # what its mode reads itself
             own_curves = {m for m, reduction in own if reduction == "curve"}
             held = {m for m, reduction in metric.requests if reduction == "curve"}
+            read: Callable[[], dict[str, Tensor]]
             read = functools.partial(ConfusionMetric.curves, metric)  # all held (FMeasure.curves() keeps P/R/F/E)
         elif isinstance(metric, GreyBoundaryIoU):
             own_curves = held = {"grey_boundary_iou"}

@@ -111,7 +111,8 @@ def write_npz(path: Path, entries: list[CurveEntry]) -> None:
     manifest = {"format": FORMAT, "version": VERSION, "entries": [
         {"dataset": e["dataset"], "method": e["method"], "measures": list(e["values"]), "sources": e["sources"]}
         for e in entries]}
-    arrays = {"manifest": np.array(json.dumps(manifest))}
+    # arrays by name (Any: numpy's stubs would match the ** below against savez's `allow_pickle: bool`)
+    arrays: dict[str, Any] = {"manifest": np.array(json.dumps(manifest))}
     for i, entry in enumerate(entries):
         arrays[f"entry{i}_thresholds"] = np.asarray(entry["thresholds"], dtype=np.float64)
         for measure, curve in entry["values"].items():

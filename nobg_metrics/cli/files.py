@@ -51,7 +51,7 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-from PIL import Image
+from PIL import Image, ImageFile
 
 from nobg_metrics.ops.cv_resize import resize_linear_u8
 
@@ -229,7 +229,7 @@ def check_file(path: Path) -> str | None:
     return None
 
 
-def _rawmode(image: Image.Image) -> str:
+def _rawmode(image: ImageFile.ImageFile) -> str:
     args = image.tile[0].args if len(image.tile) == 1 else None
     return args if isinstance(args, str) else args[0] if isinstance(args, tuple) and args else ""
 

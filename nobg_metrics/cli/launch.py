@@ -168,8 +168,8 @@ def run_ranks(procs: int, run: Callable[[argparse.Namespace], int], args: argpar
     stops every rank, then propagates. Linux forks (nothing to re-import; no torch op has run yet, so no
     OpenMP pool is copied); other systems spawn.
     """
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
-    context = multiprocessing.get_context(method)
+    linux = sys.platform.startswith("linux")
+    context = multiprocessing.get_context("fork") if linux else multiprocessing.get_context("spawn")
     threads = max(1, usable_cores() // procs)
     port = _free_port()
     ranks = [context.Process(target=_rank_main, args=(rank, procs, port, threads, run, args, os.getpid()),

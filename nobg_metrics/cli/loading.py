@@ -75,10 +75,12 @@ class Pairs(Dataset):
                 return out
         gt, pred, trimap = out["gt"], out["pred"], out["trimap"]
         if pred.shape != gt.shape:
-            out["pred"], out["resized"] = resize_prediction(pred, *gt.shape, self.protocol), True
+            out["pred"], out["resized"] = resize_prediction(pred, gt.shape[0], gt.shape[1], self.protocol), True
         if trimap is not None and trimap.shape != gt.shape:
+            assert item.trimap is not None  # the trimap was read from it
             out["error"] = (item.trimap.name, f"trimap size {trimap.shape} differs from gt size {gt.shape}")
         if out["image"] is not None and out["image"].shape[:2] != gt.shape:
+            assert image is not None  # the image was read from it
             out["error"] = (f"image/{image.name}", f"image size {out['image'].shape[:2]} differs from gt size {gt.shape}")
         return out
 
@@ -92,7 +94,8 @@ def worker_init(parent: int, _: int) -> None:
     torch.set_num_threads(1)
 
 
-def as_tensors(samples: list[dict], protocol: str, device: torch.device) -> tuple[torch.Tensor | None, ...]:
+def as_tensors(samples: list[dict], protocol: str,
+               device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
     """Stack equal-size decoded maps: pred (B, H, W) uint8 (raw protocol: float64 / 255), gt, trimap, image
     (B, 3, H, W) uint8 RGB (``None`` when the samples have none)."""
     pred = torch.from_numpy(np.stack([s["pred"] for s in samples])).to(device)

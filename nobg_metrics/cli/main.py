@@ -43,7 +43,7 @@ from nobg_metrics.cli.config_options import apply_config_options
 from nobg_metrics.cli.dist import init_from_env, pick_device, world
 from nobg_metrics.cli.files import Source, check_file
 from nobg_metrics.cli.groups import read_groups
-from nobg_metrics.cli.jobs import build_jobs, problems
+from nobg_metrics.cli.jobs import Job, build_jobs, problems
 from nobg_metrics.cli.launch import (
     LAUNCHED_ENV,
     default_workers,
@@ -85,8 +85,8 @@ def _build_plan(args: argparse.Namespace) -> Plan:
         plan = Plan()  # the bundled sample
         plan_gt = plan_from_args(str(SAMPLE_DIR / "gt"), [], None)
         plan.datasets = plan_gt.datasets
-        for method in ("methodA", "methodB"):
-            plan.methods[method] = {plan.datasets[0].name: Source(SAMPLE_DIR / method)}
+        for sample in ("methodA", "methodB"):
+            plan.methods[sample] = {plan.datasets[0].name: Source(SAMPLE_DIR / sample)}
         return plan
     if configs:
         if args.gt is not None:
@@ -168,7 +168,7 @@ def check_metric_names(names: list[str] | None) -> None:
                               "names, and PySODEvalToolkit's)")
 
 
-def _unreadable_up_front(jobs) -> list[dict[str, str]]:
+def _unreadable_up_front(jobs: list[Job]) -> list[dict[str, str]]:
     """Every gt, prediction and trimap of the run checked without decoding (:func:`~nobg_metrics.cli.files.check_file`),
     each file once; the problems as the ``unreadable`` entries of the outputs."""
     found, seen = [], set()
@@ -186,7 +186,7 @@ def _unreadable_up_front(jobs) -> list[dict[str, str]]:
     return found
 
 
-def _hint_unmatched(jobs) -> None:
+def _hint_unmatched(jobs: list[Job]) -> None:
     """When a method matched no gt at all but its folder holds images: show a few, and the flags that match them."""
     for job in jobs:
         if not job.items and job.extra:
@@ -230,7 +230,7 @@ def run_eval(args: argparse.Namespace) -> int:
         return _run_locked(args, plan, device)
 
 
-def _run_locked(args: argparse.Namespace, plan: Plan, device) -> int:
+def _run_locked(args: argparse.Namespace, plan: Plan, device: torch.device) -> int:
     initialised = init_from_env(device)
     try:
         rank, _ = world()

@@ -120,7 +120,9 @@ def _metric_columns(runs: list[_Run]) -> list[str]:
     union = {n for names in lists for n in names}
     pruned = union - {n for names in lists for n in names if all(n in other for other in lists)}
     if first["protocol"] == "p3m" and first["tier"] != "custom" and pruned <= set(P3M_TRIMAP_NAMES):
-        return [n for n in protocol_metrics(first["protocol"], first["task"]) if n in union]
+        fixed = protocol_metrics(first["protocol"], first["task"])
+        assert fixed is not None  # P3M's protocol has its fixed set
+        return [n for n in fixed if n in union]
     for run in runs[1:]:
         if run.document["metrics"] != lists[0]:
             only = [n for n in run.document["metrics"] if n not in lists[0]]
@@ -178,6 +180,7 @@ def _combine(runs: list[_Run], prefer: str, names: list[str]) -> tuple[list, Any
         scores.images[index], scores.resized[index] = result["images"], result["resized"]
         scores.unreadable += _own(run, "unreadable", pair)
         if with_rows:
+            assert run.rows is not None  # with_rows: every run has its rows
             scores.per_image += [{**{k: r[k] for k in _ROW_KEYS}, **{n: r.get(n) for n in names}}
                                  for r in run.rows if (r["dataset"], r["method"]) == pair]
         if run.curves is not None:

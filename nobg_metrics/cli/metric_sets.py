@@ -4,6 +4,8 @@ of the protocol (``normalize``, ``empty_gt``, ``validate_args``, ``allow_host_sy
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torchmetrics import MetricCollection
 
@@ -51,7 +53,7 @@ def build_collection(names: list[str], protocol: str, device: torch.device, sync
     connectivity error labels with lists sized by the data — far less device work (no effect on CPU).
     """
     stretch = protocol in ("pysodmetrics", "birefnet")
-    options = {"normalize": stretch, "empty_gt": "reference" if stretch else "agreement",
+    options: dict[str, Any] = {"normalize": stretch, "empty_gt": "reference" if stretch else "agreement",
                "validate_args": VALIDATE_ARGS, "allow_host_sync": True}
     accepted = set().union(*(accepted_options(name) for name in names))
     options = {k: v for k, v in options.items() if k in accepted}

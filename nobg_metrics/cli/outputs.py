@@ -36,7 +36,7 @@ from nobg_metrics.cli.runner import Scores
 from nobg_metrics.cli.table_model import DatasetTable, TableRow, dataset_tables
 
 
-def _clean(value: float) -> float | None:
+def _clean(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else value
 
 

@@ -52,11 +52,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="PySODEvalToolkit dataset JSON(s)")
     files.add_argument("--method-json", metavar="FILE", nargs="+", action="extend", default=[], type=Path,
                        help="PySODEvalToolkit method JSON(s)")
-    for what in ("datasets", "methods"):
-        files.add_argument(f"--include-{what}", metavar="NAME", nargs="+", default=None,
-                           help=f"score only these {what} of the config (PySODEvalToolkit's flag)")
-        files.add_argument(f"--exclude-{what}", metavar="NAME", nargs="+", default=None,
-                           help=f"leave these {what} of the config out (PySODEvalToolkit's flag)")
+    for kind in ("datasets", "methods"):
+        files.add_argument(f"--include-{kind}", metavar="NAME", nargs="+", default=None,
+                           help=f"score only these {kind} of the config (PySODEvalToolkit's flag)")
+        files.add_argument(f"--exclude-{kind}", metavar="NAME", nargs="+", default=None,
+                           help=f"leave these {kind} of the config out (PySODEvalToolkit's flag)")
     files.add_argument("--categories", metavar="FILE", type=Path,
                        help="JSON {image stem: {grouping: group}} (AIM-500's aim_category_type.json): every metric "
                             "averaged per group too (groups.md, results.json 'groups')")

@@ -77,9 +77,10 @@ def _method_style(value: Any, where: str) -> dict[str, Any]:
     try:  # the optional plot extra, loaded only to check a style's colours and markers
         from matplotlib.colors import is_color_like
         from matplotlib.markers import MarkerStyle
+        checkable = True
     except ImportError:  # checked where drawn
-        is_color_like, MarkerStyle = None, None
-    if "color" in out and is_color_like is not None and not is_color_like(out["color"]):
+        checkable = False
+    if "color" in out and checkable and not is_color_like(out["color"]):
         _fail(f"{where}.color", f"not a matplotlib colour: {out['color']!r} (e.g. 'red', '#d62728', 'tab:blue')")
     if "linestyle" in out and out["linestyle"] not in LINESTYLES:
         _fail(f"{where}.linestyle", f"{out['linestyle']!r} is not one of {', '.join(LINESTYLES)}")
@@ -92,7 +93,7 @@ def _method_style(value: Any, where: str) -> dict[str, Any]:
         out["markevery"] = _positive(out["markevery"], f"{where}.markevery", integer=True)
     if "marker" in out:
         try:
-            if MarkerStyle is not None:
+            if checkable:
                 MarkerStyle(out["marker"])
         except (ValueError, TypeError):
             _fail(f"{where}.marker", f"not a matplotlib marker: {out['marker']!r} (e.g. 'o', 's', '^', 'x')")

@@ -49,6 +49,8 @@ def available_kinds(entries: list[CurveEntry], wanted: Sequence[str] | None = No
 
 
 def _limits(kind: str, style: Style, pr_xlim: Sequence[float] | None, pr_ylim: Sequence[float] | None) -> tuple:
+    xlim: tuple[float, ...] | None
+    ylim: tuple[float, ...] | None
     _, _, xlim, ylim = AXES[kind]
     zoom = style.zoom.get(kind, {})
     xlim, ylim = zoom.get("xlim", xlim), zoom.get("ylim", ylim)
@@ -80,7 +82,7 @@ def draw_figure(entries: list[CurveEntry], kinds: Sequence[str] | None = None, s
     size = style.figure_size or (style.panel_size[0] * cols, style.panel_size[1] * rows)
     with rc_context({"font.size": style.font_size}):
         figure = Figure(figsize=size, dpi=style.dpi)
-        FigureCanvasAgg(figure)  # a renderer for the layout without a dummy print of the whole figure
+        canvas = FigureCanvasAgg(figure)  # a renderer for the layout without a dummy print of the whole figure
         axes = figure.subplots(rows, cols, squeeze=False)
         handles: dict[str, Any] = {}
         order = sorted(range(len(methods)), key=lambda i: methods[i] in highlight)  # own methods drawn last
@@ -117,11 +119,11 @@ def draw_figure(entries: list[CurveEntry], kinds: Sequence[str] | None = None, s
         room = (0.0, 0.0, 1.0, 1.0)  # the axes' share of the figure: the legend gets the rest
         if shown:
             right = legend["location"] == "right"
-            where = {"loc": "center right", "bbox_to_anchor": (1.0, 0.5)} if right else \
+            where: dict[str, Any] = {"loc": "center right", "bbox_to_anchor": (1.0, 0.5)} if right else \
                 {"loc": "lower center", "bbox_to_anchor": (0.5, 0.0)}
             artist = figure.legend([handles[m] for m in shown], [readable(looks[m]["label"]) for m in shown],
                                    ncol=legend["columns"], fontsize=legend["font_size"], frameon=False, **where)
-            box = artist.get_window_extent(figure.canvas.get_renderer())
+            box = artist.get_window_extent(canvas.get_renderer())
             room = (0.0, 0.0, 1.0 - box.width / figure.bbox.width, 1.0) if right else \
                 (0.0, box.height / figure.bbox.height, 1.0, 1.0)
         figure.tight_layout(rect=room)

@@ -87,6 +87,7 @@ def preset_metrics(name: str, protocol: str, task: str, available: tuple[str, ..
     preset = PRESETS[name]
     fixed = protocol_metrics(protocol, task)
     if protocol == "birefnet":
+        assert fixed is not None  # BiRefNet's protocol has its fixed columns
         wanted = [_BIREFNET_NAMES.get(n, n) for n in preset.metrics]
         return [n for n in wanted if n in fixed], []
     if fixed is not None and protocol != preset.protocol:

@@ -16,7 +16,7 @@ import argparse
 import base64
 import html
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +112,7 @@ def _pair_result(pair: dict[str, Any]) -> str:
     return f"{pair['better']} better" if pair["significant"] else "tie (not significant)"
 
 
-def _metric_blocks(document: dict[str, Any], stats: dict[str, Any]):
+def _metric_blocks(document: dict[str, Any], stats: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
     """``(dataset, metric, entry)`` of every resampled metric, in plan order."""
     for block in stats["datasets"]:
         for metric, entry in block["metrics"].items():

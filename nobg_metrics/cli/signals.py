@@ -19,8 +19,10 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import FrameType
+from typing import Any
 
 SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 """The signals that interrupt a run."""
@@ -70,7 +72,7 @@ def exit_status(signum: int) -> int:
     return 128 + int(signum)
 
 
-def _handler(signum: int, _frame) -> None:
+def _handler(signum: int, _frame: FrameType | None) -> None:
     if _state.interrupting:
         return  # one interruption at a time: its cleanup runs undisturbed
     if _state.depth:
@@ -90,8 +92,9 @@ def checkpoint() -> None:
         raise Interrupted(_state.received)
 
 
-def _unraisable(hook):
-    def quiet(unraisable) -> None:  # a dropped Interrupted is raised again by checkpoint(): no noise
+def _unraisable(hook: Callable[[sys.UnraisableHookArgs], Any]) -> Callable[[sys.UnraisableHookArgs], None]:
+    def quiet(unraisable: sys.UnraisableHookArgs) -> None:
+        # a dropped Interrupted is raised again by checkpoint(): no noise
         if not isinstance(unraisable.exc_value, Interrupted):
             hook(unraisable)
     return quiet
@@ -134,7 +137,7 @@ def deferred() -> Iterator[None]:
             raise Interrupted(signum, deferred=True)  # the block is done: "received" stays unset
 
 
-def _forward_and_exit(parent: int, signum: int, _frame) -> None:
+def _forward_and_exit(parent: int, signum: int, _frame: FrameType | None) -> None:
     try:
         os.kill(parent, signum)
     except OSError:

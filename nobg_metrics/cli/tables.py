@@ -29,7 +29,7 @@ from nobg_metrics.cli.marks import LEGEND, RANK_LATEX, RANK_LATEX_DEFAULTS, RANK
 from nobg_metrics.cli.os_names import open_csv
 from nobg_metrics.cli.table_model import datasets_of, full_counts, paper_header
 from nobg_metrics.cli.writing import text_writer
-from nobg_metrics.cli.xlsx import XLSX_EXTRA, have_openpyxl, write_xlsx, xlsx_column
+from nobg_metrics.cli.xlsx import XLSX_EXTRA, XlsxCell, have_openpyxl, write_xlsx, xlsx_column
 
 COMBINED = "combined"
 """Stem of the combined table's files."""
@@ -220,9 +220,10 @@ def xlsx_sheets(tables: list[Combined], aliases: Aliases, transpose: bool = Fals
     for table in tables:
         labels = [f"{md}{_arrow(up, False)}" for _, md, _, up in table.columns]
         width, merged = len(labels), []
+        rows: list[list[XlsxCell]]
         if transpose:
-            rows = [[("dataset", None, "b"), ("metric", None, "b")]
-                    + [(aliases.shown("methods", m), None, "b") for m in table.methods]]
+            corner: list[XlsxCell] = [("dataset", None, "b"), ("metric", None, "b")]
+            rows = [corner + [(aliases.shown("methods", m), None, "b") for m in table.methods]]
             for d in table.datasets:
                 for index, label in enumerate(labels):
                     head = (aliases.shown("datasets", d), None, "b") if index == 0 else (None, None, "")

@@ -26,8 +26,9 @@ from nobg_metrics.cli.signals import checkpoint, deferred
 
 try:
     import fcntl
+    _HAS_FLOCK = True
 except ImportError:  # Windows: no advisory locks; runs into one folder are not detected there
-    fcntl = None
+    _HAS_FLOCK = False
 
 LOCK_NAME = ".nobg-metrics.lock"
 """The lock file a run holds in ``--out`` (removed when the run ends)."""
@@ -146,7 +147,7 @@ class OutputLock:
 
     def _lock(self) -> None:
         path = self.out / LOCK_NAME
-        if fcntl is None:
+        if not _HAS_FLOCK:
             return
         while True:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -184,9 +185,14 @@ def text_writer(text: str, tex: bool = False) -> Callable[[Path], None]:
     """A writer of a fixed UTF-8 text for people: OS names' undecodable bytes as ``\\xNN``
     (:func:`~nobg_metrics.cli.os_names.readable`; ``tex``: for a LaTeX document)."""
     shown = readable(text, tex)
-    return lambda path: path.write_text(shown, encoding="utf-8")
+
+    def write(path: Path) -> None:
+        path.write_text(shown, encoding="utf-8")
+    return write
 
 
 def json_writer(document: dict[str, Any]) -> Callable[[Path], None]:
     """A writer of a JSON document (strict: no NaN; ASCII, OS names' undecodable bytes as ``\\udcNN`` escapes)."""
-    return lambda path: path.write_text(json.dumps(document, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    def write(path: Path) -> None:
+        path.write_text(json.dumps(document, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    return write

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator
-from typing import TypeVar, Union
+from typing import TYPE_CHECKING, TypeVar, Union, cast, overload
 
 import torch
 from torch import Tensor
@@ -12,7 +12,10 @@ from torch import Tensor
 from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.threads import one_thread_if_small
 
-Batch = TypeVar("Batch")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+Batch = TypeVar("Batch", bound="DataclassInstance")
 Values = Union[Tensor, dict[str, Tensor]]
 """Per-image values: one tensor, or several named ones from the same pass."""
 
@@ -21,6 +24,15 @@ CPU_BLOCK_PIXELS = 1 << 20
 per-image work (distance transforms, filters, labelling) then stays in cache, and the weighted F's row pass
 sizes its sites per block instead of by the widest object of the batch. A batch of four 1024² gts: exact
 distance transform 107 -> 62 ms per image on one thread. On other devices the group stays whole."""
+
+
+@overload
+def sum_per_image(per_image: Callable[[Batch], Tensor], batches: Iterable[Batch]) -> tuple[Tensor, Tensor]: ...
+
+
+@overload
+def sum_per_image(per_image: Callable[[Batch], dict[str, Tensor]],
+                  batches: Iterable[Batch]) -> tuple[dict[str, Tensor], Tensor]: ...
 
 
 def sum_per_image(per_image: Callable[[Batch], Values], batches: Iterable[Batch]) -> tuple[Values, Tensor]:
@@ -57,11 +69,13 @@ def sum_per_image(per_image: Callable[[Batch], Values], batches: Iterable[Batch]
                 totals.append(_sum_images(values))
                 count += values.shape[0]
     if isinstance(totals[0], dict):
-        total: Values = totals[0] if len(totals) == 1 else {
-            name: _sum_images(torch.stack([t[name] for t in totals])) for name in totals[0]}
+        named = cast("list[dict[str, Tensor]]", totals)  # per_image returns the same kind for every group
+        total: Values = named[0] if len(named) == 1 else {
+            name: _sum_images(torch.stack([t[name] for t in named])) for name in named[0]}
         device = next(iter(total.values())).device
     else:
-        total = totals[0] if len(totals) == 1 else _sum_images(torch.stack(totals))
+        tensors = cast("list[Tensor]", totals)  # per_image returns the same kind for every group
+        total = tensors[0] if len(tensors) == 1 else _sum_images(torch.stack(tensors))
         device = total.device
     return total, torch.full((), count, dtype=torch.int64, device=device)
 

@@ -166,9 +166,9 @@ def _similarity_data(image: Tensor, gt: Tensor, valid_fg: Tensor, valid_bg: Tens
     batch, _, height, width = image.shape
     similarity = torch.zeros(batch, height, width, dtype=torch.float64, device=image.device)
     rebuilt = (valid_fg.flatten(1).any(dim=1) & valid_bg.flatten(1).any(dim=1)).tolist()  # a host read
-    parts = [(b, gt[b].flatten().nonzero()[:, 0]) for b in range(batch) if rebuilt[b]]  # data-sized
+    wanted_pixels = [(b, gt[b].flatten().nonzero()[:, 0]) for b in range(batch) if rebuilt[b]]  # data-sized
     parts = [(b * height * width + wanted, _reconstruct(image[b], valid_fg[b], valid_bg[b], lambda_spatial, wanted),
-              image[b].flatten(1)[:, wanted]) for b, wanted in parts]  # img * fg on the gt
+              image[b].flatten(1)[:, wanted]) for b, wanted in wanted_pixels]  # img * fg on the gt
     empty = torch.zeros(3, 0, dtype=torch.uint8, device=image.device)
     inside = torch.cat([torch.zeros(0, dtype=torch.int64, device=image.device)] + [p[0] for p in parts])
     rebuilt_rgb = torch.cat([empty] + [p[1] for p in parts], dim=1)

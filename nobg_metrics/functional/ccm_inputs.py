@@ -28,5 +28,8 @@ def prepare_camouflage(pred: InputMaps, gt: InputMaps, image: InputImages, *, no
         >>> len(groups), tuple(groups[0][1].shape)
         (1, (2, 3, 8, 9))
     """
-    groups = prepare(pred, gt, image=image, validate_args=validate_args)
-    return [(segmentation_batch(group, normalize), group.image) for group in groups]
+    out = []
+    for group in prepare(pred, gt, image=image, validate_args=validate_args):
+        assert group.image is not None  # every group has the images given
+        out.append((segmentation_batch(group, normalize), group.image))
+    return out

@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import torch
 from torch import Tensor
@@ -78,7 +78,8 @@ def _key_tensor(name: str, keys: object, size: int, device: torch.device) -> Ten
         values = [sequence_key(key) if name == "sequence" else _frame_index(key) for key in keys]
         return torch.tensor(values, dtype=torch.int64).to(device)
     if name == "sequence":
-        return torch.full((size,), sequence_key(keys), dtype=torch.int64, device=device)  # type: ignore[arg-type]
+        # one key for the batch (sequence_key refuses anything but a str or an int)
+        return torch.full((size,), sequence_key(cast("int | str", keys)), dtype=torch.int64, device=device)
     return torch.arange(size, dtype=torch.int64, device=device).add_(_frame_index(keys))
 
 

@@ -10,6 +10,8 @@ pixel scores MSE 0 (the reference divides 0 by 0) and SAD 0.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import Tensor
 
@@ -83,7 +85,9 @@ def _sad_mse_per_image(batch: MatteBatch) -> Tensor:
     the pair histogram times a 65 536-entry table (one pass over the pixels, no float maps).
     """
     if _use_pair_histogram(batch):
-        counts = _pair_counts(*batch.levels, batch.region).double()
+        levels = batch.levels
+        assert levels is not None  # the pair histogram is used for uint8 mattes only
+        counts = _pair_counts(*levels, batch.region).double()
         absolute, squared = _pair_tables(batch.device)
         sums = torch.stack([counts @ absolute, counts @ squared], dim=1)
     else:
@@ -95,8 +99,8 @@ def _sad_mse_per_image(batch: MatteBatch) -> Tensor:
     return torch.stack([sums[:, 0], mse], dim=1)
 
 
-def _matting_update(per_image, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None, clamp_to_trimap: bool,
-                    validate_args: bool) -> tuple[Tensor, Tensor]:
+def _matting_update(per_image: Callable[[MatteBatch], Tensor], pred: InputMaps, gt: InputMaps,
+                    trimap: InputMaps | None, clamp_to_trimap: bool, validate_args: bool) -> tuple[Tensor, Tensor]:
     """Sum of a per-image matting value and the number of images: ``(float64 scalar, int64 scalar)``."""
     return sum_per_image(per_image, prepare_matting(pred, gt, trimap, clamp_to_trimap=clamp_to_trimap,
                                                     validate_args=validate_args))

@@ -79,6 +79,7 @@ class P3MBatch:
     def trimap_regions(self) -> tuple[Tensor, Tensor, Tensor]:
         """``(foreground, background, unknown)`` bool maps: ``trimap == 255 / 0 / 128`` (float: 1 / 0 / 0.5)."""
         tri = self.trimap
+        assert tri is not None, "called for a group with a trimap"
         uint8 = tri.dtype == torch.uint8
         return tri == (255 if uint8 else 1.0), tri == 0, tri == (128 if uint8 else 0.5)
 

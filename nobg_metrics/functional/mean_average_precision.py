@@ -25,7 +25,7 @@ from torch import Tensor
 
 __all__ = ["mean_average_precision"]
 
-from nobg_metrics.functional.instance_accumulate import accumulate
+from nobg_metrics.functional.instance_accumulate import Accumulated, accumulate
 from nobg_metrics.functional.instance_inputs import prepare_instances
 from nobg_metrics.functional.instance_options import InstanceOptions, make_options
 from nobg_metrics.functional.instance_statistics import constant, instance_update
@@ -79,7 +79,7 @@ def _mean_average_precision_compute(states: Mapping[str, Tensor], options: Insta
     rec = constant(options.rec_thresholds, device)
     caps = options.max_detection_thresholds
 
-    def run(outcomes: Tensor, merged: bool) -> object:
+    def run(outcomes: Tensor, merged: bool) -> Accumulated:
         if merged:
             category, gt_category, num = torch.zeros_like(labels), torch.zeros_like(gt_labels), 1
         else:
@@ -92,7 +92,8 @@ def _mean_average_precision_compute(states: Mapping[str, Tensor], options: Insta
 
     macro = run(states["det_outcomes"], merged=False) if options.needs_macro else None
     main = run(states["det_outcomes_micro"], merged=True) if options.average == "micro" else macro
-    return summarize(main, macro if options.class_metrics else None, classes, options)  # type: ignore[arg-type]
+    assert main is not None  # the macro average's per-category matching is always run (needs_macro)
+    return summarize(main, macro if options.class_metrics else None, classes, options)
 
 
 def mean_average_precision(

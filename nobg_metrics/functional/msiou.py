@@ -72,7 +72,9 @@ _DX = 1 / (NUM_SCALES - 1)
 
 def mode_statistic(mode: MSIoUMode) -> Statistic:
     """The statistic a mode reads: ``max`` and ``mean`` both read the curve."""
-    return "curve" if mode in ("max", "mean") else mode  # type: ignore[return-value]
+    if mode == "max" or mode == "mean":
+        return "curve"
+    return mode
 
 
 # ---------------------------------------------------------------------------------------------------- binary masks
@@ -239,7 +241,7 @@ def _msiou_per_image(batch: SegBatch, statistics: frozenset[Statistic], threshol
     empty, degenerate = foreground == 0, (foreground == 0) | (foreground == batch.num_pixels)
     # the agreement policy reads the degenerate images only (none: nothing to do, a free read on CPU)
     agreement = empty_gt == "agreement" and (not host_reads.free_on(degenerate) or bool(degenerate.any()))
-    out = {}
+    out: dict[str, Tensor] = {}
     for statistic in sorted(statistics):
         if statistic == "curve":
             binarised = _quantized(batch)

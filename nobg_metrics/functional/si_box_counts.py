@@ -87,7 +87,7 @@ class _Maps:
     def __init__(self, batch: SegBatch, curve_levels: int | None, threshold: float | None, adaptive: bool,
                  mae: bool) -> None:
         uint8 = batch.is_uint8
-        self.width = NUM_LEVELS if uint8 else curve_levels
+        self.width = NUM_LEVELS if uint8 else curve_levels if curve_levels is not None else 0  # 0: no levels
         self.levels = batch.pred_raw if uint8 else (
             (batch.pred * (curve_levels - 1)).to(torch.int32) if curve_levels is not None else None)
         self.gt = batch.gt
@@ -125,7 +125,7 @@ def _cpu_stats(batch: SegBatch, targets: Targets, curve_levels: int | None, thre
         outside = torch.where(out["adp_zero"], maps.n - area, 0)  # a cut of 0: the pixels outside are positive too
         stats.adaptive = (out["adp_tp"], out["adp_pos"] + outside)
     if mae:
-        stats.error = histogram_error(batch, targets, stats.hist, low_high) if batch.is_uint8 else out["error"]
+        stats.error = histogram_error(batch, targets, out["hist"], low_high) if batch.is_uint8 else out["error"]
     return stats
 
 
@@ -165,6 +165,7 @@ def _view_adaptive(maps: _Maps, t: int, pred: Tensor, gt: Tensor, mean: Tensor, 
 
 def _recount_adaptive(maps: _Maps, targets: Targets, chosen: Tensor, means: Tensor, out: dict[str, Tensor]) -> None:
     """The chosen targets' adaptive counts again at their reference means (CPU; a loop over the rare ties)."""
+    assert maps.pred is not None, "called for a float prediction's adaptive counts only"
     columns = [x.index_select(0, chosen).tolist() for x in (targets.image, targets.top, targets.bottom, targets.left,
                                                              targets.right)]
     for t, mean, b, y0, y1, x0, x1 in zip(chosen.tolist(), means, *columns):
@@ -256,6 +257,7 @@ def _plane_stats(batch: SegBatch, targets: Targets, curve_levels: int | None, hi
     """Fixed sizes: box sums of planes over ``max_targets`` slots per image (no host read)."""
     b, h, w = batch.shape
     k = targets.slots
+    assert k is not None, "targets found on the same device: the fixed-size layout"
     device = batch.gt_raw.device
     n = batch.num_pixels
     top, bottom, left, right = (x.view(b, k) for x in (targets.top, targets.bottom, targets.left, targets.right))
@@ -276,6 +278,7 @@ def _plane_stats(batch: SegBatch, targets: Targets, curve_levels: int | None, hi
     uint8 = batch.is_uint8
     if hist:
         width = NUM_LEVELS if uint8 else curve_levels
+        assert width is not None, "a float prediction's histogram is asked for by its curve levels"
         levels = batch.pred_raw.to(torch.int32) if uint8 else (batch.pred * (width - 1)).to(torch.int32)
         code = levels + gt.to(torch.int32) * width
         joint = []
@@ -303,6 +306,7 @@ def _plane_stats(batch: SegBatch, targets: Targets, curve_levels: int | None, hi
         stats.adaptive = (torch.cat(tp, 1).view(-1), torch.cat(pos, 1).view(-1) + outside)
     if mae:
         if uint8 and hist:
+            assert stats.hist is not None  # set above
             stats.error = histogram_error(batch, targets, stats.hist, low_high)
         elif uint8:
             raw = batch.pred_raw.to(torch.int32)

@@ -16,7 +16,7 @@ Every statistic also has the image count, the target count and the count of imag
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Literal
 
 import torch
@@ -28,6 +28,7 @@ from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.functional.confusion import (
     POOLED,
     ConfusionOptions,
+    Reduction,
     check_requests,
     pooled_value,
     trapezoid_auc,
@@ -52,8 +53,9 @@ SIRequest = tuple[str, str]
 SAMPLES, TARGETS, OVERFLOW = "count", "targets", "overflow"
 """Keys of the image count, the target count and the count of images with more targets than ``max_targets``."""
 
-_BINARISATION = {"sample_curve": "curve", "sample_max": "curve", "sample_mean": "curve", "sample_auc": "curve",
-                 "overall_curve": "curve", "sample_adaptive": "adaptive", "sample_binary": "binary", POOLED: "binary"}
+_BINARISATION: dict[str, Reduction] = {
+    "sample_curve": "curve", "sample_max": "curve", "sample_mean": "curve", "sample_auc": "curve",
+    "overall_curve": "curve", "sample_adaptive": "adaptive", "sample_binary": "binary", POOLED: "binary"}
 
 
 def check_max_targets(max_targets: int) -> None:
@@ -117,7 +119,7 @@ def _counts(tp: Tensor, positives: Tensor, fg: Tensor, n: int) -> Counts:
     return Counts(tp, fp, (n - fg) - fp, fg - tp)
 
 
-def target_counts(batch: SegBatch, targets: Targets, stats: TargetStats, binarisations: set[str],
+def target_counts(batch: SegBatch, targets: Targets, stats: TargetStats, binarisations: Collection[str],
                   options: ConfusionOptions) -> dict[str, Counts]:
     """Per-target :class:`Counts` of each binarisation (``"curve"`` :math:`(T, L)`, others :math:`(T,)`)."""
     n, fg = batch.num_pixels, stats.fg
@@ -146,10 +148,13 @@ def target_counts(batch: SegBatch, targets: Targets, stats: TargetStats, binaris
             positive = (values > options.threshold).long()  # outside: 0 > threshold never holds
             out["binary"] = _counts((raw[:, 1] * positive).sum(dim=1), (per_level * positive).sum(dim=1), fg, n)
     elif "curve" in binarisations:
+        assert stats.hist is not None, "target_stats counts the curve histogram when a curve is asked for"
         out["curve"] = _curve_counts(stats.hist, fg, outside, n)
     if "adaptive" in binarisations and "adaptive" not in out:
+        assert stats.adaptive is not None, "target_stats counts what the histograms did not give"
         out["adaptive"] = _counts(*stats.adaptive, fg, n)
     if "binary" in binarisations and "binary" not in out:
+        assert stats.binary is not None, "target_stats counts what the histograms did not give"
         out["binary"] = _counts(*stats.binary, fg, n)
     return out
 

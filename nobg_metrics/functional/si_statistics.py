@@ -68,6 +68,7 @@ def uint8_error(batch: SegBatch, image: Tensor, area: Tensor, level_sum: Tensor,
     """
     sum_all, sum_fg = divide(level_sum.double(), 255), divide(fg_level_sum.double(), 255)
     if batch.normalize:
+        assert low_high is not None, "the level range comes with every stretched uint8 batch"
         low, high = (level.long().index_select(0, image) for level in low_high)
         span = high - low
         divisor = span.clamp_min(1).double()

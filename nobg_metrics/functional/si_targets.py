@@ -152,6 +152,11 @@ def _exact_targets(gt: Tensor) -> Targets:
                    count.clamp_min(1), torch.zeros_like(count))
 
 
+def _flat(pair: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
+    """Both tensors of a pair flattened to 1-D views."""
+    return pair[0].view(-1), pair[1].view(-1)
+
+
 def _fixed_targets(gt: Tensor, max_targets: int) -> Targets:
     """No host read: padded runs (``B · H · ceil(W / 2)``, a row's most), fixed rounds, ``max_targets`` slots.
 
@@ -163,9 +168,10 @@ def _fixed_targets(gt: Tensor, max_targets: int) -> Targets:
     pixels, image_pixels = b * h * w, h * w
     levels = gt.to(torch.int16)
     bound = (w + 1) // 2
-    pad = {"capacity": b * h * bound, "pad_level": 2}
-    start_keys = _sorted_keys(*_level_steps(*(x.view(-1) for x in _rises(levels)), **pad), pixels, 1)
-    end_keys = _sorted_keys(*_level_steps(*(x.view(-1) for x in _rises(levels, last=True)), **pad), pixels, 1)
+    capacity = b * h * bound
+    start_keys = _sorted_keys(*_level_steps(*_flat(_rises(levels)), capacity=capacity, pad_level=2), pixels, 1)
+    end_keys = _sorted_keys(*_level_steps(*_flat(_rises(levels, last=True)), capacity=capacity, pad_level=2),
+                            pixels, 1)
     runs = start_keys.numel()
     run_level = torch.div(start_keys, pixels, rounding_mode="floor")
     real = run_level == 1
@@ -174,8 +180,7 @@ def _fixed_targets(gt: Tensor, max_targets: int) -> Targets:
     parent = torch.arange(runs, device=device)
     if h > 1:
         overlap = torch.minimum(levels[:, :-1], levels[:, 1:])  # (B, H-1, W)
-        where, edge_level = _level_steps(*(x.view(-1) for x in _rises(overlap)), capacity=b * (h - 1) * bound,
-                                         pad_level=2)
+        where, edge_level = _level_steps(*_flat(_rises(overlap)), capacity=b * (h - 1) * bound, pad_level=2)
         rows = torch.div(where, w, rounding_mode="floor")
         upper = where + torch.div(rows, h - 1, rounding_mode="floor") * w  # (b, y, x) of (B, H-1, W) in (B, H, W)
         keys = _sorted_keys(upper, edge_level, pixels, 1)

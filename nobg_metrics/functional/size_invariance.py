@@ -100,11 +100,12 @@ def si_name(measure: str, mode: Mode = "max", sample_based: bool = True) -> str:
     return f"si_{measure}_pooled" if mode == "binary" else f"si_{measure}_{mode}_overall"
 
 
+_SI_MODES: tuple[tuple[Mode, bool], ...] = (("max", True), ("mean", True), ("adaptive", True), ("binary", True),
+                                            ("max", False), ("mean", False), ("binary", False))
 SI_ENTRIES: dict[str, tuple[str, Mode, bool]] = {
     si_name(measure, mode, sample_based): (measure, mode, sample_based)
     for measure in SI_MEASURES
-    for mode, sample_based in (("max", True), ("mean", True), ("adaptive", True), ("binary", True), ("max", False),
-                               ("mean", False), ("binary", False))
+    for mode, sample_based in _SI_MODES
 } | {si_name(auc, "max", sample_based): (auc, "max", sample_based)
      for auc in AUC_CURVES for sample_based in (True, False)}
 """Every scalar size-invariant value of the family by name: ``{name: (measure, mode, sample_based)}`` (81)."""
@@ -175,6 +176,7 @@ def _si_mae_per_image(batch: SegBatch, max_targets: int) -> dict[str, Tensor]:
     """:math:`(B,)` SI-MAE per image (``SizeInvarianceMAE.step``) and the overflow flags."""
     targets = find_targets(batch.gt, max_targets)
     stats = target_stats(batch, targets, curve_levels=None, threshold=None, adaptive=False, mae=True)
+    assert stats.background is not None and stats.error is not None, "counted for mae=True"
     outside, error = stats.background
     count = targets.count.double()
     ratio = outside.double() / (batch.num_pixels - outside).double()  # bg_fg_area_ratio

@@ -70,7 +70,7 @@ def threshold_curves(
     """
     curves = confusion_curves(pred, gt, CURVE_NAMES, num_thresholds=num_thresholds, beta2=beta2, normalize=normalize,
                               empty_gt=empty_gt, validate_args=validate_args)
-    return ThresholdCurves(*(curves[name] for name in CURVE_NAMES), curves["thresholds"])
+    return ThresholdCurves(**{name: curves[name] for name in ThresholdCurves._fields})
 
 
 def f_measure(

@@ -85,8 +85,8 @@ def _gaussian_same(image: Tensor) -> Tensor:
     size, height, width = image.shape
     parts = banded.strips(slice(0, height), slice(0, width), size, 3)  # 3: the kernel's half-size
     if len(parts) == 1:
-        rows = banded.correlate_rows(banded.tiled(image, pad=3), kernel)
-        return banded.correlate_columns(rows, kernel).valid()
+        row_pass = banded.correlate_rows(banded.tiled(image, pad=3), kernel)
+        return banded.correlate_columns(row_pass, kernel).valid()
     out = torch.empty_like(image)
     for rows, cols in parts:  # bounded buffers on any aspect ratio (a one-pixel-thin image pays no 32x layout)
         window = image[:, max(rows.start - 3, 0):rows.stop + 3, max(cols.start - 3, 0):cols.stop + 3]

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 from torch import Tensor
@@ -41,6 +41,9 @@ from nobg_metrics.metrics import torchmetrics_api as api
 
 Statistics = Mapping[str, Tensor]
 """A batch's sufficient statistics: ``{state name: tensor}`` (for a list state, the batch's entry)."""
+
+_Metric = TypeVar("_Metric", bound="NobgMetric")
+"""A metric type: what ``to()`` returns (the class it is called on)."""
 
 
 class NobgMetric(Metric):
@@ -70,7 +73,7 @@ class NobgMetric(Metric):
         api.transactional_update(self)
 
     # -------------------------------------------------------------------------------- what a metric writes
-    def _statistics(self, *inputs: Any) -> Statistics:  # pragma: no cover - abstract
+    def _statistics(self, *inputs: Any, **named: Any) -> Statistics:  # pragma: no cover - abstract
         """The batch's sufficient statistics, ``{state name: tensor}``; raises on bad input before any state moves."""
         raise NotImplementedError
 
@@ -217,10 +220,11 @@ class NobgMetric(Metric):
         self._add_count(f"options_{digest}")
 
     # -------------------------------------------------------------------------------- dtypes and checkpoints
-    def to(self, *args: Any, **kwargs: Any) -> NobgMetric:
+    def to(self: _Metric, *args: Any, **kwargs: Any) -> _Metric:
         """``nn.Module.to`` for the device only: a dtype argument is ignored (states keep float64 / int64)."""
         kwargs.pop("dtype", None)
-        kept = [arg.device if isinstance(arg, Tensor) else arg for arg in args if not isinstance(arg, torch.dtype)]
+        kept: list[Any] = [arg.device if isinstance(arg, Tensor) else arg for arg in args
+                           if not isinstance(arg, torch.dtype)]
         return super().to(*kept, **kwargs)
 
     def set_dtype(self, dst_type: str | torch.dtype) -> NobgMetric:
@@ -250,14 +254,16 @@ class NobgMetric(Metric):
                 continue
             value = state_dict[full]
             if isinstance(current, list):
-                dtype, shape = self._list_layouts.get(key, (None, None))
+                layout = self._list_layouts.get(key)  # None: a list state added without _add_list
                 items = value if isinstance(value, list) else [value]
                 for item in items:
-                    if not isinstance(item, Tensor) or (dtype is not None and (
-                            item.dtype != dtype or tuple(item.shape[1:]) != shape or item.ndim != len(shape) + 1)):
+                    if not isinstance(item, Tensor) or (layout is not None and (
+                            item.dtype != layout[0] or tuple(item.shape[1:]) != layout[1]
+                            or item.ndim != len(layout[1]) + 1)):
                         got = f"{item.dtype} {tuple(item.shape)}" if isinstance(item, Tensor) else type(item).__name__
-                        raise ValueError(f"`{full}` of this {name} must be a list of {dtype} records of shape "
-                                         f"(n, {', '.join(map(str, shape))}); the state_dict holds {got}")
+                        expected = "a list of tensors" if layout is None else (
+                            f"a list of {layout[0]} records of shape (n, {', '.join(map(str, layout[1]))})")
+                        raise ValueError(f"`{full}` of this {name} must be {expected}; the state_dict holds {got}")
                 state_dict[full] = [item.to(self.device) for item in items]
                 holds_data = holds_data or any(item.numel() for item in items)
                 continue

@@ -122,6 +122,6 @@ class CityscapesInstanceAP(NobgMetric):
         return _cityscapes_compute(scores, classes, true, false, states["gt_instance_count"],
                                    states["prediction_count"])
 
-    def update(self, preds: Predictions, target: InstanceIds) -> None:
+    def update(self, preds: Predictions, target: InstanceIds) -> None:  # type: ignore[override]  # not maps
         """Add a batch: one prediction dict per image and the images' instanceIds maps."""
         self._accumulate(self._batch_statistics(preds, target))

@@ -15,8 +15,8 @@ statistics too, which is how ``make_collection`` gives a whole family one histog
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, cast
 
 from torch import Tensor
 
@@ -139,7 +139,8 @@ class ConfusionMetric(NobgMetric):
     def statistics(self, states: Mapping[str, Tensor] | None = None) -> dict[str, Tensor]:
         """The accumulated sums by statistic key (``"iou_binary"``, ``"precision_curve"``, ``"count"``, ...) of
         ``states`` (default: the metric's own)."""
-        states = self.metric_state if states is None else states
+        if states is None:
+            states = cast("dict[str, Tensor]", self.metric_state)  # sums and counts only: no list state
         sums = {key: states[name] for key, (name, _) in self._states.items()}
         table = sums.pop(TABLE, None)
         return {**sums, **({} if table is None else split_table(table, self._requests))}
@@ -155,7 +156,7 @@ class ConfusionMetric(NobgMetric):
         out["thresholds"] = thresholds_of(self.num_thresholds, stats[COUNT].device)
         return out
 
-    def plot(self, val: Tensor | None = None, ax: Any = None) -> Any:
+    def plot(self, val: Tensor | Sequence[Tensor] | None = None, ax: Any = None) -> Any:
         """Plot: the curve against the threshold (curve modes; PR / ROC for the AUCs), else the scalar value.
 
         Returns:

@@ -9,6 +9,7 @@ states and share one histogram per batch in any compute group, declared or autom
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from torch import Tensor
@@ -33,12 +34,12 @@ class _CurveMetric(ConfusionMetric):
         adaptive = [("f_measure", "adaptive"), ("e_measure", "adaptive")]
         return check_requests([(name, "curve") for name in CURVE_NAMES] + adaptive)
 
-    def curves(self) -> ThresholdCurves:  # type: ignore[override]
+    def curves(self) -> ThresholdCurves:  # type: ignore[override]  # the named tuple, not the base's dict
         """The mean per-image precision, recall, F and E curves, each :math:`(T,)`, thresholds descending."""
         curves = super().curves()
-        return ThresholdCurves(*(curves[name] for name in CURVE_NAMES), curves["thresholds"])
+        return ThresholdCurves(**{name: curves[name] for name in ThresholdCurves._fields})
 
-    def plot(self, val: Tensor | None = None, ax: Any = None) -> Any:
+    def plot(self, val: Tensor | Sequence[Tensor] | None = None, ax: Any = None) -> Any:
         """Draw the PR curve and the F/E-vs-threshold curves (matplotlib, the ``plot`` extra).
 
         ``val`` and ``ax`` are accepted for torchmetrics compatibility; ``ax`` may be a sequence of two axes.

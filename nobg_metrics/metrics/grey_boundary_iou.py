@@ -8,7 +8,7 @@ a compute group. The maths is :mod:`nobg_metrics.functional.grey_boundary_iou`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from torch import Tensor
@@ -68,6 +68,8 @@ class GreyBoundaryIoU(NobgMetric):
     higher_is_better = True
     plot_lower_bound = 0.0
     plot_upper_bound = 1.0
+    grey_boundary_curve: Tensor  # the states (declared in __init__)
+    grey_boundary_count: Tensor
 
     def __init__(self, mode: GreyMode = "max", dilation_ratio: float = 0.02, *, dilation_pixels: int | None = None,
                  normalize: bool = False, empty_gt: EmptyGt = "agreement", validate_args: bool = True,
@@ -95,7 +97,7 @@ class GreyBoundaryIoU(NobgMetric):
         curve = _grey_boundary_compute(self.grey_boundary_curve, self.grey_boundary_count, "curve")
         return {"grey_boundary_iou": curve, "thresholds": thresholds_of(NUM_LEVELS, curve.device)}
 
-    def plot(self, val: Tensor | None = None, ax: Any = None) -> Any:
+    def plot(self, val: Tensor | Sequence[Tensor] | None = None, ax: Any = None) -> Any:
         """Plot the curve against the threshold (``mode="curve"``), else the scalar value (matplotlib)."""
         if self.mode != "curve":
             return super().plot(val, ax)

@@ -27,7 +27,7 @@ class _PixelErrorMetric(NobgMetric):
     """
 
     higher_is_better = False
-    plot_upper_bound = None
+    plot_upper_bound: float | None = None
 
     def __init__(self, *, clamp_to_trimap: bool = False, validate_args: bool = True, **kwargs: Any) -> None:
         super().__init__(validate_args=validate_args, **kwargs)

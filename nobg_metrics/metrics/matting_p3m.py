@@ -43,7 +43,7 @@ class _P3MPixelErrors(NobgMetric):
     """
 
     higher_is_better = False
-    plot_upper_bound = None
+    plot_upper_bound: float | None = None
     _measure: str
 
     def __init__(self, region: P3MRegion = "image", *, validate_args: bool = True, **kwargs: Any) -> None:

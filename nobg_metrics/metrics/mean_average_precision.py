@@ -160,7 +160,8 @@ class MeanAveragePrecision(NobgMetric):
             return dist.get_rank(self.process_group) if self.process_group is not None else dist.get_rank()
         return 0
 
-    def update(self, preds: Sequence[Mapping[str, Tensor]], target: Sequence[Mapping[str, Tensor]]) -> None:
+    def update(  # type: ignore[override]  # per-image dicts of instances, not maps
+            self, preds: Sequence[Mapping[str, Tensor]], target: Sequence[Mapping[str, Tensor]]) -> None:
         """Add a batch: ``preds`` and ``target`` lists of per-image dicts (class docstring)."""
         self._accumulate(self._batch_statistics(preds, target))
 

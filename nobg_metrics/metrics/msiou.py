@@ -64,6 +64,8 @@ class MSIoU(NobgMetric):
 
     higher_is_better = True
     plot_upper_bound = None  # the reference's float16 denominator can lift a ratio above 1
+    msiou_curve_sum: Tensor  # the states read by curve() (declared in __init__)
+    msiou_count: Tensor
 
     def __init__(self, mode: MSIoUMode = "max", *, threshold: float = 0.5, normalize: bool = False,
                  empty_gt: EmptyGt = "agreement", validate_args: bool = True, **kwargs: Any) -> None:

@@ -14,7 +14,7 @@ import inspect
 import re
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from torch import Tensor
 
@@ -77,6 +77,13 @@ class PerImageMattingMean(PerImageMean):
         self._accumulate(self._batch_statistics(pred, gt, trimap))
 
 
+if TYPE_CHECKING:
+    class _Generated(PerImageMean):
+        """What :func:`per_image_metric` builds: a :class:`PerImageMean` holding its options (for the type checker)."""
+
+        options: dict[str, Any]
+
+
 def per_image_metric(class_name: str, functional: Callable[..., Tensor], update: Callable[..., tuple[Tensor, Tensor]],
                      *, higher_is_better: bool, check: Callable[..., None] | None = None,
                      plot_upper_bound: float | None = 1.0, state_prefix: str | None = None) -> type[PerImageMean]:
@@ -118,14 +125,14 @@ def per_image_metric(class_name: str, functional: Callable[..., Tensor], update:
                   if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name != "validate_args"]
     defaults = {p.name: p.default for p in parameters}
 
-    def __init__(self: PerImageMean, *, validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(self: _Generated, *, validate_args: bool = True, **kwargs: Any) -> None:
         options = {name: kwargs.pop(name, default) for name, default in defaults.items()}
         if check is not None:
             check(**options)
         PerImageMean.__init__(self, options=options, validate_args=validate_args, **kwargs)
         self.options = options
 
-    def _per_image_sums(self: PerImageMean, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
+    def _per_image_sums(self: _Generated, pred: InputMaps, gt: InputMaps) -> tuple[Tensor, Tensor]:
         return update(pred, gt, **self.options, validate_args=self.validate_args)
 
     keyword = inspect.Parameter.KEYWORD_ONLY

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from torch import Tensor
 from torchmetrics import Metric
@@ -176,7 +176,7 @@ class SizeInvariantConfusion(NobgMetric):
             self._add_count(f"si_{key}")
 
     @property
-    def higher_is_better(self) -> bool:  # type: ignore[override]
+    def higher_is_better(self) -> bool:  # type: ignore[override]  # a property over the base's class attribute
         """The measure's orientation (the AUCs: higher is better)."""
         return True if self.measure in AUC_CURVES else MEASURES[self.measure].higher_is_better
 
@@ -191,7 +191,7 @@ class SizeInvariantConfusion(NobgMetric):
 
     def statistics(self) -> dict[str, Tensor]:
         """The accumulated sums by statistic key (``"f_measure_sample_max"``, ``"samples"``, ...)."""
-        states = self.metric_state
+        states = cast("dict[str, Tensor]", self.metric_state)  # sums and counts only: no list state
         return {key: states[name] for key, name in self._state_names.items()}
 
     def _value(self, states: Mapping[str, Tensor]) -> Tensor:
@@ -234,8 +234,9 @@ class SizeInvariant(abc.ABC):
         True
     """
 
-    def __new__(cls, metric: Metric, *, sample_based: bool | None = None, max_targets: int = DEFAULT_MAX_TARGETS,
-                **kwargs: Any) -> SizeInvariantMAE | SizeInvariantConfusion:  # type: ignore[misc]
+    def __new__(  # type: ignore[misc]  # returns a registered virtual subclass, which mypy does not model
+            cls, metric: Metric, *, sample_based: bool | None = None, max_targets: int = DEFAULT_MAX_TARGETS,
+            **kwargs: Any) -> SizeInvariantMAE | SizeInvariantConfusion:
         if isinstance(metric, MAE):
             if sample_based is False:
                 raise ValueError("SI-MAE is a mean of per-image values: `sample_based` must be True or None")

@@ -64,7 +64,7 @@ class _Memo:
 
     def get(self, name: str, gt: Tensor, compute: Callable[[], T]) -> T:
         gt = gt.contiguous()
-        digest = zlib.crc32(gt.reshape(-1).view(torch.uint8).numpy())  # the bytes, whatever the dtype
+        digest = zlib.crc32(gt.reshape(-1).view(torch.uint8).numpy().data)  # the bytes, whatever the dtype
         key = (name, tuple(gt.shape), gt.dtype, gt.device, digest)
         entry = self.entries.get(key)
         if entry is not None and torch.equal(entry[0], gt):

@@ -66,7 +66,8 @@ def _plan(size: int) -> tuple[Tensor, Tensor, list[tuple[Tensor, Tensor, Tensor]
     levels = []
     for height in range(1, 1 + max((h for *_, h in internal), default=0)):
         chosen = [(num_leaves + i, node_id(left), node_id(right)) for i, left, right, h in internal if h == height]
-        levels.append(tuple(torch.tensor(column, dtype=torch.int64) for column in zip(*chosen)))
+        ids, lefts, rights = (torch.tensor(column, dtype=torch.int64) for column in zip(*chosen))
+        levels.append((ids, lefts, rights))
     return lanes, rest, levels, num_leaves + len(internal)
 
 

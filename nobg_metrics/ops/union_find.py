@@ -173,4 +173,5 @@ def _resolve(phases: list[tuple[Tensor, Tensor, Tensor]], nodes: int, device: to
             onward = final.index_select(0, next_id.index_select(0, parent))  # via the root's next-space id
             own = torch.where(active.index_select(0, parent), onward, own)
         final = own
+    assert final is not None  # phases is not empty
     return final[:nodes]
