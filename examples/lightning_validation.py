@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import argparse
 
+import lightning as L
 import torch
+from lightning.pytorch.loggers import TensorBoardLogger
 from torch import nn
 from torch.utils.data import DataLoader, Dataset, DistributedSampler, Sampler
-
-import lightning as L
-from lightning.pytorch.loggers import TensorBoardLogger
 
 import nobg_metrics as nm
 

@@ -125,7 +125,8 @@ _DECLARED: tuple[Descriptor, ...] = (
            page="boundary_iou.md"),
     # medium
     *(_entry(f"{measure}_{mode}", metric, functional, arguments={"mode": mode}, tier="medium", **_CURVES)
-      for measure, metric, functional in (("f_measure", M.FMeasure, F.f_measure), ("e_measure", M.EMeasure, F.e_measure))
+      for measure, metric, functional in (("f_measure", M.FMeasure, F.f_measure),
+                                          ("e_measure", M.EMeasure, F.e_measure))
       for mode in ("max", "mean", "adaptive")),
     _entry("gradient_error", M.GradientError, F.gradient_error, tier="medium", **_MATTING, reference=_DIM,
            page="matting.md"),
@@ -176,8 +177,8 @@ _DECLARED: tuple[Descriptor, ...] = (
     *(_entry(f"grey_biou_{mode}", M.GreyBoundaryIoU, F.grey_boundary_iou, arguments={"mode": mode},
              statistic="grey_boundary_curve", reference="BiRefNet evaluation/metrics.py", page="birefnet_protocol.md")
       for mode in ("max", "mean")),
-    _entry("birefnet_mse", M.BinarisedGtMSE, F.binarised_gt_mse, uint8_only=True, reference="BiRefNet evaluation/metrics.py",
-           page="birefnet_protocol.md"),
+    _entry("birefnet_mse", M.BinarisedGtMSE, F.binarised_gt_mse, uint8_only=True,
+           reference="BiRefNet evaluation/metrics.py", page="birefnet_protocol.md"),
     _entry("birefnet_hce", M.HCE, F.hce, arguments={"protocol": "dis", "normalize": False}, inputs=("gt_skeleton",),
            uint8_only=True,
            reference="DIS hce_metric_main.py (BiRefNet's column)", page="birefnet_protocol.md"),

@@ -223,7 +223,7 @@ def run_guarded(args: argparse.Namespace, runner: Callable[[argparse.Namespace],
             signum = getattr(interrupt, "signum", signal.SIGINT)
             print(f"nobg-metrics: interrupted ({signal_name(signum)}); nothing was written", file=sys.stderr)
             return exit_status(signum)
-        except Exception:
+        except Exception:  # noqa: BLE001 - the last resort: a bug, reported as one
             print("nobg-metrics: internal error (please report it with the traceback below); nothing was written",
                   file=sys.stderr)
             traceback.print_exc()

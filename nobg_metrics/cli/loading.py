@@ -81,7 +81,8 @@ class Pairs(Dataset):
             out["error"] = (item.trimap.name, f"trimap size {trimap.shape} differs from gt size {gt.shape}")
         if out["image"] is not None and out["image"].shape[:2] != gt.shape:
             assert image is not None  # the image was read from it
-            out["error"] = (f"image/{image.name}", f"image size {out['image'].shape[:2]} differs from gt size {gt.shape}")
+            out["error"] = (f"image/{image.name}",
+                            f"image size {out['image'].shape[:2]} differs from gt size {gt.shape}")
         return out
 
 

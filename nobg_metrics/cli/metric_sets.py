@@ -32,7 +32,8 @@ def resolve_metrics(tier: str, names: list[str] | None, protocol: str = "pysodme
         if names is not None:
             outside = [n for n in names if n not in fixed]
             if outside:
-                raise ConfigError(f"--metrics {outside} are not part of --protocol {protocol}; choose among {list(fixed)}")
+                raise ConfigError(f"--metrics {outside} are not part of --protocol {protocol}; "
+                                  f"choose among {list(fixed)}")
         return [n for n in fixed if names is None or n in names], []
     if names is not None:
         unknown = [n for n in names if n not in METRIC_NAMES]

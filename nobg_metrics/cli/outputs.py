@@ -77,7 +77,8 @@ def _aliases(aliases: Aliases | None) -> Aliases:
 
 
 def _marked(row: TableRow, tex: bool) -> list[str]:
-    """A row's cells with their top-1/2/3 marks and the subset mark on the first (:mod:`~nobg_metrics.cli.table_model`)."""
+    """A row's cells with their top-1/2/3 marks and the subset mark on the first
+    (:mod:`~nobg_metrics.cli.table_model`)."""
     cells = []
     for index, (text, rank) in enumerate(row.cells):
         if rank:
@@ -129,12 +130,12 @@ def latex_table(document: dict[str, Any], digits: int | None = None, aliases: Al
                  r"\toprule", header, r"\midrule"]
         for row in table.rows:
             marked = marked or any(rank for _, rank in row.cells)
-            lines.append(" & ".join([names.shown("methods", row.method, tex=True)] + _marked(row, True)) + r" \\")
+            lines.append(" & ".join([names.shown("methods", row.method, tex=True), *_marked(row, True)]) + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}"]
         notes = _subset_notes(table, names, True)
         if notes:
             lines.append(r"\par\footnotesize " + r" \\ ".join(notes))
-        parts.append("\n".join(lines + [r"\end{table}"]))
+        parts.append("\n".join([*lines, r"\end{table}"]))
     head = ["\n".join(RANK_LATEX_DEFAULTS)] if marked else []
     return "\n\n".join(head + parts) + "\n"
 
@@ -167,5 +168,5 @@ def worst_markdown(document: dict[str, Any], rows: list[dict[str, Any]], k: int 
             scored.sort(key=lambda r: r[name] if higher else -r[name])
             listed = ", ".join(f"{r['image']} ({formatter(r[name])})" for r in scored[:k])
             lines.append(f"| {label} {_arrow(higher)} | {listed or '-'} |")
-        parts += lines + [""]
+        parts += [*lines, ""]
     return "\n".join(parts)

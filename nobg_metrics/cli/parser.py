@@ -45,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     files.add_argument("--suffix", metavar="TEXT",
                        help="prediction file names end in TEXT instead of the gt's extension (e.g. _sal.png)")
     files.add_argument("--trimap", metavar="DIR", help="trimap folder (matting: metrics on the unknown region)")
-    files.add_argument("--image", metavar="DIR", help="RGB image folder, matched by gt stem (camouflage_context_measure)")
+    files.add_argument("--image", metavar="DIR",
+                       help="RGB image folder, matched by gt stem (camouflage_context_measure)")
     files.add_argument("--config", metavar="FILE", nargs="+", action="extend", default=[], type=Path,
                        help="JSON/YAML config(s): ours, or PySODEvalToolkit's dataset + method JSON")
     files.add_argument("--dataset-json", metavar="FILE", nargs="+", action="extend", default=[], type=Path,
@@ -69,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="sod (default), matting, or a BiRefNet task (DIS5K, COD, HRSOD, General, General-2K, "
                            "Matting) for --protocol birefnet")
     what.add_argument("--tier", choices=TIER_NAMES, default=None, help="metric set (default: expensive; sod only)")
-    what.add_argument("--metrics", nargs="+", metavar="NAME", 
+    what.add_argument("--metrics", nargs="+", metavar="NAME",
                       help="explicit metric names instead of a tier (with a matting/BiRefNet protocol: a subset); "
                            "the names are listed in docs/cli.md (a wrong one is named with the closest valid one)")
     what.add_argument("--protocol", choices=PROTOCOLS, default=None,
@@ -89,7 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "0: decode in the scoring process)")
     where.add_argument("--no-per-image", action="store_true",
                        help="skip per_image.csv; score equal-size images as one batched update")
-    where.add_argument("--no-plots", action="store_true", help="skip curves.png / curves.pdf (the curve data, curves.npz / curves.csv, is still saved)")
+    where.add_argument("--no-plots", action="store_true",
+                       help="skip curves.png / curves.pdf (the curve data, curves.npz / curves.csv, is still saved)")
     where.add_argument("--quiet", action="store_true", help="no progress bars and no table on the console")
     # each output's own flags live beside its code (all importable without torch)
     presets.add_arguments(what)

@@ -1,9 +1,10 @@
-"""Curves per dataset, one line per method: PR, ROC and F / E / IoU / Dice / BIoU against the threshold (curves.png, .pdf).
+"""Curves per dataset, one line per method: PR, ROC and F / E / IoU / Dice / BIoU against the threshold
+(curves.png, .pdf).
 
 One figure: a row per dataset, a column per curve kind (:data:`~nobg_metrics.cli.curve_kinds.KINDS`) that the
-run's metrics provide, one shared legend outside the axes (in a margin of its own). The lines are the saved mean per-image curves
-(:mod:`nobg_metrics.cli.curve_data`). Style: :mod:`nobg_metrics.cli.plot_style` (the ``--plot-style`` file and
-``--highlight``). Needs matplotlib (the ``plot`` extra), imported only when drawing; the
+run's metrics provide, one shared legend outside the axes (in a margin of its own). The lines are the saved mean
+per-image curves (:mod:`nobg_metrics.cli.curve_data`). Style: :mod:`nobg_metrics.cli.plot_style` (the
+``--plot-style`` file and ``--highlight``). Needs matplotlib (the ``plot`` extra), imported only when drawing; the
 figure is a bare ``matplotlib.figure.Figure`` (no pyplot state, no GUI backend).
 """
 
@@ -163,7 +164,7 @@ def figure_writers(entries: list[CurveEntry], args: Any, formats: Sequence[str],
                                           getattr(args, "pr_xlim", None), getattr(args, "pr_ylim", None))
         save_figure(cache["figure"], path, style)
 
-    return {fmt: writer for fmt in formats}
+    return dict.fromkeys(formats, writer)
 
 
 def write_replacing(path: Path, write: Callable[[Path], None]) -> None:

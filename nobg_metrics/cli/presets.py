@@ -43,7 +43,7 @@ _E = ("e_measure_max", "e_measure_mean", "e_measure_adaptive")
 PRESETS: dict[str, Preset] = {
     # PySODEvalToolkit metrics/image_metrics.py cal_metrics(metric_names=("sm", "wfm", "mae", "fmeasure", "em")), each
     # curve measure expanded max, avg, adp as its MetricExcelRecorder / eval.py writes the columns
-    "sod": Preset("sod", "pysodmetrics", ("s_measure", "weighted_f_measure", "mae") + _F + _E,
+    "sod": Preset("sod", "pysodmetrics", ("s_measure", "weighted_f_measure", "mae", *_F, *_E),
                   "PySODEvalToolkit (sm wfm mae fmeasure em: max, avg, adp)"),
     # BiRefNet eval_existingOnes.py task_to_field_names["DIS5K"] (the DIS5K paper's maxF, wF, M, S, E^m, HCE first)
     "dis": Preset("sod", "pysodmetrics", ("f_measure_max", "weighted_f_measure", "mae", "s_measure", "e_measure_mean",

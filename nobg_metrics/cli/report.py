@@ -141,9 +141,11 @@ def stats_markdown(document: dict[str, Any], stats: dict[str, Any]) -> str:
                   "| rank | method | value | images | " + level + " interval |", "|---:|---|---:|---:|---|"]
         for method, rank in _ranked(entry):
             own = entry["methods"][method]
-            lines.append(f"| {rank} | {method} | {show(own['value'])} | {own['images']} | {_interval(own['ci'], show)} |")
+            interval = _interval(own["ci"], show)
+            lines.append(f"| {rank} | {method} | {show(own['value'])} | {own['images']} | {interval} |")
         if entry["pairs"]:
-            lines += ["", "| a | b | images | mean a − b | p | p (Holm) | result |", "|---|---|---:|---:|---:|---:|---|"]
+            lines += ["", "| a | b | images | mean a − b | p | p (Holm) | result |",
+                      "|---|---|---:|---:|---:|---:|---|"]
             for pair in entry["pairs"]:
                 lines.append(f"| {pair['a']} | {pair['b']} | {pair['images']} | {show(pair['mean_difference'])} | "
                              f"{_p(pair['p_value'])} | {_p(pair['p_holm'])} | {_pair_result(pair)} |")
@@ -284,7 +286,8 @@ def report_page(document: dict[str, Any], stats: dict[str, Any], jobs: list, cur
     curves = []
     if curves_png is not None and curves_png.is_file():
         data = base64.b64encode(curves_png.read_bytes()).decode("ascii")
-        curves = ['<h2 id="curves">Curves</h2>', f'<img alt="curves" style="max-width:100%" src="data:image/png;base64,{data}">']
+        curves = ['<h2 id="curves">Curves</h2>',
+                  f'<img alt="curves" style="max-width:100%" src="data:image/png;base64,{data}">']
     header = (f"nobg-metrics {html.escape(str(document.get('version', '')))} · protocol "
               f"{html.escape(str(document.get('protocol')))} · task {html.escape(str(document.get('task')))} · tier "
               f"{html.escape(str(document.get('tier')))}")
@@ -293,7 +296,7 @@ def report_page(document: dict[str, Any], stats: dict[str, Any], jobs: list, cur
     links = " · ".join(f'<a href="#{anchor}">{anchor.replace("-", " ")}</a>' for anchor in anchors
                        if (anchor != "curves" or curves) and (anchor != "not-scored" or problems))
     body = [f"<h1>nobg-metrics report</h1><p class=\"note\">{header}</p><p>{links}</p>",
-            *_results_tables(document, stats, digits, aliases), *curves, *_statistics(document, stats), *gallery(document, stats, jobs, _cells(document)),
-            *problems]
+            *_results_tables(document, stats, digits, aliases), *curves, *_statistics(document, stats),
+            *gallery(document, stats, jobs, _cells(document)), *problems]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>nobg-metrics report</title>"
             f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")

@@ -8,12 +8,13 @@ cannot propagate (a ``__del__``, an at-fork callback of ``os.fork``: a signal th
 decoding worker is being started); so the signal is remembered and :func:`checkpoint`, called at every
 step of normal work (each loaded batch, before writing, the launcher's wait loop), raises it again.
 Inside :func:`deferred` (the few renames that commit the outputs) a signal is held and raised when the
-block ends, so outputs are never half replaced. Processes started by the run are also tied to their parent with :func:`die_with_parent`
-(Linux ``PR_SET_PDEATHSIG``): none outlives the process that started it, however that one ends.
+block ends, so outputs are never half replaced. Processes started by the run are also tied to their parent with
+:func:`die_with_parent` (Linux ``PR_SET_PDEATHSIG``): none outlives the process that started it, however that one ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -138,10 +139,8 @@ def deferred() -> Iterator[None]:
 
 
 def _forward_and_exit(parent: int, signum: int, _frame: FrameType | None) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.kill(parent, signum)
-    except OSError:
-        pass
     os._exit(0)
 
 

@@ -174,7 +174,7 @@ def combined_latex(tables: list[Combined], aliases: Aliases, transpose: bool = F
                       " & ".join(["Method"] + labels * len(table.datasets)) + r" \\", r"\midrule"]
             for m in table.methods:
                 row = [c for d in table.datasets for c in _marked(table, m, d, True)]
-                lines.append(" & ".join([aliases.shown("methods", m, True)] + row) + r" \\")
+                lines.append(" & ".join([aliases.shown("methods", m, True), *row]) + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}"]
         notes = _footnotes(table, aliases, True)
         if notes:

@@ -9,6 +9,7 @@ never mix: the second fails at once. Files and folders follow the user's umask.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import errno
 import json
@@ -120,10 +121,8 @@ class OutputLock:
 
     def __exit__(self, *exc: object) -> None:
         if self.fd is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(self.out / LOCK_NAME)  # before unlocking: a waiting run re-checks the inode
-            except OSError:
-                pass
             os.close(self.fd)
             self.fd = None
         self._remove_created()

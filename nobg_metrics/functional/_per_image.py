@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, TypeVar, Union, cast, overload
+from typing import TYPE_CHECKING, TypeVar, cast, overload
 
 import torch
 from torch import Tensor
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 Batch = TypeVar("Batch", bound="DataclassInstance")
-Values = Union[Tensor, dict[str, Tensor]]
+Values = Tensor | dict[str, Tensor]
 """Per-image values: one tensor, or several named ones from the same pass."""
 
 CPU_BLOCK_PIXELS = 1 << 20

@@ -25,7 +25,7 @@ pooled value is always ``sum |I| / sum |U|`` (1.0 when every band is empty).
 from __future__ import annotations
 
 import math
-from typing import Literal, Optional
+from typing import Literal
 
 import torch
 from torch import Tensor
@@ -43,7 +43,7 @@ from nobg_metrics.ops.morphology import (
 __all__ = ["boundary_iou"]
 
 BoundaryReduction = Literal["mean", "pooled"]
-BoundaryCombine = Optional[Literal["min"]]
+BoundaryCombine = Literal["min"] | None
 BOUNDARY_COUNT_NAMES = ("band_intersection", "band_union", "mask_intersection", "mask_union")
 """Order of the pooled int64 counts returned by :func:`_boundary_update`."""
 

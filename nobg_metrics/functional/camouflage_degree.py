@@ -19,8 +19,8 @@ the coordinate part is a sum of squared differences of float32 values. The searc
 matrix-product form ``|x|² - 2 q·x`` (one float32 product of centred, augmented features per block of queries: the
 Lab products are exact integers), takes the lowest where the second lowest lies beyond a rounding bound, and
 otherwise recomputes the candidates within the bound directly (``Σ (q - x)²`` in float64: exact to rounding) and
-takes the smallest, ties to the lowest candidate index as sklearn's brute-force heap does (it keeps the first of equal distances; 149 features: ``algorithm="auto"`` is brute
-force). sklearn itself ranks by the matrix-product
+takes the smallest, ties to the lowest candidate index as sklearn's brute-force heap does (it keeps the first of
+equal distances; 149 features: ``algorithm="auto"`` is brute force). sklearn itself ranks by the matrix-product
 form in float64, so where two candidates lie within its ~1e-9 rounding of each other it may pick the other.
 
 **Two paths**, one switch (``engine`` of :func:`camouflage_degree`, onto which the metrics map their
@@ -202,7 +202,8 @@ def _similarity_fixed(image: Tensor, gt: Tensor, valid_fg: Tensor, valid_bg: Ten
     sums = torch.zeros(batch, 3, height * width, dtype=torch.int64, device=image.device).scatter_add(2, targets, values)
     counts = torch.zeros(batch, height * width, dtype=torch.int64, device=image.device)
     counts = counts.scatter_add(1, targets[:, 0], weight.long())
-    recon = torch.round(sums / _count_divisors(image.device)[counts][:, None]).to(torch.uint8).view(batch, 3, height, width)
+    divisors = _count_divisors(image.device)[counts][:, None]
+    recon = torch.round(sums / divisors).to(torch.uint8).view(batch, 3, height, width)
     difference = ciede2000(skimage_rgb_to_lab(recon), skimage_rgb_to_lab(image))
     similarity = torch.where(gt & rebuilt[:, None, None], 1 - (difference / 100).clamp(0, 1), 0.0)
     return similarity, overflow & rebuilt

@@ -176,7 +176,8 @@ def _camouflage_per_image(batch: SegBatch, images: Tensor, beta2: float, alpha: 
 
 def _camouflage_context_measure_compute(total: Tensor, count: Tensor) -> Tensor:
     """The dataset value from the states (float64 sum of per-image CCm, int64 image count): the mean, NaN with no
-    image (as every metric), ``RuntimeError`` when the sync-free search overflowed for an image (:func:`check_overflow`).
+    image (as every metric), ``RuntimeError`` when the sync-free search overflowed for an image
+    (:func:`check_overflow`).
 
     Examples:
         >>> _camouflage_context_measure_compute(torch.tensor(0.0, dtype=torch.float64), torch.tensor(0))

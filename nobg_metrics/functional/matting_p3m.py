@@ -217,7 +217,8 @@ def p3m_mse(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, *, 
 
     Examples:
         >>> pred, gt = torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]])
-        >>> round(float(p3m_mse(pred, gt)), 4), round(float(p3m_mse(pred, gt, torch.full((2, 2), 0.5), region="trimap")), 4)
+        >>> trimap = torch.full((2, 2), 0.5)
+        >>> round(float(p3m_mse(pred, gt)), 4), round(float(p3m_mse(pred, gt, trimap, region="trimap")), 4)
         (0.1125, 0.1125)
     """
     return _p3m_pixel_error("mse", pred, gt, trimap, region, validate_args)

@@ -51,8 +51,7 @@ from nobg_metrics._inputs import EmptyGt, InputMaps, check_number, check_option
 from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.functional.confusion import TIE, reference_mean
-from nobg_metrics.functional.msiou_chains import NUM_THRESHOLDS, curve_hits  # noqa: F401  (NUM_THRESHOLDS: the classes' state size)
-from nobg_metrics.functional.msiou_chains import CELL_SIZES, NUM_SCALES
+from nobg_metrics.functional.msiou_chains import CELL_SIZES, NUM_SCALES, NUM_THRESHOLDS, curve_hits  # noqa: F401  (NUM_THRESHOLDS: the classes' state size)
 from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.histogram import NUM_LEVELS, bincount_per_image
 from nobg_metrics.ops.levels import lookup_levels, quantize

@@ -236,7 +236,8 @@ def gaussian_filter_float32(values: Tensor, orders: tuple[int, int]) -> Tensor:
         :math:`(B, H, W)` float32, bit for bit scipy's.
 
     Examples:
-        >>> ramp = torch.arange(20.0, dtype=torch.float64).repeat(7, 1)[None] / 20   # +0.05 per column (truncated kernel: 0.049997)
+        >>> # +0.05 per column (the truncated kernel: 0.049997)
+        >>> ramp = torch.arange(20.0, dtype=torch.float64).repeat(7, 1)[None] / 20
         >>> round(float(gaussian_filter_float32(ramp, (0, 1))[0, 3, 10]), 6)
         0.049997
     """

@@ -210,8 +210,12 @@ def _si_per_image(batch: SegBatch, requests: frozenset[SIRequest], options: Conf
             target = target_auc(values(y, "curve"), values(x, "curve"))
         elif reduction in ("sample_max", "sample_mean", "sample_curve"):
             curve = values(measure, "curve")
-            target = {"sample_max": lambda: curve.amax(dim=-1), "sample_mean": lambda: curve.mean(dim=-1),
-                      "sample_curve": lambda: curve}[reduction]()
+            if reduction == "sample_max":
+                target = curve.amax(dim=-1)
+            elif reduction == "sample_mean":
+                target = curve.mean(dim=-1)
+            else:
+                target = curve
         else:
             target = values(measure, _BINARISATION[reduction])
         total = per_image_sum(target, targets, images)

@@ -32,6 +32,7 @@ from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
 from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.functional.confusion_measures import KappaChance
 from nobg_metrics.functional.family import AUC_CURVES, Mode, _options, thresholds_of
+from nobg_metrics.functional.si_box_counts import target_stats
 from nobg_metrics.functional.si_family import (
     OVERFLOW,
     SAMPLES,
@@ -43,7 +44,6 @@ from nobg_metrics.functional.si_family import (
     per_image_sum,
     si_requests,
 )
-from nobg_metrics.functional.si_box_counts import target_stats
 from nobg_metrics.functional.si_targets import DEFAULT_MAX_TARGETS, find_targets
 from nobg_metrics.ops.histogram import NUM_LEVELS
 

@@ -197,7 +197,7 @@ def _s_measure_per_image(batch: SegBatch, alpha: float) -> Tensor:
         :math:`(B,)` float64.
     """
     gt = batch.gt
-    b, h, w = gt.shape
+    _b, h, w = gt.shape
     area = h * w
     rows = torch.arange(h, device=gt.device)
     cols = torch.arange(w, device=gt.device)

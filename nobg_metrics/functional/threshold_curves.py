@@ -24,7 +24,8 @@ from nobg_metrics._inputs import EmptyGt, InputMaps
 from nobg_metrics.functional.family import Mode, SampleReduction, _options, confusion_curves, family_value
 from nobg_metrics.ops.histogram import NUM_LEVELS
 
-__all__ = ["ThresholdCurves", "e_measure", "e_measure_adaptive", "e_measure_max", "e_measure_mean", "f_measure", "f_measure_adaptive", "f_measure_max", "f_measure_mean", "threshold_curves"]
+__all__ = ["ThresholdCurves", "e_measure", "e_measure_adaptive", "e_measure_max", "e_measure_mean", "f_measure",
+           "f_measure_adaptive", "f_measure_max", "f_measure_mean", "threshold_curves"]
 
 CURVE_NAMES = ("precision", "recall", "f_measure", "e_measure")
 """The curves of :class:`ThresholdCurves`, in its field order."""
@@ -159,7 +160,8 @@ def f_measure_adaptive(
     pred: InputMaps, gt: InputMaps, num_thresholds: int = NUM_LEVELS, *, beta2: float = 0.3,
     normalize: bool = False, empty_gt: EmptyGt = "agreement", validate_args: bool = True,
 ) -> Tensor:
-    """Mean per-image F-measure at the adaptive threshold ``min(2 mean(pred), 1)`` (adpF): ``f_measure(mode="adaptive")``.
+    """Mean per-image F-measure at the adaptive threshold ``min(2 mean(pred), 1)`` (adpF):
+    ``f_measure(mode="adaptive")``.
 
     Examples:
         >>> import torch
@@ -206,7 +208,8 @@ def e_measure_adaptive(
     pred: InputMaps, gt: InputMaps, num_thresholds: int = NUM_LEVELS, *, beta2: float = 0.3,
     normalize: bool = False, empty_gt: EmptyGt = "agreement", validate_args: bool = True,
 ) -> Tensor:
-    """Mean per-image E-measure at the adaptive threshold ``min(2 mean(pred), 1)`` (adpE): ``e_measure(mode="adaptive")``.
+    """Mean per-image E-measure at the adaptive threshold ``min(2 mean(pred), 1)`` (adpE):
+    ``e_measure(mode="adaptive")``.
 
     Examples:
         >>> import torch

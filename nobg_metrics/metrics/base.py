@@ -110,8 +110,9 @@ class NobgMetric(Metric):
                 continue
             total = state + statistic
             if total.shape != state.shape or total.dtype != state.dtype:
-                raise RuntimeError(f"{type(self).__name__}: statistic `{name}` of shape {tuple(statistic.shape)} and "
-                                   f"dtype {statistic.dtype} does not fit its state ({tuple(state.shape)}, {state.dtype})")
+                raise RuntimeError(f"{type(self).__name__}: statistic `{name}` of shape {tuple(statistic.shape)} "
+                                   f"and dtype {statistic.dtype} does not fit its state "
+                                   f"({tuple(state.shape)}, {state.dtype})")
             updated[name] = total
         previous = {name: getattr(self, name) for name in updated}
         try:
@@ -250,7 +251,8 @@ class NobgMetric(Metric):
             full = prefix + key
             if full not in state_dict:
                 if strict:
-                    raise ValueError(f"the state_dict has no `{full}` for this {name} (states: {sorted(self.metric_state)})")
+                    raise ValueError(f"the state_dict has no `{full}` for this {name} "
+                                     f"(states: {sorted(self.metric_state)})")
                 continue
             value = state_dict[full]
             if isinstance(current, list):

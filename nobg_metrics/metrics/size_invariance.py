@@ -200,7 +200,7 @@ class SizeInvariantConfusion(NobgMetric):
         return _si_compute(self.measure, self.mode, self.sample_based, statistics, self.options, self.max_targets)
 
 
-class SizeInvariant(abc.ABC):
+class SizeInvariant(abc.ABC):  # noqa: B024 - an ABC for its register()ed virtual subclasses, no abstract method
     """The size-invariant version of a configured metric, with its options: ``nm.SizeInvariant(nm.MAE())``.
 
     A constructor: ``SizeInvariant(metric, ...)`` returns a :class:`SizeInvariantMAE` or a
