@@ -6,18 +6,37 @@ once (measured: docs/cli.md).
 
 Importing the command loads torch (seconds). A Ctrl-C (SIGINT) in that time would print a traceback from
 inside torch's import; here it ends the start-up quietly with the exit status of an interrupted run
-(``128 + SIGINT``), before anything was read or written. Once the command runs, its own handlers
-(:mod:`nobg_metrics.cli.signals`) take over.
+(``128 + SIGINT``), before anything was read or written. An extension module interrupted half-way through its
+import can turn the ``KeyboardInterrupt`` into another error (numpy: ``RuntimeError: CPU dispatcher tracer already
+initialized`` when its core is imported again), so the guard's own SIGINT handler records the signal, and any error
+after it counts as the interrupt. Once the command runs, its own handlers (:mod:`nobg_metrics.cli.signals`) take
+over.
 """
 
 from __future__ import annotations
 
 import signal
 import sys
+import threading
+from types import FrameType
+
+
+class _StartupInterrupt:
+    """SIGINT during start-up: remembered, then raised as ``KeyboardInterrupt`` (as Python's default handler)."""
+
+    def __init__(self) -> None:
+        self.received = False
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        self.received = True
+        raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command with ``argv`` (``sys.argv[1:]`` by default); returns its exit status."""
+    interrupt = _StartupInterrupt()
+    main_thread = threading.current_thread() is threading.main_thread()  # signal handlers: main thread only
+    previous = signal.signal(signal.SIGINT, interrupt) if main_thread else None
     try:
         # every import of the command inside the Ctrl-C guard: an interrupt while they load ends quietly
         from nobg_metrics.cli.parser import build_parser
@@ -32,7 +51,12 @@ def main(argv: list[str] | None = None) -> int:
             return args.handler(args)
         with deferred_imports():  # scipy.signal, which torchmetrics imports for nothing the command uses
             from nobg_metrics.cli.main import run_guarded  # torch (seconds): only once the arguments ask for a run
-    except KeyboardInterrupt:
+    except BaseException as error:
+        if not (interrupt.received or isinstance(error, KeyboardInterrupt)):
+            raise  # a usage error's SystemExit, a real failure
         print("nobg-metrics: interrupted (SIGINT) while starting; nothing was read or written", file=sys.stderr)
         return 128 + signal.SIGINT
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
     return run_guarded(args)

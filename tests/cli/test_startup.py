@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -102,3 +104,41 @@ def test_the_command_does_not_load_scipy_signal(tmp_path):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stderr
     assert "scipy.signal not loaded" in result.stdout
+
+
+def _interrupted_import(error: BaseException):
+    """A start-up step hit by SIGINT, whose import turns the KeyboardInterrupt into ``error`` (as numpy's core does
+    when it is imported again after an interrupted first import)."""
+
+    def build_parser():
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)  # the handler runs here
+        except KeyboardInterrupt:
+            raise error from None
+        raise AssertionError("no SIGINT arrived")
+
+    return build_parser
+
+
+def test_an_interrupt_turned_into_another_error_at_start_still_ends_quietly(monkeypatch, capsys):
+    from nobg_metrics.cli import entry, parser
+
+    previous = signal.getsignal(signal.SIGINT)
+    monkeypatch.setattr(parser, "build_parser", _interrupted_import(RuntimeError("CPU dispatcher tracer already")))
+    assert entry.main(["eval", "--gt", "x"]) == 128 + signal.SIGINT
+    assert "interrupted (SIGINT) while starting" in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGINT) is previous
+
+
+def test_an_error_at_start_without_an_interrupt_is_raised(monkeypatch):
+    from nobg_metrics.cli import entry, parser
+
+    def broken():
+        raise RuntimeError("a real failure")
+
+    previous = signal.getsignal(signal.SIGINT)
+    monkeypatch.setattr(parser, "build_parser", broken)
+    with pytest.raises(RuntimeError, match="a real failure"):
+        entry.main(["eval"])
+    assert signal.getsignal(signal.SIGINT) is previous  # the start-up handler is removed again
