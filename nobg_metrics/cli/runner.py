@@ -56,6 +56,7 @@ from nobg_metrics.cli.progress import Progress
 from nobg_metrics.cli.protocols import job_metrics
 from nobg_metrics.cli.signals import checkpoint
 from nobg_metrics.collection import IMAGE_NAMES
+from nobg_metrics.metrics import torchmetrics_api as api
 from nobg_metrics.ops.gt_reuse import reuse_gt_work
 
 __all__ = ["PROTOCOLS", "RunOptions", "Scores", "build_collection", "resolve_metrics", "score"]
@@ -133,8 +134,9 @@ def _image_jobs(jobs: list[Job], per_job: dict[int, list[str]], allow_missing: b
 def _merge(target: dict[str, Metric], scratch: dict[str, Metric]) -> None:
     """Add the scratch states into the job's metrics (all states are sums)."""
     for name, metric in target.items():
-        metric.merge_state(scratch[name])
-        metric._update_count += 1  # merged data counts as an update (no "compute before update" warning)
+        metric.merge_state(scratch[name])  # merged data counts as an update (no "compute before update" warning)
+        if metric.update_count == 0:  # a share with no item: its empty states still count as scored
+            api.count_update(metric, 1)
 
 
 def score(jobs: list[Job], options: RunOptions, device: torch.device, plan_jobs: list[Job] | None = None) -> Scores:
