@@ -8,8 +8,9 @@ Importing the command loads torch (seconds). A Ctrl-C (SIGINT) in that time woul
 inside torch's import; here it ends the start-up quietly with the exit status of an interrupted run
 (``128 + SIGINT``), before anything was read or written. An extension module interrupted half-way through its
 import can turn the ``KeyboardInterrupt`` into another error (numpy: ``RuntimeError: CPU dispatcher tracer already
-initialized`` when its core is imported again), so the guard's own SIGINT handler records the signal, and any error
-after it counts as the interrupt. Once the command runs, its own handlers (:mod:`nobg_metrics.cli.signals`) take
+initialized`` when its core is imported again), and code that catches everything can swallow it, so the guard's own
+SIGINT handler records the signal: any error after it counts as the interrupt, and a recorded one ends the start-up
+even where nothing was raised. Once the command runs, its own handlers (:mod:`nobg_metrics.cli.signals`) take
 over.
 """
 
@@ -51,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
             return args.handler(args)
         with deferred_imports():  # scipy.signal, which torchmetrics imports for nothing the command uses
             from nobg_metrics.cli.main import run_guarded  # torch (seconds): only once the arguments ask for a run
+        if interrupt.received:  # raised where something swallowed it
+            raise KeyboardInterrupt
     except BaseException as error:
         if not (interrupt.received or isinstance(error, KeyboardInterrupt)):
             raise  # a usage error's SystemExit, a real failure

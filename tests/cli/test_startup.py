@@ -131,6 +131,24 @@ def test_an_interrupt_turned_into_another_error_at_start_still_ends_quietly(monk
     assert signal.getsignal(signal.SIGINT) is previous
 
 
+def test_an_interrupt_swallowed_at_start_still_ends_quietly(monkeypatch, capsys):
+    from nobg_metrics.cli import entry, parser
+
+    real = parser.build_parser
+
+    def swallowing():  # as a start-up step that catches everything would
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)
+        except BaseException:  # noqa: BLE001 - the point of the test
+            pass
+        return real()
+
+    monkeypatch.setattr(parser, "build_parser", swallowing)
+    assert entry.main(["eval", "--gt", "g", "--pred", "p"]) == 128 + signal.SIGINT  # arguments that parse
+    assert "interrupted (SIGINT) while starting" in capsys.readouterr().err
+
+
 def test_an_error_at_start_without_an_interrupt_is_raised(monkeypatch):
     from nobg_metrics.cli import entry, parser
 
