@@ -25,11 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nobg_metrics.cli.errors import InputError
+
 FREQUENCIES = ("r", "c", "f")
 """LVIS's frequency groups (``img_count_lbl``): rare, common, frequent."""
 
 
-class InstancesInputError(Exception):
+class InstancesInputError(InputError):
     """An annotation or results file that cannot be used (exit status 1, shown without a traceback)."""
 
 

@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import signal
 import sys
-import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -43,12 +41,12 @@ from nobg_metrics.cli.coco_results import (
 )
 from nobg_metrics.cli.config import ConfigError
 from nobg_metrics.cli.dist import pick_device
+from nobg_metrics.cli.guard import guarded
 from nobg_metrics.cli.instances_summary import coco_lines, lvis_lines
 from nobg_metrics.cli.progress import Progress
-from nobg_metrics.cli.signals import checkpoint, exit_status, interruptible, signal_name
-from nobg_metrics.cli.statuses import EXIT_BUSY, EXIT_INPUTS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+from nobg_metrics.cli.signals import checkpoint
+from nobg_metrics.cli.statuses import EXIT_OK
 from nobg_metrics.cli.writing import (
-    OutputBusy,
     OutputLock,
     json_writer,
     write_atomically,
@@ -206,25 +204,5 @@ def run(args: argparse.Namespace) -> int:
 
 def run_guarded(args: argparse.Namespace, runner: Callable[[argparse.Namespace], int] | None = None) -> int:
     """:func:`run` (or ``runner``: the ``--cityscapes`` evaluation) with every outcome turned into an exit status and
-    a one-line message (no traceback for 1, 2, 4 or an interruption)."""
-    with interruptible():
-        try:
-            return (runner or run)(args)
-        except InstancesInputError as error:
-            print(f"nobg-metrics: failed: {error}; nothing was written", file=sys.stderr)
-            return EXIT_INPUTS
-        except ConfigError as error:
-            print(f"nobg-metrics: error: {error}", file=sys.stderr)
-            return EXIT_USAGE
-        except OutputBusy as error:
-            print(f"nobg-metrics: error: {error}", file=sys.stderr)
-            return EXIT_BUSY
-        except KeyboardInterrupt as interrupt:
-            signum = getattr(interrupt, "signum", signal.SIGINT)
-            print(f"nobg-metrics: interrupted ({signal_name(signum)}); nothing was written", file=sys.stderr)
-            return exit_status(signum)
-        except Exception:  # noqa: BLE001 - the last resort: a bug, reported as one
-            print("nobg-metrics: internal error (please report it with the traceback below); nothing was written",
-                  file=sys.stderr)
-            traceback.print_exc()
-            return EXIT_INTERNAL
+    a one-line message (:mod:`~nobg_metrics.cli.guard`)."""
+    return guarded(lambda: (runner or run)(args))

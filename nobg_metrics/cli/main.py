@@ -17,9 +17,7 @@ import argparse
 import contextlib
 import difflib
 import os
-import signal
 import sys
-import traceback
 from pathlib import Path
 
 import torch.distributed
@@ -43,6 +41,7 @@ from nobg_metrics.cli.config_options import apply_config_options
 from nobg_metrics.cli.dist import init_from_env, pick_device, world
 from nobg_metrics.cli.files import Source, check_file
 from nobg_metrics.cli.groups import read_groups
+from nobg_metrics.cli.guard import guarded
 from nobg_metrics.cli.jobs import Job, build_jobs, problems
 from nobg_metrics.cli.launch import (
     LAUNCHED_ENV,
@@ -51,16 +50,18 @@ from nobg_metrics.cli.launch import (
     run_ranks,
 )
 from nobg_metrics.cli.names import PROTOCOL_ONLY_METRICS
-from nobg_metrics.cli.os_names import readable
 from nobg_metrics.cli.parser import DEFAULT_OUT, build_parser  # noqa: F401  (DEFAULT_OUT: part of the module's API)
 from nobg_metrics.cli.presets import apply_preset
 from nobg_metrics.cli.protocols import protocol_metrics, resolve_task
 from nobg_metrics.cli.run_outputs import report_entries, report_not_scored, write_outputs
 from nobg_metrics.cli.runner import RunOptions, score
-from nobg_metrics.cli.signals import checkpoint, exit_status, interruptible, signal_name
-from nobg_metrics.cli.statuses import EXIT_BUSY, EXIT_INPUTS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+from nobg_metrics.cli.signals import checkpoint
+from nobg_metrics.cli.statuses import EXIT_BUSY as EXIT_BUSY  # the exit statuses, importable from here too
+from nobg_metrics.cli.statuses import EXIT_INPUTS, EXIT_OK
+from nobg_metrics.cli.statuses import EXIT_INTERNAL as EXIT_INTERNAL
+from nobg_metrics.cli.statuses import EXIT_USAGE as EXIT_USAGE
 from nobg_metrics.cli.toolkit import apply_toolkit_flags, toolkit_names
-from nobg_metrics.cli.writing import OutputBusy, OutputLock
+from nobg_metrics.cli.writing import OutputLock
 from nobg_metrics.collection import METRIC_NAMES
 
 _PROTOCOL_ONLY = list(PROTOCOL_ONLY_METRICS)
@@ -294,56 +295,13 @@ def _is_rank_zero() -> bool:
     return os.environ.get("RANK", "0") == "0"
 
 
-def _lost_process(error: BaseException) -> str | None:
-    """A short explanation for errors that mean another process of the run died (no traceback then)."""
-    text = str(error)
-    if isinstance(error, RuntimeError) and "DataLoader worker (pid" in text:  # killed or exited, not an error in it
-        return f"a decoding worker stopped unexpectedly ({text.splitlines()[0]})"
-    if type(error).__name__ in ("DistBackendError", "DistNetworkError", "DistError") or \
-            (isinstance(error, RuntimeError) and ("Connection closed by peer" in text or "Connection reset" in text)):
-        return f"lost contact with another rank ({text.splitlines()[0] if text else type(error).__name__})"
-    return None
-
-
 def run_guarded(args: argparse.Namespace) -> int:
-    """:func:`run_eval` with every outcome turned into an exit status and a message (module docstring).
+    """:func:`run_eval` with every outcome turned into an exit status and a message (:mod:`~nobg_metrics.cli.guard`).
 
-    Interrupting signals raise :class:`~nobg_metrics.cli.signals.Interrupted` meanwhile (all cleanup runs).
     Messages of expected failures come from rank 0 only; ranks started by ``--procs`` leave the report
     of an interruption to their launcher.
     """
-    say = _is_rank_zero()
-    with interruptible():
-        try:
-            return run_eval(args)
-        except ConfigError as error:
-            if say:
-                print(readable(f"nobg-metrics: error: {error}"), file=sys.stderr)
-            return EXIT_USAGE
-        except InputError as error:
-            if say:
-                print(readable(f"nobg-metrics: failed: {error}; nothing was written"), file=sys.stderr)
-            return EXIT_INPUTS
-        except OutputBusy as error:
-            if say:
-                print(f"nobg-metrics: error: {error}", file=sys.stderr)
-            return EXIT_BUSY
-        except KeyboardInterrupt as interrupt:  # Interrupted (SIGINT, SIGTERM, SIGHUP) or a bare Ctrl-C
-            signum = getattr(interrupt, "signum", signal.SIGINT)
-            if say and os.environ.get(LAUNCHED_ENV) != "1":
-                done = "the outputs had been written completely" if getattr(interrupt, "deferred", False) else \
-                    "nothing was written; earlier outputs are unchanged"
-                print(f"nobg-metrics: interrupted ({signal_name(signum)}); {done}", file=sys.stderr)
-            return exit_status(signum)
-        except Exception as error:  # noqa: BLE001 - the last resort: a bug, reported as one
-            lost = _lost_process(error)
-            if lost is not None:
-                print(f"nobg-metrics: failed: {lost}; nothing was written", file=sys.stderr)
-            else:
-                print("nobg-metrics: internal error (please report it with the traceback below); nothing was written",
-                      file=sys.stderr)
-                traceback.print_exc()
-            return EXIT_INTERNAL
+    return guarded(lambda: run_eval(args), say=_is_rank_zero(), report_interrupt=os.environ.get(LAUNCHED_ENV) != "1")
 
 
 def main(argv: list[str] | None = None) -> int:

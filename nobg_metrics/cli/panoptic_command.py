@@ -20,12 +20,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
-from nobg_metrics.cli.errors import ConfigError, InputError
-from nobg_metrics.cli.signals import exit_status, interruptible
-from nobg_metrics.cli.statuses import EXIT_INPUTS, EXIT_USAGE
+from nobg_metrics.cli.errors import ConfigError
+from nobg_metrics.cli.guard import guarded
 
 CITYSCAPES_JSON = "cityscapes_panoptic_val.json"
 """The JSON name cityscapesScripts writes for the val split (gt under ``gtFine``, predictions under ``results``)."""
@@ -92,18 +90,11 @@ def default_folder(json_path: Path) -> Path:
 
 
 def run_panoptic(args: argparse.Namespace) -> int:
-    """The ``panoptic`` command; returns the exit status (messages on stderr)."""
-    with interruptible():
-        try:
-            from nobg_metrics.cli.panoptic_run import run  # torch, numpy, Pillow: only once a run is asked for
+    """The ``panoptic`` command; returns the exit status (messages on stderr, :mod:`~nobg_metrics.cli.guard`)."""
 
-            return run(args, *resolve_paths(args))
-        except ConfigError as error:
-            print(f"nobg-metrics: error: {error}", file=sys.stderr)
-            return EXIT_USAGE
-        except InputError as error:
-            print(f"nobg-metrics: failed: {error}; nothing was written", file=sys.stderr)
-            return EXIT_INPUTS
-        except KeyboardInterrupt as interrupt:
-            print("nobg-metrics: interrupted; nothing was written", file=sys.stderr)
-            return exit_status(getattr(interrupt, "signum", 2))
+    def run() -> int:
+        from nobg_metrics.cli.panoptic_run import run as score_files  # torch, numpy, Pillow: only once a run is asked
+
+        return score_files(args, *resolve_paths(args))
+
+    return guarded(run)
