@@ -82,18 +82,28 @@ def shift_flat(flat: Tensor, shift: int) -> Tensor:
     """
     size = flat.shape[0]
     whole, part = divmod(abs(shift), _WORD_BITS)
-    out = torch.zeros_like(flat)
+    out = torch.empty_like(flat)  # written once: the shifted words into their range, zeros into the rest
     if whole >= size:
-        return out
+        return out.zero_()
     kept = size - whole
     if shift > 0:  # out[i] = in[i + whole] >>> part | in[i + whole + 1] << (64 - part)
-        out[:kept] = flat[whole:] if part == 0 else (flat[whole:] >> part).bitwise_and_((1 << (_WORD_BITS - part)) - 1)
-        if part and kept > 1:
-            out[:kept - 1] |= flat[whole + 1:] << (_WORD_BITS - part)
+        moved = out[:kept]
+        out[kept:].zero_()
+        if part == 0:
+            moved.copy_(flat[whole:])
+            return out
+        torch.bitwise_right_shift(flat[whole:], part, out=moved).bitwise_and_((1 << (_WORD_BITS - part)) - 1)
+        if kept > 1:
+            moved[:-1] |= flat[whole + 1:] << (_WORD_BITS - part)
     else:  # out[i] = in[i - whole] << part | in[i - whole - 1] >>> (64 - part)
-        out[whole:] = flat[:kept] if part == 0 else flat[:kept] << part
-        if part and kept > 1:
-            out[whole + 1:] |= (flat[:kept - 1] >> (_WORD_BITS - part)).bitwise_and_((1 << part) - 1)
+        moved = out[whole:]
+        out[:whole].zero_()
+        if part == 0:
+            moved.copy_(flat[:kept])
+            return out
+        torch.bitwise_left_shift(flat[:kept], part, out=moved)
+        if kept > 1:
+            moved[1:] |= (flat[:kept - 1] >> (_WORD_BITS - part)).bitwise_and_((1 << part) - 1)
     return out
 
 
