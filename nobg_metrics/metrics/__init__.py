@@ -6,25 +6,11 @@ only registration. The registered names, tiers and groups are the catalog's (:mo
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from typing import Any
 
-__all__: list[str] = []
+from nobg_metrics._exports import export_modules
 
-
-def _export_modules() -> None:
-    for module_info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
-        if module_info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{module_info.name}")
-        for name in getattr(module, "__all__", ()):
-            globals()[name] = getattr(module, name)
-            __all__.append(name)
-    __all__.sort()
-
-
-_export_modules()
+__all__: list[str] = export_modules(__name__, __path__, globals())
 
 
 def __getattr__(name: str) -> Any:  # the exported names are module attributes; this only types the dynamic ones
