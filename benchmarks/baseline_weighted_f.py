@@ -19,7 +19,7 @@ from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt
 from nobg_metrics._seg_batch import SegBatch
-from nobg_metrics.functional import weighted_f as wf
+from nobg_metrics.functional.sod import weighted_f as wf
 from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.distance import _column_pass
 from nobg_metrics.ops.envelope import COARSE_QUERIES, feature_columns

@@ -34,8 +34,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from harness import Case, combine_rows, format_rows, run_case
 from shapes import pair_kinds, real_pairs
 
-from nobg_metrics.metrics.grey_boundary_iou import GreyBoundaryIoU
-from nobg_metrics.metrics.mba import MBA
+from nobg_metrics.metrics.boundary.grey_boundary_iou import GreyBoundaryIoU
+from nobg_metrics.metrics.boundary.mba import MBA
 
 TARGET = 3.0
 """Both rows: at least this ratio (reference / ours)."""
@@ -106,8 +106,8 @@ def protocol_gaps(size: int = 512, count: int = 10) -> str:
     (a faint prediction of nothing) to show the 0/0 policies.
     """
     import nobg_metrics.functional as F
-    from nobg_metrics.functional.hqsam import hqsam_boundary_iou, hqsam_iou
-    from nobg_metrics.functional.mba import mean_boundary_accuracy
+    from nobg_metrics.functional.boundary.hqsam import hqsam_boundary_iou, hqsam_iou
+    from nobg_metrics.functional.boundary.mba import mean_boundary_accuracy
 
     pairs = real_pairs((size, size), count=count)
     rng = np.random.default_rng(0)
@@ -142,7 +142,7 @@ def protocol_gaps(size: int = 512, count: int = 10) -> str:
 
 
 def F_grey(pred, gt, mode):
-    from nobg_metrics.functional.grey_boundary_iou import grey_boundary_iou
+    from nobg_metrics.functional.boundary.grey_boundary_iou import grey_boundary_iou
 
     return grey_boundary_iou(pred, gt, mode, normalize=True, empty_gt="reference")
 

@@ -31,7 +31,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from harness import Case, format_rows, run_case
 from shapes import pair_kinds, real_pairs
 
-from nobg_metrics.metrics.context_measure import (
+from nobg_metrics.metrics.sod.context_measure import (
     CamouflageContextMeasure,
     ContextMeasure,
 )

@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT.parent))
 from harness import Case, combine_rows, format_rows, run_case
 from shapes import real_pairs
 
-from nobg_metrics.metrics.hce import HCE
+from nobg_metrics.metrics.sod.hce import HCE
 from nobg_metrics.ops import host_reads
 from tests.reference.hce_dis import hce_dis
 

@@ -28,8 +28,8 @@ sys.path.insert(0, str(HERE.parent))
 from harness import Case, format_rows, run_case
 from shapes import real_pairs
 
-from nobg_metrics.functional.matting_p3m import ERROR_COLUMNS, _p3m_error_compute
-from nobg_metrics.metrics.matting_p3m import (
+from nobg_metrics.functional.matting.p3m import ERROR_COLUMNS, _p3m_error_compute
+from nobg_metrics.metrics.matting.p3m import (
     P3MMAD,
     P3MMSE,
     P3MSAD,

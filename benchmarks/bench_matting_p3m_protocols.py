@@ -27,9 +27,9 @@ from bench_matting_p3m import band_trimap
 from shapes import real_pairs
 
 from nobg_metrics import functional as F
-from nobg_metrics.functional.matting_p3m import p3m_mse, p3m_sad
-from nobg_metrics.functional.p3m_connectivity import p3m_connectivity_error
-from nobg_metrics.functional.p3m_gradient import p3m_gradient_error
+from nobg_metrics.functional.matting.p3m import p3m_mse, p3m_sad
+from nobg_metrics.functional.matting.p3m_connectivity import p3m_connectivity_error
+from nobg_metrics.functional.matting.p3m_gradient import p3m_gradient_error
 
 
 def gca_connectivity(pred: np.ndarray, gt: np.ndarray, trimap: np.ndarray | None, step: float = 0.1) -> float:

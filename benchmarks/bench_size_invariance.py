@@ -40,7 +40,7 @@ from shapes import make_prediction, real_pairs
 
 import nobg_metrics as nm
 from nobg_metrics.collection import size_invariant_collection
-from nobg_metrics.functional.size_invariance import SI_ENTRIES
+from nobg_metrics.functional.sod.size_invariance import SI_ENTRIES
 
 TARGET = 10.0
 """Both rows: at least this ratio (reference / ours)."""

@@ -27,12 +27,12 @@ from torchmetrics import Metric
 
 import nobg_metrics.functional as F
 import nobg_metrics.metrics as M
-from nobg_metrics.functional.confusion_measures import MEASURES
-from nobg_metrics.functional.family import AUC_CURVES
-from nobg_metrics.functional.hqsam import _hqsam_boundary_iou_update, _hqsam_iou_update, check_hqsam_options
-from nobg_metrics.functional.size_invariance import SI_ENTRIES
-from nobg_metrics.metrics.confusion import ConfusionMetric
+from nobg_metrics.functional.boundary.hqsam import _hqsam_boundary_iou_update, _hqsam_iou_update, check_hqsam_options
+from nobg_metrics.functional.sod.confusion_measures import MEASURES
+from nobg_metrics.functional.sod.family import AUC_CURVES
+from nobg_metrics.functional.sod.size_invariance import SI_ENTRIES
 from nobg_metrics.metrics.per_image import per_image_metric
+from nobg_metrics.metrics.sod.confusion import ConfusionMetric
 
 Tier = Literal["cheap", "medium", "expensive"]
 Task = Literal["sod", "matting"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from nobg_metrics.functional.threshold_curves import ThresholdCurves
+from nobg_metrics.functional.sod.threshold_curves import ThresholdCurves
 
 
 def _pyplot() -> Any:

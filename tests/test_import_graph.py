@@ -9,8 +9,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "nobg_metrics"
 
 LAYERS = (  # lowest first; a module may import from its own layer and below
-    ("nobg_metrics.ops", "nobg_metrics._shared_checks", "nobg_metrics.allocator", "nobg_metrics._version",
-     "nobg_metrics._exports"),
+    ("nobg_metrics.ops", "nobg_metrics._shared_checks", "nobg_metrics.allocator", "nobg_metrics._version"),
     ("nobg_metrics._inputs", "nobg_metrics._seg_batch", "nobg_metrics._matting_inputs"),
     ("nobg_metrics.functional",),
     ("nobg_metrics.metrics", "nobg_metrics.plotting"),

@@ -2,8 +2,8 @@
 
 Fast tier: 1 x 5000 and 5000 x 1 images (and strips a few pixels thick) against the references, on the paths that
 thin images take (the context filter's strips along the long side, tall images labelled or packed transposed, mBA's
-clamped windows; tests/ops/test_ellipse.py and tests/functional/test_mba.py hold the ellipse's, and
-tests/functional/test_matting_p3m.py the P3M gradient's tiles).
+clamped windows; tests/ops/test_ellipse.py and tests/boundary/test_mba.py hold the ellipse's, and
+tests/matting/test_matting_p3m.py the P3M gradient's tiles).
 
 Slow tier: every metric class of the registry on one 1 x 10^6 and one 10^6 x 1 image in its own process
 (tests/helpers/footprint.py): peak memory over the inputs at most :data:`BYTES_PER_PIXEL` (docs/scaling.md, "Thin
@@ -19,11 +19,11 @@ import torch
 import nobg_metrics as nm
 from nobg_metrics import functional as F
 from nobg_metrics.collection import METRIC_NAMES, metric_class
-from tests.functional.test_context_measure import TOLERANCE as CM_TOLERANCE
-from tests.functional.test_context_measure import _reference as context_reference
 from tests.helpers.footprint import footprint
 from tests.reference import birefnet_port, boundary_iou_ref, p3m_port
 from tests.reference import dim_matting as dim
+from tests.sod.test_context_measure import TOLERANCE as CM_TOLERANCE
+from tests.sod.test_context_measure import _reference as context_reference
 
 THIN = [(1, 5000), (5000, 1), (3, 2000), (2000, 3)]
 

@@ -34,7 +34,8 @@ from nobg_metrics.cli.coco_files import InstancesInputError
 
 GT_PATTERN = "*_gtFine_instanceIds.png"
 EVAL_LABEL_IDS = frozenset((24, 25, 26, 27, 28, 31, 32, 33))
-"""Read here without importing the library (torch): :data:`nobg_metrics.functional.cityscapes_labels.EVAL_LABEL_IDS`."""
+"""Read here without importing the library (torch):
+:data:`nobg_metrics.functional.instance.cityscapes_labels.EVAL_LABEL_IDS`."""
 KNOWN_LABEL_IDS = frozenset(range(-1, 34))
 
 

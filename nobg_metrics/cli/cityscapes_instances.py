@@ -46,8 +46,8 @@ from nobg_metrics.cli.progress import Progress
 from nobg_metrics.cli.signals import checkpoint
 from nobg_metrics.cli.statuses import EXIT_OK
 from nobg_metrics.cli.writing import OutputLock, json_writer, write_atomically
-from nobg_metrics.functional.cityscapes_matching import OVERLAPS
-from nobg_metrics.metrics.cityscapes_instances import CityscapesInstanceAP
+from nobg_metrics.functional.instance.cityscapes_matching import OVERLAPS
+from nobg_metrics.metrics.instance.cityscapes_instances import CityscapesInstanceAP
 
 
 def image_inputs(pair: ImagePair, device: torch.device, counts: dict[str, int]) -> tuple[dict[str, Tensor], Tensor]:

@@ -4,7 +4,7 @@ metrics' states, so it needs torch; the files the curves are saved in: :mod:`nob
 **What is collected** (:func:`collect_curves`, per job, after its metrics are computed and synced across ranks):
 every mean per-image curve the job's confusion-family metrics hold — ``sum over images of the per-image T-point
 curve / number of images`` (PySODMetrics' aggregation, docs/references.md), from the metrics' own ``curves()``
-(:meth:`~nobg_metrics.metrics.confusion.ConfusionMetric.curves`). Nothing is rescored: a curve no metric of the
+(:meth:`~nobg_metrics.metrics.sod.confusion.ConfusionMetric.curves`). Nothing is rescored: a curve no metric of the
 run holds is absent. FMeasure / EMeasure in any threshold mode (``f_measure_*``, ``e_measure_*``) hold
 precision, recall, F and E; ``<measure>_max`` / ``<measure>_mean`` hold that measure's curve (``iou_max`` ->
 iou, ``dice_mean`` -> dice, ``fpr_max`` -> fpr, ...); ``pr_auc`` holds precision and recall, ``roc_auc``
@@ -30,9 +30,9 @@ from torch import Tensor
 
 from nobg_metrics.cli.curve_kinds import JobCurves
 from nobg_metrics.cli.dist import world
-from nobg_metrics.functional.family import mode_requests
-from nobg_metrics.metrics.confusion import ConfusionMetric
-from nobg_metrics.metrics.grey_boundary_iou import GreyBoundaryIoU
+from nobg_metrics.functional.sod.family import mode_requests
+from nobg_metrics.metrics.boundary.grey_boundary_iou import GreyBoundaryIoU
+from nobg_metrics.metrics.sod.confusion import ConfusionMetric
 
 
 def collect_curves(members: dict[str, Any]) -> JobCurves | None:

@@ -57,7 +57,7 @@ from nobg_metrics.cli.writing import (
     text_writer,
     write_atomically,
 )
-from nobg_metrics.metrics.davis import DavisJAndF
+from nobg_metrics.metrics.video.davis import DavisJAndF
 
 _OTHER_FLAGS = ("config", "dataset_json", "method_json", "trimap", "image", "metrics", "tier", "protocol", "task",
                 "categories", "prefix", "suffix")

@@ -51,7 +51,7 @@ from nobg_metrics.cli.writing import (
     json_writer,
     write_atomically,
 )
-from nobg_metrics.metrics.mean_average_precision import MeanAveragePrecision
+from nobg_metrics.metrics.instance.mean_average_precision import MeanAveragePrecision
 
 BATCH_IMAGES = 16
 """At most this many images per ``update`` (the metric's fixed cost per call is shared)."""

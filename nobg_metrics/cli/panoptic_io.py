@@ -1,5 +1,5 @@
 """Reading COCO panoptic data for ``nobg-metrics panoptic``: the JSON files, the PNGs (Pillow, ``rgb2id``), the
-reference's sanity checks, and one image pair as a :class:`~nobg_metrics.functional.panoptic_segments.SegmentBatch`.
+reference's sanity checks, and one image pair as a :class:`~nobg_metrics.functional.panoptic.segments.SegmentBatch`.
 
 Format (COCO panoptic, also what cityscapesScripts' ``createPanopticImgs.py`` writes): a JSON with ``annotations``
 (``image_id``, ``file_name``, ``segments_info``: ``id``, ``category_id``, ``iscrowd``, ``area``) and, for the gt,
@@ -28,8 +28,8 @@ import torch
 from PIL import Image
 
 from nobg_metrics.cli.config import InputError
-from nobg_metrics.functional.panoptic import PanopticIouType
-from nobg_metrics.functional.panoptic_segments import SegmentBatch
+from nobg_metrics.functional.panoptic.panoptic_quality import PanopticIouType
+from nobg_metrics.functional.panoptic.segments import SegmentBatch
 
 
 @dataclass(frozen=True)

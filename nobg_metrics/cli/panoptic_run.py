@@ -1,7 +1,7 @@
 """The ``panoptic`` command's run: score every image (in ``--procs`` processes), print the table, write results.json.
 
 The per-image statistics are the int64 per-category sums of
-:func:`~nobg_metrics.functional.panoptic.batch_statistics` (the metric class's states), added up in any
+:func:`~nobg_metrics.functional.panoptic.panoptic_quality.batch_statistics` (the metric class's states), added up in any
 order to the same integers; the values come from the class's compute.
 """
 
@@ -32,8 +32,8 @@ from nobg_metrics.cli.panoptic_io import (
 from nobg_metrics.cli.progress import Progress
 from nobg_metrics.cli.signals import worker_signals
 from nobg_metrics.cli.writing import OutputLock, json_writer, write_atomically
-from nobg_metrics.functional.panoptic import _panoptic_compute, batch_statistics
-from nobg_metrics.functional.panoptic_segments import STAT_NAMES, SegmentBatch, stack_batches
+from nobg_metrics.functional.panoptic.panoptic_quality import _panoptic_compute, batch_statistics
+from nobg_metrics.functional.panoptic.segments import STAT_NAMES, SegmentBatch, stack_batches
 
 CHUNK = 8
 """Images a worker scores per task (the progress bar moves by chunks)."""

@@ -20,7 +20,7 @@ import numpy as np
 from nobg_metrics.cli.errors import ConfigError
 from nobg_metrics.cli.names import BIREFNET_TASKS, MATTING_PROTOCOLS, SOD_PROTOCOLS
 from nobg_metrics.collection import P3M_TRIMAP_NAMES
-from nobg_metrics.functional.matting_p3m import PRINTED_SCALE as P3M_SCALE
+from nobg_metrics.functional.matting.p3m import PRINTED_SCALE as P3M_SCALE
 
 _DEFAULT_PROTOCOL = {"sod": "pysodmetrics", "matting": "dim", **dict.fromkeys(BIREFNET_TASKS, "birefnet")}
 
@@ -93,7 +93,7 @@ PRINTED: dict[str, Printed] = {
     "mse_metric": _printed("MSE", 1e3, 2),
     "gradient_error": _printed("Grad", 1e-3, 2),
     "connectivity_error": _printed("Conn", 1e-3, 2),
-    # P3M / AM-2k / AIM-500 tables: what their scripts print (functional.matting_p3m.PRINTED_SCALE)
+    # P3M / AM-2k / AIM-500 tables: what their scripts print (functional.matting.p3m.PRINTED_SCALE)
     "p3m_sad": _printed("SAD", P3M_SCALE["sad"], 2),
     "p3m_mse": _printed("MSE", P3M_SCALE["mse"], 4),
     "p3m_mad": _printed("MAD", P3M_SCALE["mad"], 4),

@@ -5,7 +5,7 @@ options that change its values (:meth:`NobgMetric._add_fingerprint`), and says h
 ``(sum of per-image values, image count)`` in ``_per_image_sums`` — a call of its functional module's ``_x_update``,
 so the maths lives once, in :mod:`nobg_metrics.functional`. ``compute()`` is the functional module's
 ``mean_over_images``. MAE, S-measure, weighted F, the context measures, HCE, mBA, gradient and connectivity errors
-follow it; SAD and MSE share one statistic (:mod:`nobg_metrics.metrics.matting`).
+follow it; SAD and MSE share one statistic (:mod:`nobg_metrics.metrics.matting.sad_mse`).
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def per_image_metric(class_name: str, functional: Callable[..., Tensor], update:
 
     Examples:
         >>> import torch
-        >>> from nobg_metrics.functional.mae import _mae_update, mae
+        >>> from nobg_metrics.functional.sod.mae import _mae_update, mae
         >>> MeanAbsoluteError = per_image_metric("MeanAbsoluteError", mae, _mae_update, higher_is_better=False)
         >>> metric = MeanAbsoluteError(normalize=False)
         >>> metric.update(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))

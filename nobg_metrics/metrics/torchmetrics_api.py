@@ -15,7 +15,7 @@ any state (:meth:`~nobg_metrics.metrics.base.NobgMetric._accumulate`) needs them
 and ``_is_synced`` (``forward`` refuses synced states, as torchmetrics' does) and ``_plot`` (the scalar plot helper
 torchmetrics' own metrics call from ``plot``).
 
-``tests/metrics/test_torchmetrics_api.py`` checks each behaviour this module relies on, so a torchmetrics release that
+``tests/library/test_torchmetrics_api.py`` checks each behaviour this module relies on, so a torchmetrics release that
 changes one fails loudly there; CI runs the suite against the oldest and the newest supported torchmetrics.
 """
 

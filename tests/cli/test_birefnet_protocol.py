@@ -31,7 +31,7 @@ FIELDS = {  # BiRefNet eval_existingOnes.py task_to_field_names, without "Datase
 
 def _hce_class():
     try:
-        from nobg_metrics.metrics.hce import HCE
+        from nobg_metrics.metrics.sod.hce import HCE
     except ImportError:
         return None
     return HCE

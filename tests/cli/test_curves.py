@@ -24,8 +24,8 @@ from nobg_metrics.cli.files import read_mask, read_prediction
 from nobg_metrics.cli.main import main
 from nobg_metrics.cli.plot_style import Style, load_style, parse_style
 from nobg_metrics.cli.plots import draw_figure
-from nobg_metrics.metrics.curves import FMeasure
-from nobg_metrics.metrics.overlap import Dice, IoU
+from nobg_metrics.metrics.sod.curves import FMeasure
+from nobg_metrics.metrics.sod.overlap import Dice, IoU
 from tests.cli.folders import make_dataset
 
 pytest.importorskip("matplotlib")
@@ -242,7 +242,7 @@ def test_unknown_highlight_and_missing_kinds_are_noted() -> None:
 
 def test_collect_curves_reads_each_shared_state_once_and_equals_the_metrics() -> None:
     from nobg_metrics.cli.runner import build_collection
-    from nobg_metrics.metrics.grey_boundary_iou import GreyBoundaryIoU
+    from nobg_metrics.metrics.boundary.grey_boundary_iou import GreyBoundaryIoU
 
     names = ["mae", "iou_mean", "f_measure_adaptive", "grey_biou_max", "grey_biou_mean"]
     collection = build_collection(names, "pysodmetrics", torch.device("cpu"))

@@ -20,10 +20,10 @@ from nobg_metrics.cli.files import read_image
 from nobg_metrics.cli.jobs import build_jobs
 from nobg_metrics.cli.main import EXIT_INPUTS, EXIT_USAGE, main
 from tests.cli.folders import read_results
-from tests.functional.test_ccm import scene
+from tests.sod.test_ccm import scene
 
 TOLERANCE = 1e-6
-"""The Cm part's float32 forward filter in the reference (tests/functional/test_ccm.py)."""
+"""The Cm part's float32 forward filter in the reference (tests/sod/test_ccm.py)."""
 
 FAST = ["--workers", "0", "--quiet", "--no-plots"]
 NAMES = [("blobs", 0, "png"), ("ellipse", 1, "jpg"), ("border", 2, "png")]

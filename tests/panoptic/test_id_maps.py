@@ -15,8 +15,8 @@ import torch
 from benchmarks.panoptic_scenes import categories, make_scene
 from nobg_metrics.cli.panoptic_io import PanopticTask, ids_batch
 from nobg_metrics.cli.panoptic_run import results_dict
-from nobg_metrics.functional.panoptic import batch_statistics
-from nobg_metrics.functional.panoptic_segments import STAT_NAMES
+from nobg_metrics.functional.panoptic.panoptic_quality import batch_statistics
+from nobg_metrics.functional.panoptic.segments import STAT_NAMES
 from tests.reference import panoptic_port
 
 CATEGORIES = categories()

@@ -1,0 +1,141 @@
+"""pycocotools ``COCOeval.accumulate`` (and LVIS ``LVISEval.accumulate``) on the per-detection statistics.
+
+Per category ``k``, area range ``a`` and max-detections ``m`` the reference concatenates, in image order, each
+image's first ``m`` detections (by score; LVIS: every detection, the per-image cap having been applied before),
+sorts them with ``np.argsort(-scores, kind="mergesort")`` and, per IoU threshold::
+
+    tps = dtm & ~dtIg;  fps = ~dtm & ~dtIg                    # ignored detections count neither way
+    tp, fp = cumsum(tps), cumsum(fps)                         # float64
+    rc = tp / npig;  pr = tp / (fp + tp + np.spacing(1))      # npig: non-ignored gts; npig = 0 -> cell stays -1
+    pr[i - 1] = max(pr[i - 1], pr[i]) from the right           # interpolated precision
+    inds = np.searchsorted(rc, recThrs, side="left")          # first rank reaching each recall threshold
+    q[r] = pr[inds[r]] until the first inds[r] past the end    # the rest stay 0
+    recall = rc[-1] (0 without detections)
+
+Here all categories at once: one stable sort by (category, -score, image key, rank in image) — the order the
+reference's concatenation and stable sort give ties — then, per (area range, max dets), cumulative sums over
+that order restarted at each category (exact integer counts, divided in float64 as numpy divides). The
+interpolated precision at recall threshold ``r`` is ``max{pr[i] : rc[i] >= r}`` (``rc`` is non-decreasing, so
+``i >= inds[r]`` iff ``rc[i] >= recThrs[r]``): a scatter-max of each detection's ``pr`` into the bin of the
+thresholds it reaches, then a suffix max over the bins — no per-category loop.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+from torch import Tensor
+
+from nobg_metrics.functional.instance.matching import ABSENT, FP, TP, stable_order
+
+_EPS = 2.0**-52  # np.spacing(1)
+
+
+class Accumulated(NamedTuple):
+    """``precision`` :math:`(T, R, K, A, M)`, ``recall`` :math:`(T, K, A, M)`, ``scores`` :math:`(T, R, K, A, M)`
+    (or ``None``) float64, -1 where a category has no non-ignored gt; ``gt_counts`` :math:`(K, A)` int64 ``npig``."""
+
+    precision: Tensor
+    recall: Tensor
+    scores: Tensor | None
+    gt_counts: Tensor
+
+
+def accumulate(scores: Tensor, category: Tensor, order_keys: Tensor, cap_rank: Tensor, outcomes: Tensor,
+               gt_category: Tensor, gt_counted: Tensor, num_categories: int, rec_thresholds: Tensor,
+               max_detections: tuple[int, ...], with_scores: bool = False) -> Accumulated:
+    """Precision and recall of every (IoU threshold, category, area range, max dets) cell.
+
+    Args:
+        scores: :math:`(N,)` float64 detection scores. category: :math:`(N,)` int64 in ``[0, K)``.
+        order_keys: :math:`(N, 3)` int64 (image key, DDP rank, rank in the image): the tie order after the score.
+        cap_rank: :math:`(N,)` int64 the rank the ``max_detections`` caps apply to (COCO: in the image and
+            category; LVIS: in the image).
+        outcomes: :math:`(N, A, T)` int8 codes of :mod:`~nobg_metrics.functional.instance.matching`.
+        gt_category: :math:`(M,)` int64 in ``[0, K)``; gt_counted: :math:`(M, A)` bool.
+        num_categories: ``K``. rec_thresholds: :math:`(R,)` float64 (any order). max_detections: ``M`` caps.
+        with_scores: also fill ``scores`` (``accumulate``'s score at each recall threshold).
+
+    Returns:
+        :class:`Accumulated`.
+    """
+    device = scores.device
+    count, areas, levels = outcomes.shape
+    bins = rec_thresholds.shape[0]
+    order = stable_order(category, -(scores + 0.0), order_keys[:, 0], order_keys[:, 1], order_keys[:, 2])
+    category, cap_rank, outcomes, sorted_scores = category[order], cap_rank[order], outcomes[order], scores[order]
+    gt_counts = torch.zeros((num_categories, areas), dtype=torch.int64, device=device)
+    gt_counts.index_add_(0, gt_category, gt_counted.long())
+    per_category = torch.zeros(num_categories, dtype=torch.int64, device=device)
+    per_category.index_add_(0, category, torch.ones_like(category))
+    starts = per_category.cumsum(0) - per_category  # first sorted position of each category
+    rec_sorted, rec_order = torch.sort(rec_thresholds)
+    precision = torch.empty((levels, bins, num_categories, areas, len(max_detections)), dtype=torch.float64,
+                            device=device)
+    recall = torch.empty((levels, num_categories, areas, len(max_detections)), dtype=torch.float64, device=device)
+    found_scores = torch.empty_like(precision) if with_scores else None
+    positions = torch.arange(count, device=device)
+    present = outcomes[:, 0, 0] != ABSENT
+    columns = outcomes.reshape(count, areas * levels)  # column a * T + t: every area range and threshold at once
+    npig = gt_counts.repeat_interleave(levels, dim=1)  # (K, A * T)
+    unsort = rec_order.argsort()
+    for m, cap in enumerate(max_detections):  # a bounded number of rounds: one per max-detections cap
+        included = present & (cap_rank < cap)
+        detections = torch.zeros(num_categories, dtype=torch.int64, device=device)
+        detections.index_add_(0, category, included.long())  # nd: the cell's ranked detections
+        q, rc, first = _cells(columns, included, category, starts, npig, num_categories, rec_sorted, positions,
+                              with_scores)
+        exists = (detections > 0)[None, None, :] & (rc[:, None, :] >= rec_thresholds[None, :, None])
+        reached = exists.long().cumprod(dim=1).bool()  # the reference stops filling at the first miss
+        q = torch.where(reached, q[:, unsort], torch.zeros_like(q))
+        valid = (npig > 0).T  # (A * T, K)
+        q = torch.where(valid[:, None], q, torch.full_like(q, -1.0))
+        rc = torch.where(valid, rc, torch.full_like(rc, -1.0))
+        precision[..., m] = q.view(areas, levels, bins, num_categories).permute(1, 2, 3, 0)
+        recall[..., m] = rc.view(areas, levels, num_categories).permute(1, 2, 0)
+        if found_scores is not None and first is not None:
+            first = first[:, unsort]
+            at = sorted_scores[first.clamp(max=max(count - 1, 0))] if count else torch.zeros_like(q)
+            at = torch.where(reached & (first < count), at, torch.zeros_like(at))
+            at = torch.where(valid[:, None], at, torch.full_like(at, -1.0))
+            found_scores[..., m] = at.view(areas, levels, bins, num_categories).permute(1, 2, 3, 0)
+    return Accumulated(precision, recall, found_scores, gt_counts)
+
+
+def _cells(outcome: Tensor, included: Tensor, category: Tensor, starts: Tensor, npig: Tensor, num_categories: int,
+           rec_sorted: Tensor, positions: Tensor, with_scores: bool) -> tuple[Tensor, Tensor, Tensor | None]:
+    """One max-detections cap, all (area range, threshold) columns ``C``: ``q`` :math:`(C, R, K)` by sorted recall
+    threshold, ``recall`` :math:`(C, K)`, and the first position reaching each sorted threshold :math:`(C, R, K)`
+    (``with_scores``). ``npig`` :math:`(K, C)`."""
+    count, width = outcome.shape
+    bins = rec_sorted.shape[0]
+    device = outcome.device
+    tps = ((outcome == TP) & included[:, None]).to(torch.int32)
+    fps = ((outcome == FP) & included[:, None]).to(torch.int32)
+    zero = torch.zeros((1, width), dtype=torch.int32, device=device)
+    tp_run = torch.cat([zero, tps.cumsum(0, dtype=torch.int32)])
+    fp_run = torch.cat([zero, fps.cumsum(0, dtype=torch.int32)])
+    before = starts[category]
+    tp = (tp_run[1:] - tp_run[before]).double()  # cumulative counts restarted at each category
+    fp = (fp_run[1:] - fp_run[before]).double()
+    safe = torch.where(npig > 0, npig, torch.ones_like(npig)).double()  # (K, C)
+    rc = (tp / safe[category]).T  # rc = tp / npig: (C, N)
+    pr = (tp / (fp + tp + _EPS)).T  # pr = tp / (fp + tp + np.spacing(1))
+    reach = torch.searchsorted(rec_sorted, rc.contiguous(), right=True)  # (C, N): thresholds <= rc
+    index = category[None, :] * (bins + 1) + reach
+    best = torch.zeros((width, num_categories * (bins + 1)), dtype=torch.float64, device=device)
+    best.scatter_reduce_(1, index, torch.where(included[None, :], pr, torch.zeros_like(pr)), "amax")
+    best = best.view(width, num_categories, bins + 1)[:, :, 1:]
+    q = best.flip(-1).cummax(dim=-1).values.flip(-1).transpose(1, 2)  # max over the bins reaching r or more
+    tp_total = torch.zeros((width, num_categories), dtype=torch.float64, device=device)
+    tp_total.index_add_(1, category, tps.T.double())
+    recall = tp_total / safe.T  # rc[-1] = tp[-1] / npig
+    first = None
+    if with_scores:
+        lowest = torch.full((width, num_categories * (bins + 1)), count, dtype=torch.int64, device=device)
+        candidate = torch.where(included[None, :], positions[None, :], torch.full_like(positions[None, :], count))
+        lowest.scatter_reduce_(1, index, candidate.expand(width, -1), "amin")
+        lowest = lowest.view(width, num_categories, bins + 1)[:, :, 1:]
+        first = lowest.flip(-1).cummin(dim=-1).values.flip(-1).transpose(1, 2)
+    return q, recall, first

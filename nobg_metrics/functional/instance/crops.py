@@ -1,0 +1,139 @@
+"""The pixel counts of one image size from the masks' row bands, bit-packed (where host reads are free: CPU).
+
+A mask is 0 outside the band of rows it occupies, and so is its boundary; the erosion of a row band stacked
+between zero rows equals the erosion of the whole mask with zero padding (a window that reaches past the band
+meets a zero row, as it meets the mask's own zero rows in the image). Here, for all images of one size:
+
+1. one pass over each stack of masks finds every mask's band of rows ``[top, bottom)``;
+2. the row bands of all masks are stacked into one *atlas* (full width, one zero row between bands), packed
+   into bits (:func:`~nobg_metrics.ops.morphology.pack_bits`) and, for boundaries, eroded once
+   (:func:`~nobg_metrics.ops.morphology.square_window_packed`): ``boundary = mask AND NOT eroded``; the areas are
+   popcounts of the atlas rows summed over each band;
+3. a detection / gt pair whose bands share rows (same category, or all pairs for the micro average; any other
+   pair intersects in nothing or is never compared) is counted on its shared rows only: the packed rows of
+   both are gathered, AND-ed and popcounted, for all pairs at once — masks and boundaries alike.
+
+Columns stay aligned with the image, so no shift is needed; every count is an exact integer, equal to what the
+full-image products of :mod:`~nobg_metrics.functional.instance.iou` (the device path, no host reads) give.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from nobg_metrics.functional.boundary.boundary_iou import dilation_radius
+from nobg_metrics.ops.morphology import count_bits, pack_bits, square_window_packed
+
+
+def _row_bands(stack: Tensor) -> tuple[list[int], list[int]]:
+    """Row bands ``[top, bottom)`` of the masks of a :math:`(N, H, W)` bool stack (an empty mask: ``[0, 0)``)."""
+    count, height, width = stack.shape
+    if count == 0:
+        return [], []
+    # a row is occupied when any of its bytes is 1: 8 bytes at a time where the row splits into int64 words
+    words = stack.view(torch.int64) if width % 8 == 0 and stack.storage_offset() % 8 == 0 else stack.view(torch.uint8)
+    occupied = (words.amax(dim=2) > 0).to(torch.uint8)
+    tops = occupied.argmax(dim=1).tolist()
+    bottoms = (height - occupied.flip(1).argmax(dim=1)).tolist()
+    empty = (occupied.amax(dim=1) == 0).tolist()
+    return [0 if e else t for t, e in zip(tops, empty)], [0 if e else b for b, e in zip(bottoms, empty)]
+
+
+def _popcount_rows(words: Tensor) -> Tensor:
+    """Set bits of each packed row: :math:`(L, M)` int64 -> :math:`(L,)` int64."""
+    if words.shape[0] == 0:
+        return torch.zeros(0, dtype=torch.int64)
+    return count_bits(words[:, None, :])
+
+
+def crop_counts(dets: list[Tensor], gts: list[Tensor], det_labels: list[Tensor], gt_labels: list[Tensor],
+                all_pairs: bool, dilation_ratio: float | None) -> list[dict[str, Tensor]]:
+    """Pixel and pair counts of the images of one size (module notes).
+
+    Args:
+        dets, gts: per image :math:`(N, H, W)` and :math:`(M, H, W)` bool masks (CPU).
+        det_labels, gt_labels: per image :math:`(N,)` and :math:`(M,)` int64.
+        all_pairs: count every pair sharing rows (micro average), not only those of one category.
+        dilation_ratio: boundaries too (``None``: masks only).
+
+    Returns:
+        Per image ``{"det_area", "gt_area"}`` :math:`(N,)` / :math:`(M,)` int64, ``"inter"`` :math:`(N, M)` int64
+        and, with boundaries, ``"det_band", "gt_band", "band_inter"``.
+
+    Examples:
+        >>> m = torch.zeros(2, 6, 7, dtype=torch.bool); m[0, 1:5, 1:6] = True; m[1, 2:6, 3:7] = True
+        >>> counts = crop_counts([m[:1]], [m[1:]], [torch.tensor([1])], [torch.tensor([1])], False, 0.02)[0]
+        >>> counts["inter"].tolist(), counts["band_inter"].tolist(), counts["det_band"].tolist()
+        ([[9]], [[2]], [14])
+    """
+    height, width = gts[0].shape[-2], gts[0].shape[-1]
+    det_counts, gt_counts = [d.shape[0] for d in dets], [g.shape[0] for g in gts]
+    det_bands, gt_bands = [_row_bands(d) for d in dets], [_row_bands(g) for g in gts]
+    gap = torch.zeros((1, width), dtype=torch.bool)
+    pieces, row = [gap], 1
+    det_first: list[int] = []
+    gt_first: list[int] = []
+    for stacks, bands, firsts in ((dets, det_bands, det_first), (gts, gt_bands, gt_first)):
+        for stack, (tops, bottoms) in zip(stacks, bands):  # the row bands, a zero row after each
+            for k, (top, bottom) in enumerate(zip(tops, bottoms)):  # (masks of different band sizes)
+                firsts.append(row)
+                if bottom > top:
+                    pieces += [stack[k, top:bottom], gap]
+                    row += bottom - top + 1
+    masks = pack_bits([torch.cat(pieces)[None]])
+    layers = [masks]
+    if dilation_ratio is not None:
+        eroded, masks = square_window_packed(masks, width, dilation_radius(height, width, dilation_ratio), True)
+        layers = [masks, eroded.bitwise_not_().bitwise_and_(masks)]
+    layers = [layer[0] for layer in layers]  # (rows, words) each: masks, then boundaries
+    def as_tensor(values: list[int]) -> Tensor:
+        return torch.tensor(values, dtype=torch.int64)
+
+    det_top = as_tensor([t for tops, _ in det_bands for t in tops])
+    det_bottom = as_tensor([b for _, bottoms in det_bands for b in bottoms])
+    gt_top = as_tensor([t for tops, _ in gt_bands for t in tops])
+    gt_bottom = as_tensor([b for _, bottoms in gt_bands for b in bottoms])
+    det_start, gt_start = as_tensor(det_first), as_tensor(gt_first)
+    # areas: the popcounts of each band's rows (a running sum over the atlas rows)
+    row_sums = [torch.cat([torch.zeros(1, dtype=torch.int64), _popcount_rows(layer).cumsum(0)]) for layer in layers]
+    det_areas = [sums[det_start + det_bottom - det_top] - sums[det_start] for sums in row_sums]
+    gt_areas = [sums[gt_start + gt_bottom - gt_top] - sums[gt_start] for sums in row_sums]
+    # every (detection, gt) pair of one image, then those whose bands share rows (and category)
+    images, dmax, gmax = len(dets), max(det_counts), max(gt_counts)
+    n, m = as_tensor(det_counts), as_tensor(gt_counts)
+    det_offset, gt_offset = n.cumsum(0) - n, m.cumsum(0) - m
+    image = torch.repeat_interleave(torch.arange(images), n * m)
+    within = torch.arange(image.numel()) - ((n * m).cumsum(0) - n * m)[image]
+    d_local, g_local = within // m[image].clamp(min=1), within % m[image].clamp(min=1)
+    d, g = det_offset[image] + d_local, gt_offset[image] + g_local
+    low, high = torch.maximum(det_top[d], gt_top[g]), torch.minimum(det_bottom[d], gt_bottom[g])
+    keep = high > low
+    if not all_pairs:
+        labels_d, labels_g = torch.cat(det_labels), torch.cat(gt_labels)
+        keep &= labels_d[d] == labels_g[g]
+    chosen = keep.nonzero()[:, 0]  # host reads: free on CPU
+    image, d_local, g_local, d, g = image[chosen], d_local[chosen], g_local[chosen], d[chosen], g[chosen]
+    low, lengths = low[chosen], (high - low)[chosen]
+    pair = torch.repeat_interleave(torch.arange(chosen.numel()), lengths)
+    y = low[pair] + torch.arange(pair.numel()) - (lengths.cumsum(0) - lengths)[pair]
+    first_rows = det_start[d][pair] + y - det_top[d][pair]
+    second_rows = gt_start[g][pair] + y - gt_top[g][pair]
+    names = ("inter", "band_inter")
+    padded = {}
+    for name, layer in zip(names, layers):  # the shared rows of every pair: gathered, AND-ed, popcounted, summed
+        per_row = _popcount_rows(layer[first_rows] & layer[second_rows])
+        totals = torch.zeros(chosen.numel(), dtype=torch.int64).index_add_(0, pair, per_row)
+        table = torch.zeros((images, dmax, gmax), dtype=torch.int64)
+        padded[name] = table.index_put_((image, d_local, g_local), totals)
+    results = []
+    for index in range(images):
+        lo_d, hi_d = int(det_offset[index]), int(det_offset[index]) + det_counts[index]
+        lo_g, hi_g = int(gt_offset[index]), int(gt_offset[index]) + gt_counts[index]
+        out = {"det_area": det_areas[0][lo_d:hi_d], "gt_area": gt_areas[0][lo_g:hi_g],
+               "inter": padded["inter"][index, :det_counts[index], :gt_counts[index]]}
+        if dilation_ratio is not None:
+            out.update(det_band=det_areas[1][lo_d:hi_d], gt_band=gt_areas[1][lo_g:hi_g],
+                       band_inter=padded["band_inter"][index, :det_counts[index], :gt_counts[index]])
+        results.append(out)
+    return results

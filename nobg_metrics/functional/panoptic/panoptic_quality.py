@@ -1,0 +1,183 @@
+r"""Panoptic quality (Kirillov et al., CVPR 2019) and Boundary PQ (Cheng et al., CVPR 2021), as panopticapi and
+boundary-iou-api compute them.
+
+.. math::
+    PQ_c = \frac{\sum_{(g, p) \in TP_c} IoU(g, p)}{|TP_c| + \frac12 |FP_c| + \frac12 |FN_c|}, \quad
+    SQ_c = \frac{\sum_{TP_c} IoU}{|TP_c|}, \quad RQ_c = \frac{|TP_c|}{|TP_c| + \frac12 |FP_c| + \frac12 |FN_c|}
+
+A (gt, prediction) pair of one image and category is a true positive when its IoU exceeds 0.5 (strictly; the
+unions leave out the prediction's pixels on gt void); ``iou_type="boundary"`` uses ``min(mask IoU, boundary
+IoU)`` with the boundary bands of ``mask_to_boundary`` at ``dilation_ratio`` of the image diagonal. Crowd gt
+segments are never matched; an unmatched prediction is no false positive when more than half of it lies on
+gt void and on its category's crowd region. The per-image rules are those of
+:mod:`nobg_metrics.functional.panoptic.segments`; the input convention that of
+:mod:`nobg_metrics.functional.panoptic.inputs`. Dataset values (panopticapi ``PQStat.pq_average``): the mean of
+the per-class values over the classes with TP + FP + FN > 0 — all, things, stuff.
+
+Defined values: a class with TP + FP + FN = 0 scores 0 and is left out of the means (panopticapi); a mean over
+no class (no data, or no thing / stuff class with any segment) is **0.0 with n = 0** — panopticapi raises
+``ZeroDivisionError`` there; SQ of a class with no TP is 0 (panopticapi).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Literal
+
+import torch
+from torch import Tensor
+
+from nobg_metrics._inputs import check_flag, check_number, check_option
+from nobg_metrics.functional.boundary.boundary_iou import dilation_radius
+from nobg_metrics.functional.panoptic.inputs import (
+    Categories,
+    PanopticMaps,
+    prepare_panoptic,
+)
+from nobg_metrics.functional.panoptic.segments import (
+    IOU_LOW_BITS,
+    IOU_SCALE_BITS,
+    STAT_NAMES,
+    SegmentBatch,
+    segment_statistics,
+)
+
+__all__ = ["panoptic_quality"]
+
+PanopticIouType = Literal["segm", "boundary"]
+PanopticOutput = Literal["dict", "tensor"]
+GROUPS = (("", None), ("_things", True), ("_stuff", False))
+"""The dataset values' key suffixes: all classes (``pq``), things (``pq_things``), stuff (``pq_stuff``)."""
+
+
+def _check_panoptic_args(iou_type: str, dilation_ratio: float, output: str, return_sq_and_rq: bool,
+                         return_per_class: bool, allow_unknown_preds_category: bool) -> None:
+    check_option("iou_type", iou_type, PanopticIouType)
+    check_number("dilation_ratio", dilation_ratio, low=0.0)
+    check_option("output", output, PanopticOutput)
+    for name, value in (("return_sq_and_rq", return_sq_and_rq), ("return_per_class", return_per_class),
+                        ("allow_unknown_preds_category", allow_unknown_preds_category)):
+        check_flag(name, value)
+    if output == "dict" and (return_sq_and_rq or return_per_class):
+        raise ValueError("`return_sq_and_rq` and `return_per_class` choose torchmetrics' tensor layout: pass "
+                         "output='tensor' with them (output='dict' returns every value)")
+
+
+def batch_statistics(batch: SegmentBatch, num_categories: int, iou_type: PanopticIouType,
+                     dilation_ratio: float, *, with_areas: bool = False) -> dict[str, Tensor]:
+    """:data:`~nobg_metrics.functional.panoptic.segments.STAT_NAMES` -> :math:`(C,)` int64 of one equal-size batch
+    (and the slot areas, see :func:`~nobg_metrics.functional.panoptic.segments.segment_statistics`)."""
+    height, width = batch.gt.shape[-2:]
+    radius = dilation_radius(height, width, dilation_ratio) if iou_type == "boundary" else None
+    return segment_statistics(batch, num_categories, radius, with_areas=with_areas)
+
+
+def _panoptic_update(preds: PanopticMaps, target: PanopticMaps, iscrowd: PanopticMaps | None,
+                     categories: Categories, iou_type: PanopticIouType, dilation_ratio: float,
+                     allow_unknown_preds_category: bool, validate_args: bool) -> dict[str, Tensor]:
+    """Sufficient statistics of a batch: :data:`STAT_NAMES` -> :math:`(C,)` int64 per-category sums."""
+    batches = prepare_panoptic(preds, target, iscrowd, categories, allow_unknown_preds_category, validate_args)
+    totals: dict[str, Tensor] = {}
+    for batch in batches:  # one round per image size
+        stats = batch_statistics(batch, len(categories.ids), iou_type, dilation_ratio)
+        totals = stats if not totals else {name: totals[name] + stats[name] for name in STAT_NAMES}
+    return totals
+
+
+def iou_sums(iou_sum_high: Tensor, iou_sum_low: Tensor) -> Tensor:
+    """The float64 IoU sums of the exact limbs: ``(high * 2^26 + low) * 2^-53`` (one rounding)."""
+    return (iou_sum_high.double() * 2.0**IOU_LOW_BITS + iou_sum_low.double()) * 2.0**-IOU_SCALE_BITS
+
+
+def _panoptic_compute(iou_sum_high: Tensor, iou_sum_low: Tensor, true_positives: Tensor, false_positives: Tensor,
+                      false_negatives: Tensor, isthing: Tensor, classes: Tensor) -> dict[str, Tensor]:
+    """panopticapi's result as a flat dict of float64 tensors (``n``: int64).
+
+    Returns:
+        ``pq``, ``sq``, ``rq``, ``n`` (all classes), the same with ``_things`` and ``_stuff``, and
+        ``pq_per_class``, ``sq_per_class``, ``rq_per_class`` :math:`(C,)` with ``classes`` :math:`(C,)` (the
+        category ids in that order).
+    """
+    iou = iou_sums(iou_sum_high, iou_sum_low)
+    tp, fp, fn = true_positives.double(), false_positives.double(), false_negatives.double()
+    present = (true_positives + false_positives + false_negatives) > 0
+    denominator = torch.where(present, tp + 0.5 * fp + 0.5 * fn, 1.0)
+    # panopticapi: pq = iou / (tp + 0.5 fp + 0.5 fn); sq = iou / tp if tp else 0; rq = tp / (tp + 0.5 fp + 0.5 fn)
+    per_class = {
+        "pq": torch.where(present, iou / denominator, 0.0),
+        "sq": torch.where(true_positives > 0, iou / tp.clamp(min=1), 0.0),
+        "rq": torch.where(present, tp / denominator, 0.0),
+    }
+    out: dict[str, Tensor] = {}
+    for suffix, things in GROUPS:
+        member = present if things is None else present & (isthing if things else ~isthing)
+        n = member.sum()
+        for name, values in per_class.items():
+            total = torch.where(member, values, 0.0).sum()
+            out[name + suffix] = torch.where(n > 0, total / n.clamp(min=1), 0.0)
+        out["n" + suffix] = n
+    for name, values in per_class.items():
+        out[f"{name}_per_class"] = values
+    out["classes"] = classes
+    return out
+
+
+def tensor_layout(values: dict[str, Tensor], return_sq_and_rq: bool, return_per_class: bool) -> Tensor:
+    """torchmetrics' ``PanopticQuality`` output of the dict: scalar PQ, ``[pq, sq, rq]``, ``(1, C)`` per-class PQ
+    or ``(C, 3)`` per-class ``[pq, sq, rq]``."""
+    if return_per_class:
+        if return_sq_and_rq:
+            return torch.stack([values["pq_per_class"], values["sq_per_class"], values["rq_per_class"]], dim=-1)
+        return values["pq_per_class"].view(1, -1)
+    if return_sq_and_rq:
+        return torch.stack([values["pq"], values["sq"], values["rq"]])
+    return values["pq"]
+
+
+def panoptic_quality(
+    preds: PanopticMaps, target: PanopticMaps, things: Collection[int], stuffs: Collection[int], *,
+    iscrowd: PanopticMaps | None = None, iou_type: PanopticIouType = "segm", dilation_ratio: float = 0.02,
+    allow_unknown_preds_category: bool = False, output: PanopticOutput = "dict", return_sq_and_rq: bool = False,
+    return_per_class: bool = False, validate_args: bool = True,
+) -> dict[str, Tensor] | Tensor:
+    """PQ (or Boundary PQ) of a batch as panopticapi (boundary-iou-api) computes it (module notes).
+
+    Args:
+        preds: :math:`(B, H, W, 2)` integer ``(category_id, instance_id)`` per pixel, or a list of :math:`(H, W, 2)`.
+        target: the same layout; categories that are neither things nor stuffs are void.
+        things: category ids of the things.
+        stuffs: category ids of the stuffs (their instance ids are ignored).
+        iscrowd: :math:`(B, H, W)` bool marks of the crowd gt segments' pixels (or a list of :math:`(H, W)`).
+        iou_type: ``"segm"`` (mask IoU) or ``"boundary"`` (``min(mask IoU, boundary IoU)``).
+        dilation_ratio: band width as a fraction of the image diagonal (0.02 COCO, 0.005 Cityscapes).
+        allow_unknown_preds_category: read prediction pixels of unknown categories as no segment instead of
+            raising.
+        output: ``"dict"`` (every value, see :func:`_panoptic_compute`) or ``"tensor"`` (torchmetrics' layout).
+        return_sq_and_rq: with ``output="tensor"``: ``[pq, sq, rq]``.
+        return_per_class: with ``output="tensor"``: per-class values (things sorted, then stuffs sorted).
+        validate_args: run the checks that read the data back (unknown categories, instance ids, crowd marks).
+
+    Returns:
+        a dict of tensors, or a tensor (``output="tensor"``).
+
+    Examples:
+        >>> import torch
+        >>> target = torch.zeros(1, 4, 6, 2, dtype=torch.long)
+        >>> target[0, :, :3, 0] = 1                      # a thing of category 1 on the left, stuff 7 elsewhere
+        >>> target[0, :, 3:, 0] = 7
+        >>> preds = target.clone()
+        >>> preds[0, 0, 3, 0] = 1                        # one stuff pixel predicted as the thing
+        >>> result = panoptic_quality(preds, target, things={1}, stuffs={7})
+        >>> round(float(result["pq"]), 4), round(float(result["pq_things"]), 4), int(result["n"])
+        (0.9199, 0.9231, 2)
+    """
+    _check_panoptic_args(iou_type, dilation_ratio, output, return_sq_and_rq, return_per_class,
+                         allow_unknown_preds_category)
+    categories = Categories.from_sets(things, stuffs)
+    stats = _panoptic_update(preds, target, iscrowd, categories, iou_type, dilation_ratio,
+                             allow_unknown_preds_category, validate_args)
+    device = stats["true_positives"].device
+    values = _panoptic_compute(stats["iou_sum_high"], stats["iou_sum_low"], stats["true_positives"],
+                               stats["false_positives"], stats["false_negatives"], categories.thing_mask(device),
+                               torch.tensor(categories.ids, dtype=torch.int64, device=device))
+    return values if output == "dict" else tensor_layout(values, return_sq_and_rq, return_per_class)

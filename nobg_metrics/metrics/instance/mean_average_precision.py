@@ -1,0 +1,205 @@
+"""Mask AP and Boundary AP as a ``Metric``: the state of :func:`nobg_metrics.functional.mean_average_precision`.
+
+States — sufficient statistics, never pixels (:mod:`nobg_metrics.functional.instance.statistics`):
+
+- list states (``dist_reduce_fx="cat"``: they grow with the detections, as instance AP's statistics must):
+  ``det_scores``, ``det_labels``, ``det_keys``, ``det_outcomes`` (``det_outcomes_micro`` for
+  ``average="micro"``), ``gt_labels``, ``gt_counted``, ``image_keys``;
+- ``image_count`` (images seen on this rank: the arrival index of the next one) and ``images_with_ids``, int64
+  sums; and the options' fingerprint.
+
+Ties between equal scores break as the reference breaks them — by image, then by the rank in the image. The
+image order is ``image_id`` where the targets give one, else (arrival index on the rank, DDP rank): with
+``DistributedSampler(shuffle=False)``, which deals dataset item ``i`` to rank ``i % world`` as its
+``i // world``-th item, that is the dataset order, so 1 and N ranks agree bit for bit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch import Tensor
+
+from nobg_metrics.functional.instance.mean_average_precision import (
+    _mean_average_precision_compute,
+    _mean_average_precision_update,
+)
+from nobg_metrics.functional.instance.options import AREA_RANGES, make_options
+from nobg_metrics.metrics.base import NobgMetric, Statistics
+
+__all__ = ["MeanAveragePrecision"]
+
+
+class MeanAveragePrecision(NobgMetric):
+    r"""Mean average precision of instance masks: COCO mask AP (``iou_type="segm"``) or Boundary AP (``"boundary"``).
+
+    A drop-in for ``torchmetrics.detection.MeanAveragePrecision(iou_type="segm")``, exact against boundary-iou-api
+    (``COCOeval`` / ``LVISEval``, ``iouType="segm" | "boundary"``) and pycocotools; masks never leave the device
+    and are not kept. See docs/instance_segmentation.md.
+
+    As input to ``forward`` and ``update`` the metric accepts the following input:
+
+    - ``preds`` (:class:`list` of :class:`dict`): one dict per image, with the keys:
+
+        - ``masks`` (:class:`~torch.Tensor`): :math:`(N, H, W)` bool, the detections' masks.
+        - ``scores`` (:class:`~torch.Tensor`): :math:`(N,)` float, the detection scores.
+        - ``labels`` (:class:`~torch.Tensor`): :math:`(N,)` integer category ids.
+        - ``area`` (:class:`~torch.Tensor`, optional): :math:`(N,)`, the area that picks the area range.
+
+    - ``target`` (:class:`list` of :class:`dict`): one dict per image, with the keys:
+
+        - ``masks`` (:class:`~torch.Tensor`): :math:`(M, H, W)` bool, the gt masks.
+        - ``labels`` (:class:`~torch.Tensor`): :math:`(M,)` integer category ids.
+        - ``iscrowd``, ``area``, ``ignore`` (:class:`~torch.Tensor`, optional): :math:`(M,)` each.
+        - ``image_id`` (:class:`int`, optional): the image's id (ties between equal scores break by it).
+        - ``neg_category_ids``, ``not_exhaustive_category_ids`` (:class:`~torch.Tensor`, optional): 1-D integer tensors,
+          LVIS's federated annotation.
+
+    As output of ``forward`` and ``compute`` the metric returns the following output:
+
+    - ``map_dict`` (:class:`dict`): float64 tensors by name (``classes``: int32); -1 marks a value with no ground truth
+      to measure it on:
+
+        - ``map``: scalar, the mean AP over the IoU thresholds (default 0.50:0.05:0.95), categories and objects.
+        - ``map_50``, ``map_75``: scalar, AP at IoU 0.50 / 0.75 (-1 when ``iou_thresholds`` lacks it).
+        - ``map_small``, ``map_medium``, ``map_large``: scalar, AP by area (< 32², 32² to 96², > 96² pixels).
+        - ``mar_<k>``: scalar, the mean AR with at most ``k`` detections per image, one per ``max_detection_thresholds``
+          entry ``k``.
+        - ``mar_small``, ``mar_medium``, ``mar_large``: scalar, AR by area (at the largest ``k``).
+        - ``map_rare``, ``map_common``, ``map_frequent``: scalar, LVIS only.
+        - ``map_per_class``, ``mar_<k>_per_class`` (the largest ``k``): :math:`(K,)` in the order of ``classes`` with
+          ``class_metrics``, else a scalar -1.
+        - ``classes``: :math:`(K,)` int32, the category ids seen.
+        - ``precision`` :math:`(T, R, K, A, M)`, ``recall`` :math:`(T, K, A, M)`, ``scores`` :math:`(T, R, K, A, M)`:
+          with ``extended_summary`` only (T IoU and R recall thresholds, K categories, A = 4 area ranges, M
+          max-detection caps).
+
+    One-element tensors come back as scalars, as torchmetrics' ``compute`` returns them.
+
+    Args:
+        iou_type: ``"segm"`` or ``"boundary"``.
+        dilation_ratio: boundary width as a fraction of the image diagonal (0.02 COCO / LVIS; 0.005 Cityscapes).
+        protocol: ``"coco"`` or ``"lvis"`` (300 detections per image, federated filters, APr / APc / APf).
+        iou_thresholds: IoU thresholds (default ``np.linspace(.5, .95, 10)``, float64).
+        rec_thresholds: recall thresholds (default ``np.linspace(0, 1, 101)``).
+        max_detection_thresholds: any list of caps (default ``[1, 10, 100]``, LVIS ``[300]``); ``mar_<k>`` follows.
+        class_metrics: also compute ``map_per_class`` and ``mar_<k>_per_class``.
+        average: ``"macro"`` (mean over categories) or ``"micro"`` (all categories pooled; COCO only).
+        extended_summary: also return the ``precision`` :math:`(T, R, K, A, M)`, ``recall`` and ``scores`` arrays.
+        category_frequencies: LVIS ``{category id: "r" | "c" | "f"}``.
+        box_format: accepted for torchmetrics compatibility and unused (masks only).
+        backend: accepted for torchmetrics compatibility and unused (one implementation).
+        validate_args: run the input checks that read values (a device sync).
+        kwargs: :class:`torchmetrics.Metric` options.
+
+    Examples:
+        >>> import torch
+        >>> gt = torch.zeros(1, 8, 10, dtype=torch.bool); gt[0, 2:6, 2:8] = True
+        >>> det = torch.zeros(1, 8, 10, dtype=torch.bool); det[0, 2:6, 2:7] = True
+        >>> metric = MeanAveragePrecision(iou_type="boundary")
+        >>> metric.update([{"masks": det, "scores": torch.tensor([0.9]), "labels": torch.tensor([3])}],
+        ...               [{"masks": gt, "labels": torch.tensor([3])}])
+        >>> result = metric.compute()
+        >>> round(float(result["map"]), 4), round(float(result["map_50"]), 4)  # min(mask 20/24, boundary 12/18)
+        (0.4, 1.0)
+    """
+
+    higher_is_better = True
+    plot_lower_bound = 0.0
+    plot_upper_bound = 1.0
+    image_count: Tensor
+    images_with_ids: Tensor
+    det_scores: list[Tensor]
+    det_labels: list[Tensor]
+    det_keys: list[Tensor]
+    det_outcomes: list[Tensor]
+    det_outcomes_micro: list[Tensor]
+    gt_labels: list[Tensor]
+    gt_counted: list[Tensor]
+    image_keys: list[Tensor]
+
+    def __init__(
+        self, iou_type: str = "segm", dilation_ratio: float = 0.02, protocol: str = "coco",
+        iou_thresholds: Sequence[float] | None = None, rec_thresholds: Sequence[float] | None = None,
+        max_detection_thresholds: Sequence[int] | None = None, class_metrics: bool = False, average: str = "macro",
+        extended_summary: bool = False, category_frequencies: Mapping[int, str] | None = None, *,
+        box_format: str = "xyxy", backend: str = "pycocotools", validate_args: bool = True, **kwargs: Any,
+    ) -> None:
+        super().__init__(validate_args=validate_args, **kwargs)
+        if box_format not in ("xyxy", "xywh", "cxcywh"):
+            raise ValueError(f"`box_format` must be one of ('xyxy', 'xywh', 'cxcywh'), got {box_format!r}")
+        if backend not in ("pycocotools", "faster_coco_eval"):
+            raise ValueError(f"`backend` must be one of ('pycocotools', 'faster_coco_eval'), got {backend!r}")
+        self.options = make_options(iou_type, dilation_ratio, protocol, iou_thresholds, rec_thresholds,
+                                    max_detection_thresholds, class_metrics, average, extended_summary,
+                                    category_frequencies)
+        options = self.options
+        self.iou_type, self.protocol, self.average, self.class_metrics = iou_type, protocol, average, class_metrics
+        self.iou_thresholds, self.rec_thresholds = list(options.iou_thresholds), list(options.rec_thresholds)
+        self.max_detection_thresholds = list(options.max_detection_thresholds)
+        self._add_fingerprint({"options": repr(options)})
+        self._add_count("image_count")
+        self._add_count("images_with_ids")
+        areas, levels = len(AREA_RANGES), len(options.iou_thresholds)
+        layouts: dict[str, tuple[torch.dtype, tuple[int, ...]]] = {
+            "det_scores": (torch.float64, ()), "det_labels": (torch.int64, ()), "det_keys": (torch.int64, (4,)),
+            "gt_labels": (torch.int64, ()), "gt_counted": (torch.bool, (areas,)), "image_keys": (torch.int64, (2,)),
+        }
+        if options.needs_macro:
+            layouts["det_outcomes"] = (torch.int8, (areas, levels))
+        if average == "micro":
+            layouts["det_outcomes_micro"] = (torch.int8, (areas, levels))
+        for name, (dtype, shape) in layouts.items():  # statistics that grow with the detections: list states
+            self._add_list(name, dtype, shape)
+
+    def _world_rank(self) -> int:
+        if dist.is_available() and dist.is_initialized():
+            return dist.get_rank(self.process_group) if self.process_group is not None else dist.get_rank()
+        return 0
+
+    def update(  # type: ignore[override]  # per-image dicts of instances, not maps
+            self, preds: Sequence[Mapping[str, Tensor]], target: Sequence[Mapping[str, Tensor]]) -> None:
+        """Add a batch: ``preds`` and ``target`` lists of per-image dicts (class docstring)."""
+        self._accumulate(self._batch_statistics(preds, target))
+
+    def _statistics(self, preds: Sequence[Mapping[str, Tensor]], target: Sequence[Mapping[str, Tensor]]
+                    ) -> Statistics:
+        """The batch's per-detection and per-gt records (each list state's entry) and its image counts; images are
+        numbered on from this rank's ``image_count``."""
+        stats = _mean_average_precision_update(preds, target, self.options, self.image_count, self._world_rank(),
+                                               self.validate_args)
+        records = {name: stats[name].to(self.device, non_blocking=True) for name in self._list_layouts}
+        with_ids = sum(1 for gt in target if "image_id" in gt)
+        device = self.image_count.device  # counts filled on the device: no host-to-device copy
+        counts = {"image_count": torch.full((), len(target), dtype=torch.int64, device=device),
+                  "images_with_ids": torch.full((), with_ids, dtype=torch.int64, device=device)}
+        return {**records, **counts}
+
+    def _record_tensor(self, states: Mapping[str, Any], name: str) -> Tensor:
+        """A list state as one tensor (an empty one of the right layout when nothing was added)."""
+        value = states[name]
+        if isinstance(value, Tensor):
+            return value
+        if value:
+            return torch.cat(value)
+        dtype, shape = self._list_layouts[name]
+        return torch.zeros((0, *shape), dtype=dtype, device=self.device)
+
+    def _value(self, states: Mapping[str, Any]) -> dict[str, Tensor]:
+        """The output dictionary (class docstring)."""
+        records = {name: self._record_tensor(states, name) for name in self._list_layouts}
+        return _mean_average_precision_compute(records, self.options, int(states["images_with_ids"]))
+
+    def _incoming_statistics(self, incoming: dict[str, Any]) -> dict[str, Any]:
+        """``merge_state``: without image ids, the incoming images' arrival numbers move on from this metric's
+        ``image_count`` (ties keep breaking by arrival, as if one metric had seen both)."""
+        if int(self.images_with_ids) == 0:
+            offset = self.image_count
+            for name in ("det_keys", "image_keys"):  # column 0: the arrival index on its rank
+                items = incoming[name] if isinstance(incoming[name], list) else [incoming[name]]
+                incoming[name] = [torch.cat([item[:, :1] + offset.to(item.device), item[:, 1:]], dim=1)
+                                  for item in items]
+        return incoming

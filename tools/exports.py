@@ -1,0 +1,106 @@
+"""Write the explicit export lists of ``nobg_metrics.functional`` and ``nobg_metrics.metrics`` (and of each domain
+package in them) from their modules' ``__all__``, so that IDEs, mypy and the docs see every name statically.
+
+Run from the repository root: ``python tools/exports.py`` rewrites the ``__init__.py`` files below their docstring;
+``python tools/exports.py --check`` exits 1 when one differs from what the modules give
+(``tests/library/test_exports.py`` checks the same). The modules are read as text (their literal ``__all__``), not
+imported. A module whose name starts with ``_`` exports nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("nobg_metrics/functional", "nobg_metrics/metrics")
+MARK = "# The names below are written by tools/exports.py from the modules' __all__; do not edit by hand."
+
+
+def module_all(path: Path) -> list[str]:
+    """The literal ``__all__`` of a module (empty where it has none)."""
+    for node in ast.parse(path.read_text()).body:
+        target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
+        if isinstance(target, ast.Name) and target.id == "__all__" and node.value is not None:  # type: ignore[attr-defined]
+            return list(ast.literal_eval(node.value))  # type: ignore[attr-defined]
+    return []
+
+
+def _dotted(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts)
+
+
+def exports(package: Path) -> list[tuple[str, list[str]]]:
+    """``(module, names)`` a package re-exports: its public modules', then its sub-packages' lists, sorted by name."""
+    found: list[tuple[str, list[str]]] = []
+    for child in sorted(package.iterdir()):
+        if child.name.startswith(("_", ".")):
+            continue
+        if child.is_dir() and (child / "__init__.py").exists():
+            names = [name for _, listed in exports(child) for name in listed]
+            if names:
+                found.append((_dotted(child), sorted(names)))
+        elif child.suffix == ".py":
+            names = module_all(child)
+            if names:
+                found.append((_dotted(child), names))
+    return found
+
+
+def _all_order(name: str) -> tuple[int, str]:
+    """ruff's ``__all__`` order (RUF022): constants, then classes, then the rest, each alphabetical."""
+    return (0 if name.isupper() else 1 if name[0].isupper() else 2), name
+
+
+def _import_order(name: str) -> tuple[int, str]:
+    """isort's order of the names of one import (ruff's I001): constants, classes, the rest, ignoring case."""
+    return _all_order(name)[0], name.lower()
+
+
+def render(package: Path) -> str:
+    """The package's ``__init__.py``: its docstring kept, the imports and ``__all__`` written."""
+    init = package / "__init__.py"
+    docstring = ast.get_docstring(ast.parse(init.read_text())) if init.exists() else None
+    head = f'"""{docstring}\n"""' if docstring else f'"""{_dotted(package)}."""'
+    lines = [head, "", "from __future__ import annotations", "", MARK]
+    names: list[str] = []
+    for module, listed in exports(package):
+        if len(listed) == 1:
+            lines.append(f"from {module} import {listed[0]}")
+        else:
+            lines.append(f"from {module} import (")
+            lines.extend(f"    {name}," for name in sorted(listed, key=_import_order))
+            lines.append(")")
+        names.extend(listed)
+    lines += ["", "__all__ = ["]
+    lines.extend(f'    "{name}",' for name in sorted(names, key=_all_order))
+    lines += ["]", ""]
+    return "\n".join(lines)
+
+
+def packages() -> list[Path]:
+    """Every package whose ``__init__`` this tool writes: the two top packages and their domain packages."""
+    found = []
+    for top in PACKAGES:
+        found.append(ROOT / top)
+        found.extend(sorted(p.parent for p in (ROOT / top).glob("*/__init__.py") if not p.parent.name.startswith("_")))
+    return found
+
+
+def main(argv: list[str]) -> int:
+    stale = []
+    for package in packages():
+        text, init = render(package), package / "__init__.py"
+        if not init.exists() or init.read_text() != text:
+            stale.append(str(init.relative_to(ROOT)))
+            if "--check" not in argv:
+                init.write_text(text)
+    if stale and "--check" in argv:
+        print("stale export lists (run python tools/exports.py):", ", ".join(stale), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
