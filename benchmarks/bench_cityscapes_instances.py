@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iou-types", nargs="+", default=["segm", "boundary"], choices=("segm", "boundary"))
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    from nobg_metrics.cli.cityscapes_instances import run as run_command
+    from nobg_metrics.cli.instances.cityscapes_run import run as run_command
     from nobg_metrics.functional import cityscapes_instance_ap
 
     data = cityscapes_dataset(0, [tuple(args.size)] * args.images, instances=args.instances, groups=3, small=3)

@@ -13,7 +13,7 @@ import torch
 from harness import Case
 from shapes import KINDS, make_gt
 
-from nobg_metrics.cli.coco_masks import segmentation_masks
+from nobg_metrics.io.coco.masks import segmentation_masks
 
 DETECTIONS = 20
 """Detections per image (COCO val with a Mask R-CNN: ~20 above the usual 0.05 score threshold)."""

@@ -7,7 +7,7 @@ Data (:mod:`panoptic_scenes`, written as COCO panoptic PNG + JSON into a tempora
 images (640x480, ~15 segments: 4 stuff bands and ~11 things, ratio 0.02) and Cityscapes-like ones (2048x1024,
 ~40 segments, ratio 0.005). Both sides read the same files and run on the same cores: the reference with its own
 ``multiprocessing.Pool`` of ``cpu_count()`` processes, ours with ``--procs`` worker processes (the command's
-scoring, :func:`nobg_metrics.cli.panoptic_run.score_all`); the calls alternate and the medians are compared.
+scoring, :func:`nobg_metrics.cli.panoptic.run.score_all`); the calls alternate and the medians are compared.
 The class on tensors already in memory (no PNG decoding) is timed too, on CPU (one thread) and on CUDA when
 there is one. Without the two environment variables the reference is skipped (a note says so).
 
@@ -99,14 +99,14 @@ def _median_alternating(sides: dict, repeat: int) -> dict[str, float]:
 
 def files_comparison(kind: str, images: int, procs: int, repeat: int, iou_types: list[str], reference) -> list[dict]:
     """Rows of ours (the command's scoring) vs pq_compute on the same files."""
-    from nobg_metrics.cli.panoptic_io import (
+    from nobg_metrics.cli.core.progress import Progress
+    from nobg_metrics.cli.panoptic.run import results_dict, score_all
+    from nobg_metrics.io.panoptic import (
         PanopticTask,
         categories_of,
         load_json,
         matched_annotations,
     )
-    from nobg_metrics.cli.panoptic_run import results_dict, score_all
-    from nobg_metrics.cli.progress import Progress
 
     rows = []
     cats = category_list(kind)

@@ -201,7 +201,7 @@ def _family() -> tuple[Descriptor, ...]:
     declared = {effective(d.metric, d.arguments) for d in _DECLARED
                 if isinstance(d.metric, type) and issubclass(d.metric, ConfusionMetric)}
     entries: list[Descriptor] = []
-    for name in M.__all__:
+    for name in sorted(M.__all__):  # the classes in name order (the registry's order of these entries)
         metric = getattr(M, name)
         measure = metric.__dict__.get("_measure") if isinstance(metric, type) else None
         if not (issubclass(metric, ConfusionMetric) and measure):

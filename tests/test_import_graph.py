@@ -10,7 +10,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "nobg_metrics"
 
 LAYERS = (  # lowest first; a module may import from its own layer and below
     ("nobg_metrics.ops", "nobg_metrics._shared_checks", "nobg_metrics.allocator", "nobg_metrics._version"),
-    ("nobg_metrics._inputs", "nobg_metrics._seg_batch", "nobg_metrics._matting_inputs"),
+    ("nobg_metrics.io", "nobg_metrics._inputs", "nobg_metrics._seg_batch", "nobg_metrics._matting_inputs",
+     "nobg_metrics._panoptic_batch"),
     ("nobg_metrics.functional",),
     ("nobg_metrics.metrics", "nobg_metrics.plotting"),
     ("nobg_metrics.catalog", "nobg_metrics.collection"),
@@ -112,7 +113,7 @@ COMMAND_START = ("nobg_metrics.cli.entry", "nobg_metrics.cli.parser")
 and ``merge``'s argument checks end there (docs/cli.md "Start-up")."""
 HEAVY = ("torch", "torchmetrics", "numpy", "PIL", "matplotlib", "scipy", "cv2", "yaml", "openpyxl", "tqdm")
 """Libraries the command's start never loads (seconds for torch; optional extras for the last four)."""
-SCORING_SIDE = ("nobg_metrics.cli.main", "nobg_metrics.cli.runner", "nobg_metrics.cli.run_outputs")
+SCORING_SIDE = ("nobg_metrics.cli.eval.main", "nobg_metrics.cli.eval.runner", "nobg_metrics.cli.outputs.run_outputs")
 """The command's modules that score or write a run: loaded after the arguments, within the start-up guard."""
 
 
@@ -161,25 +162,27 @@ def _start_up() -> tuple[set[str], dict[str, set[str]]]:
 def test_the_command_starts_on_the_standard_library_and_its_torch_free_modules():
     """The parser side of the command never loads the scoring side, torch, numpy or an optional extra when it
     loads: a module the parser needs imports them inside the function that uses them (with a comment saying why).
-    ``tests/cli/test_startup.py`` checks the same by running the command."""
+    ``tests/cli/core/test_startup.py`` checks the same by running the command."""
     loaded, outside = _start_up()
     heavy = sorted(f"{module} -> {name}" for module, names in outside.items() for name in names if name in HEAVY)
     assert not heavy, "the command's start loads:\n" + "\n".join(heavy)
     assert not loaded & set(SCORING_SIDE), f"the command's start loads {sorted(loaded & set(SCORING_SIDE))}"
-    assert all(m in ("nobg_metrics", "nobg_metrics._version") or m.startswith("nobg_metrics.cli") for m in loaded), \
-        sorted(m for m in loaded if not m.startswith("nobg_metrics.cli"))
+    torch_free = ("nobg_metrics", "nobg_metrics._version", "nobg_metrics.io", "nobg_metrics.io.errors")
+    assert all(m in torch_free or m.startswith("nobg_metrics.cli") for m in loaded), \
+        sorted(m for m in loaded if not m.startswith("nobg_metrics.cli") and m not in torch_free)
 
 
 def test_the_command_is_entered_at_its_top():
-    """Only the console script imports the run (``cli.main``: the package's lazy ``main`` too); nothing but
+    """Only the console script imports the run (``cli.eval.main``: the package's lazy ``main`` too); nothing but
     ``python -m nobg_metrics`` imports the console script; and the run's writers are imported by the two commands
     that write a run (``eval``, ``merge``)."""
     graph = _graph()
     importers = {target: sorted(m for m, targets in graph.items() if target in targets) for target in
-                 ("nobg_metrics.cli.main", "nobg_metrics.cli.entry", "nobg_metrics.cli.run_outputs")}
-    assert importers == {"nobg_metrics.cli.main": ["nobg_metrics.cli", "nobg_metrics.cli.entry"],
+                 ("nobg_metrics.cli.eval.main", "nobg_metrics.cli.entry", "nobg_metrics.cli.outputs.run_outputs")}
+    assert importers == {"nobg_metrics.cli.eval.main": ["nobg_metrics.cli", "nobg_metrics.cli.entry"],
                          "nobg_metrics.cli.entry": ["nobg_metrics.__main__"],
-                         "nobg_metrics.cli.run_outputs": ["nobg_metrics.cli.main", "nobg_metrics.cli.merge"]}
+                         "nobg_metrics.cli.outputs.run_outputs": ["nobg_metrics.cli.eval.main",
+                                                                  "nobg_metrics.cli.merge.command"]}
 
 
 BLOCK = ("import ", "from ", "#")

@@ -5,7 +5,7 @@ Run from the repository root: ``python tools/metric_names.py`` (rewrites the pag
 same). The unknown-metric message of ``nobg-metrics eval --metrics`` points at this page.
 
 The rows come from one function, :func:`metric_rows`, which reads the catalog (``nobg_metrics.catalog``) and the
-command's labels (``nobg_metrics.cli.names``).
+command's labels (``nobg_metrics.cli.core.names``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def metric_rows() -> list[tuple[str, str, str, str]]:
     """``(name, class, tier, table header)`` of every catalog entry, in the catalog's order (the tiers' first);
     BiRefNet's own columns (``--protocol birefnet`` only) last."""
     from nobg_metrics.catalog import CATALOG
-    from nobg_metrics.cli.names import PROTOCOL_ONLY_METRICS, paper_label
+    from nobg_metrics.cli.core.names import PROTOCOL_ONLY_METRICS, paper_label
 
     rows = [(d.name, d.metric.__name__, d.tier or "by name", paper_label(d.name)[0])
             for d in CATALOG.values() if d.name not in PROTOCOL_ONLY_METRICS]
@@ -30,7 +30,7 @@ def metric_rows() -> list[tuple[str, str, str, str]]:
 
 def render() -> str:
     """The page's text."""
-    from nobg_metrics.cli.toolkit import TOOLKIT_METRICS
+    from nobg_metrics.cli.eval.toolkit import TOOLKIT_METRICS
 
     rows = metric_rows()
     collection = sum(tier != "--protocol birefnet" for _, _, tier, _ in rows)  # BiRefNet's are catalog names too

@@ -1,16 +1,19 @@
-"""The ``nobg-metrics`` command: score folders of predictions against gt folders (docs/cli.md).
+"""The ``nobg-metrics`` command (docs/cli.md): one folder per subcommand, what they share below them.
 
-Modules: ``entry`` (the console script: quiet start-up interruption, then ``main``), ``main`` (arguments, the
-run's steps), ``config`` (datasets x methods from flags or config files), ``files`` (reading and matching image
-files), ``jobs`` (matching into per-method jobs), ``runner`` (streaming scoring, DDP), ``dist`` (torchrun
-helpers), ``launch`` (``--procs`` ranks), ``outputs`` (what results.json and the tables say), ``run_outputs`` (a run's
-files, written at once by ``eval`` and ``merge``), ``writing`` (atomic writes, the ``--out`` lock), ``signals``
-(interruption, no orphans), ``plots`` (curves), ``progress`` (console bars). What several modules share sits below
-them all (``errors``, ``json_yaml``, ``ranks``, ``marks``, ``cells``, ``curve_kinds``, ``statuses``): docs/design.md
-"Layers". ``instances_command`` / ``instances`` (``nobg-metrics instances``: COCO / LVIS instance AP of JSON files)
-with ``coco_files``, ``coco_results`` (their readers) and ``coco_rle``, ``coco_polygons``, ``coco_intervals``,
-``coco_masks`` (the mask codec); ``panoptic_command`` / ``panoptic_io`` / ``panoptic_run`` (``nobg-metrics
-panoptic``).
+- ``entry`` (the console script: quiet start-up interruption, then the subcommand) and ``parser`` (every flag,
+  importable without torch);
+- ``eval/`` — folders of maps (SOD, DIS, COD, matting, BiRefNet's and DAVIS' layouts as ``--preset``s): ``main``
+  (the run's steps), ``config`` / ``jobs`` (datasets x methods), ``loading`` / ``batching`` / ``runner`` (streaming
+  scoring, DDP), ``cache``, ``metric_sets`` / ``presets`` / ``protocols`` / ``toolkit`` (which metrics, which
+  columns);
+- ``instances/`` — COCO / LVIS / Cityscapes instance AP and Boundary AP of results files; ``panoptic/`` — PQ and
+  Boundary PQ of PNG + JSON folders; ``video/`` — DAVIS J & F (``eval --preset davis``);
+- ``plot/`` and ``merge/`` — redraw a run's curves, one run from several;
+- ``outputs/`` — what a run writes: results.json and the tables, curves, statistics, the report page;
+- ``core/`` — what every subcommand shares: errors, exit statuses, the guard, signals, start-up, atomic writing,
+  ranks and processes, progress bars, OS names.
+
+The files themselves are read by the library's format layer, :mod:`nobg_metrics.io`.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ __all__ = ["main"]
 
 def __getattr__(name: str) -> Any:
     if name == "main":  # imported on use: importing the package stays light (see ``entry``)
-        from nobg_metrics.cli.main import main
+        from nobg_metrics.cli.eval.main import main
 
         return main
     raise AttributeError(f"module 'nobg_metrics.cli' has no attribute {name!r}")

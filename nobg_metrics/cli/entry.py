@@ -10,7 +10,7 @@ inside torch's import; here it ends the start-up quietly with the exit status of
 import can turn the ``KeyboardInterrupt`` into another error (numpy: ``RuntimeError: CPU dispatcher tracer already
 initialized`` when its core is imported again), and code that catches everything can swallow it, so the guard's own
 SIGINT handler records the signal: any error after it counts as the interrupt, and a recorded one ends the start-up
-even where nothing was raised. Once the command runs, its own handlers (:mod:`nobg_metrics.cli.signals`) take
+even where nothing was raised. Once the command runs, its own handlers (:mod:`nobg_metrics.cli.core.signals`) take
 over.
 """
 
@@ -40,8 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     previous = signal.signal(signal.SIGINT, interrupt) if main_thread else None
     try:
         # every import of the command inside the Ctrl-C guard: an interrupt while they load ends quietly
+        from nobg_metrics.cli.core.startup import deferred_imports
         from nobg_metrics.cli.parser import build_parser
-        from nobg_metrics.cli.startup import deferred_imports
 
         parser = build_parser()
         args = parser.parse_args(argv)  # --help, --version and usage errors end here, before torch loads
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command != "eval":  # plot, merge: their own handlers (no scoring)
             return args.handler(args)
         with deferred_imports():  # scipy.signal, which torchmetrics imports for nothing the command uses
-            from nobg_metrics.cli.main import run_guarded  # torch (seconds): only once the arguments ask for a run
+            from nobg_metrics.cli.eval.main import run_guarded  # torch (seconds): only once the arguments ask for a run
         if interrupt.received:  # raised where something swallowed it
             raise KeyboardInterrupt
     except BaseException as error:

@@ -2,7 +2,7 @@
 answered before the command loads torch (:mod:`nobg_metrics.cli.entry`).
 
 Metric names are not parser choices (listing them would import the metrics): the command checks them before
-scoring and names the closest valid one (:func:`nobg_metrics.cli.main.check_metric_names`).
+scoring and names the closest valid one (:func:`nobg_metrics.cli.eval.main.check_metric_names`).
 """
 
 from __future__ import annotations
@@ -11,20 +11,14 @@ import argparse
 from pathlib import Path
 
 from nobg_metrics._version import __version__
-from nobg_metrics.cli import (
-    cache,
-    curve_data,
-    davis_options,
-    instances_command,
-    merge,
-    panoptic_command,
-    plot_command,
-    presets,
-    report,
-    tables,
-    toolkit,
-)
-from nobg_metrics.cli.names import PROTOCOLS, TASKS, TIER_NAMES
+from nobg_metrics.cli.core.names import PROTOCOLS, TASKS, TIER_NAMES
+from nobg_metrics.cli.eval import cache, presets, toolkit
+from nobg_metrics.cli.instances import command as instances_command
+from nobg_metrics.cli.merge import command as merge
+from nobg_metrics.cli.outputs import curve_data, report, tables
+from nobg_metrics.cli.panoptic import command as panoptic_command
+from nobg_metrics.cli.plot import command as plot_command
+from nobg_metrics.cli.video import options as davis_options
 
 DEFAULT_OUT = Path("nobg-metrics-out")
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from nobg_metrics.cli.names import PROTOCOL_ONLY_METRICS
-from nobg_metrics.cli.toolkit import TOOLKIT_METRICS
+from nobg_metrics.cli.core.names import PROTOCOL_ONLY_METRICS
+from nobg_metrics.cli.eval.toolkit import TOOLKIT_METRICS
 from nobg_metrics.collection import METRIC_NAMES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,6 +30,6 @@ def test_the_page_is_up_to_date_and_lists_every_name():
 
 
 def test_the_unknown_metric_message_points_at_the_page():
-    from nobg_metrics.cli.main import METRIC_NAMES_PAGE
+    from nobg_metrics.cli.eval.main import METRIC_NAMES_PAGE
 
     assert (ROOT / METRIC_NAMES_PAGE).is_file()

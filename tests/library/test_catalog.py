@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from nobg_metrics.catalog import CATALOG, METRIC_NAMES, TIERS, descriptor, names_with
-from nobg_metrics.cli import names
-from nobg_metrics.cli.protocols import PRINTED
+from nobg_metrics.cli.core import names
+from nobg_metrics.cli.eval.protocols import PRINTED
 from nobg_metrics.collection import make_collection
 
 SHAPE = (2, 1, 20, 26)

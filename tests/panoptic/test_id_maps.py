@@ -13,10 +13,10 @@ import pytest
 import torch
 
 from benchmarks.panoptic_scenes import categories, make_scene
-from nobg_metrics.cli.panoptic_io import PanopticTask, ids_batch
-from nobg_metrics.cli.panoptic_run import results_dict
+from nobg_metrics.cli.panoptic.run import results_dict
 from nobg_metrics.functional.panoptic.panoptic_quality import batch_statistics
 from nobg_metrics.functional.panoptic.segments import STAT_NAMES
+from nobg_metrics.io.panoptic import PanopticTask, ids_batch
 from tests.reference import panoptic_port
 
 CATEGORIES = categories()

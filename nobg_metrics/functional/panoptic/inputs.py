@@ -28,7 +28,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from nobg_metrics.functional.panoptic.segments import SegmentBatch
+from nobg_metrics._panoptic_batch import SegmentBatch
 from nobg_metrics.functional.panoptic.slots import assign_slots
 from nobg_metrics.ops import host_reads
 

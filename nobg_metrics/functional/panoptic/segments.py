@@ -25,11 +25,11 @@ int64 limbs of 27 and 26 bits, so any split of the data over batches or ranks gi
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
+from nobg_metrics._panoptic_batch import SegmentBatch
 from nobg_metrics.functional.panoptic.pairs import (
     PairCounts,
     count_pairs,
@@ -43,32 +43,6 @@ IOU_LOW_BITS = 26
 """The low limb holds bits 0..25 of that integer, the high limb the rest (at most :math:`2^{27}`)."""
 STAT_NAMES = ("iou_sum_high", "iou_sum_low", "true_positives", "false_positives", "false_negatives")
 """Per-category int64 statistics of :func:`segment_statistics`, in this order."""
-
-
-@dataclass
-class SegmentBatch:
-    """Equal-size images as slot maps and per-slot tables; slot ``0`` is gt void / no predicted segment.
-
-    Attributes:
-        gt: :math:`(B, H, W)` integer gt slot of each pixel, in ``[0, S_g)``.
-        pred: :math:`(B, H, W)` integer predicted slot, in ``[0, S_p)``.
-        gt_category: :math:`(B, S_g)` int64 category index of each slot (``-1``: slot 0 and unused slots).
-        gt_crowd: :math:`(B, S_g)` bool crowd segments.
-        pred_category: :math:`(B, S_p)` int64.
-        gt_marker: :math:`(B,)` int64 slot holding the reference's marker id (``-1``: none), or ``None``.
-        pred_marker: the same for the predictions.
-
-    The slot order is the segments' order (``segments_info``): the last crowd segment of a category is its
-    crowd region, and a marker slot's band takes the interiors of the slots before it.
-    """
-
-    gt: Tensor
-    pred: Tensor
-    gt_category: Tensor
-    gt_crowd: Tensor
-    pred_category: Tensor
-    gt_marker: Tensor | None = None
-    pred_marker: Tensor | None = None
 
 
 def stack_batches(batches: list[SegmentBatch]) -> SegmentBatch:

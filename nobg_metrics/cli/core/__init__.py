@@ -1,0 +1,3 @@
+"""What every subcommand of the command shares: errors and exit statuses, the guard, signals, start-up, atomic
+writing and the --out lock, ranks and processes, progress bars, OS names (standard library where the parser needs
+it)."""

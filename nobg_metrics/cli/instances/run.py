@@ -1,0 +1,204 @@
+"""The evaluation of ``nobg-metrics instances`` (the flags: :mod:`nobg_metrics.cli.instances.command`).
+
+Steps: read the annotation file (:mod:`.coco_files`) and the results file (:mod:`.coco_results`); for each image in
+increasing id order, decode its ground truths' and detections' masks (:mod:`.coco_masks`) and pass them to
+:class:`nobg_metrics.MeanAveragePrecision`, a few images per ``update`` (:data:`BATCH_IMAGES`, :data:`BATCH_PIXELS`;
+the metric orders score ties by ``image_id``, so batching changes nothing); print the reference's summary
+(:mod:`.instances_summary`); write ``--out/results.json`` atomically. Images with neither ground truths nor
+detections are skipped (the reference's ``evaluateImg`` gives ``None`` for them).
+
+The masks are handed over **transposed**, ``(N, W, H)``: the column-major layout COCO's RLEs and pycocotools'
+polygon fill produce, without a transposing copy (which costs more than the decoding). Mask and Boundary AP do not
+change when every mask of an image is transposed — pixel counts and intersections do not, the boundary's square
+``(2d + 1)^2`` erosion with a zero outside commutes with transposition, and ``d`` depends on the diagonal only —
+and the tests check that both layouts give identical values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from nobg_metrics._version import __version__
+from nobg_metrics.cli.core.dist import pick_device
+from nobg_metrics.cli.core.guard import guarded
+from nobg_metrics.cli.core.progress import Progress
+from nobg_metrics.cli.core.signals import checkpoint
+from nobg_metrics.cli.core.statuses import EXIT_OK
+from nobg_metrics.cli.core.writing import (
+    OutputLock,
+    json_writer,
+    write_atomically,
+)
+from nobg_metrics.cli.eval.config import ConfigError
+from nobg_metrics.cli.instances.summary import coco_lines, lvis_lines
+from nobg_metrics.io.coco.annotations import GroundTruth, GtImage, load_ground_truth
+from nobg_metrics.io.coco.masks import segmentation_masks
+from nobg_metrics.io.coco.results import (
+    LVIS_MAX_DETS,
+    Detection,
+    Results,
+    load_results,
+)
+from nobg_metrics.io.errors import InputError, SegmentationError
+from nobg_metrics.metrics.instance.mean_average_precision import MeanAveragePrecision
+
+BATCH_IMAGES = 16
+"""At most this many images per ``update`` (the metric's fixed cost per call is shared)."""
+BATCH_PIXELS = 1 << 27
+"""An ``update`` is made once the batch's masks hold this many pixels (128 MB of bool masks)."""
+
+
+def _ids(values: frozenset[int], device: torch.device) -> Tensor:
+    return torch.tensor(sorted(values), dtype=torch.int64, device=device)
+
+
+def image_inputs(gt: GroundTruth, image: GtImage, detections: list[Detection], results: Results,
+                 device: torch.device, lvis: bool = False,
+                 transposed: bool = False) -> tuple[dict[str, Tensor], dict[str, Any]]:
+    """One image's ``(pred, target)`` dicts for ``MeanAveragePrecision.update`` (``lvis``: with LVIS's lists;
+    ``transposed``: masks ``(N, W, H)``, the image transposed, see the module notes).
+
+    Raises:
+        InputError: a segmentation that cannot be read, named by file, position and image id.
+    """
+    anns = [ann for _, ann in image.annotations]
+    segmentations = [ann["segmentation"] for ann in anns] + [d.segmentation for d in detections]
+    try:  # one decoding pass for the image's ground truths and detections
+        masks = segmentation_masks(segmentations, image.height, image.width, transposed=transposed, device=device)
+    except SegmentationError as error:
+        if error.index < len(anns):
+            position, ann = image.annotations[error.index]
+            raise InputError(f"{gt.path}: annotations[{position}] (id {ann['id']}, image {image.id}): "
+                                      f"{error.reason}") from None
+        raise InputError(f"{results.path}: detection {detections[error.index - len(anns)].position} "
+                                  f"(image {image.id}): {error.reason}") from None
+    gt_masks, det_masks = masks[: len(anns)], masks[len(anns):]
+    scores = torch.tensor([d.score for d in detections], dtype=torch.float64)
+    labels = torch.tensor([d.category_id for d in detections], dtype=torch.int64)
+    area = None
+    if results.area_from_box:
+        area = torch.tensor([d.box_area for d in detections], dtype=torch.float64)
+    elif results.drop_empty:  # LVIS: get_ann_ids keeps area > 0 only (the mask's pixel count here)
+        keep = det_masks.flatten(1).any(1)
+        det_masks, scores, labels = det_masks[keep], scores[keep], labels[keep]
+    pred: dict[str, Tensor] = {"masks": det_masks.to(device), "scores": scores.to(device),
+                               "labels": labels.to(device)}
+    if area is not None:
+        pred["area"] = area.to(device)
+    target: dict[str, Any] = {
+        "masks": gt_masks.to(device),
+        "labels": torch.tensor([ann["category_id"] for ann in anns], dtype=torch.int64, device=device),
+        "iscrowd": torch.tensor([bool(ann.get("iscrowd", 0)) for ann in anns], dtype=torch.bool, device=device),
+        "ignore": torch.tensor([bool(ann.get("ignore", 0)) for ann in anns], dtype=torch.bool, device=device),
+        "area": torch.tensor([float(ann["area"]) for ann in anns], dtype=torch.float64, device=device),
+        "image_id": torch.tensor(image.id, dtype=torch.int64, device=device),
+    }
+    if lvis:  # lvis: img_nel = d.get("not_exhaustive_category_ids", []); img_nl only when is_lvis
+        target["not_exhaustive_category_ids"] = _ids(image.not_exhaustive_category_ids, device)
+        if gt.federated:
+            target["neg_category_ids"] = _ids(image.neg_category_ids, device)
+    return pred, target
+
+
+def build_metric(args: argparse.Namespace, gt: GroundTruth, device: torch.device) -> Any:
+    """The :class:`nobg_metrics.MeanAveragePrecision` of the flags (per-class values on)."""
+    options: dict[str, Any] = {"iou_type": args.iou_type, "dilation_ratio": args.dilation_ratio,
+                               "protocol": "lvis" if args.lvis else "coco", "class_metrics": True}
+    if args.lvis:
+        options["max_detection_thresholds"] = [args.max_dets or LVIS_MAX_DETS]
+        if gt.frequencies is not None:
+            options["category_frequencies"] = gt.frequencies
+    return MeanAveragePrecision(**options).to(device)
+
+
+def _number(value: Any) -> Any:
+    if isinstance(value, Tensor):
+        return value.item() if value.numel() == 1 and value.ndim == 0 else value.tolist()
+    return value
+
+
+def results_document(args: argparse.Namespace, gt: GroundTruth, results: Results, values: dict[str, Any],
+                     lines: list[str], scored: int, notes: list[str]) -> dict[str, Any]:
+    """``results.json``: the flags, the counts, every value of the metric, per class with names, the summary."""
+    plain = {key: _number(value) for key, value in values.items()}
+    per_class_keys = [key for key in plain if key.endswith("_per_class")]
+    classes = plain.get("classes", [])
+    classes = classes if isinstance(classes, list) else [classes]
+    names = {c["id"]: c.get("name") for c in gt.categories}
+    per_class = []
+    for index, category in enumerate(classes):
+        row: dict[str, Any] = {"category_id": category, "name": names.get(category)}
+        for key in per_class_keys:
+            column = plain[key] if isinstance(plain[key], list) else [plain[key]]
+            row[key[: -len("_per_class")]] = column[index] if index < len(column) else None
+        per_class.append(row)
+    return {
+        "command": "instances", "version": __version__,
+        "gt_json_file": str(args.gt_json_file), "dt_json_file": str(args.dt_json_file),
+        "iou_type": args.iou_type, "dilation_ratio": args.dilation_ratio, "protocol": "lvis" if args.lvis else "coco",
+        "max_dets": [args.max_dets or LVIS_MAX_DETS] if args.lvis else [1, 10, 100],
+        "detection_area": "bbox w*h" if results.area_from_box else "mask pixels",
+        "images": len(gt.images), "images_scored": scored,
+        "detections": {"in_file": results.count, "evaluated": results.kept},
+        "results": {key: value for key, value in plain.items() if key not in per_class_keys and key != "classes"},
+        "per_class": per_class, "summary": lines, "notes": notes,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    """Evaluate; errors are raised (see :func:`run_guarded`)."""
+    try:
+        device = pick_device(args.device)
+    except RuntimeError as error:
+        raise ConfigError(str(error)) from None
+    with OutputLock(args.out) if args.out is not None else contextlib.nullcontext():
+        gt = load_ground_truth(args.gt_json_file, lvis=args.lvis)
+        results = load_results(args.dt_json_file, gt, lvis=args.lvis, max_dets=args.max_dets or LVIS_MAX_DETS)
+        notes = gt.notes + results.notes
+        if not args.quiet:
+            for note in notes:
+                print(f"note: {note}", file=sys.stderr)
+        metric = build_metric(args, gt, device)
+        todo = [image for image in gt.images if image.annotations or results.per_image.get(image.id)]
+        progress = Progress(f"instances {args.iou_type}", len(todo), enabled=not args.quiet)
+        preds: list[dict[str, Tensor]] = []
+        targets: list[dict[str, Any]] = []
+        pixels = 0
+        for number, image in enumerate(todo):  # images are decoded one by one and scored in batches
+            checkpoint()
+            pred, target = image_inputs(gt, image, results.per_image.get(image.id, []), results, device, args.lvis,
+                                        transposed=True)
+            preds.append(pred)
+            targets.append(target)
+            pixels += (pred["masks"].shape[0] + target["masks"].shape[0]) * image.height * image.width
+            if pixels >= BATCH_PIXELS or len(preds) == BATCH_IMAGES or number == len(todo) - 1:
+                metric.update(preds, targets)
+                progress.update(len(preds))
+                preds, targets, pixels = [], [], 0
+        progress.close()
+        values = metric.compute()
+        plain = {key: _number(value) for key, value in values.items()}
+        lines = lvis_lines(plain, args.max_dets or LVIS_MAX_DETS) if args.lvis else coco_lines(plain)
+        print("\n".join(lines))
+        if args.out is not None:
+            document = results_document(args, gt, results, values, lines, len(todo), notes)
+            try:
+                write_atomically(args.out, {"results.json": json_writer(document)})
+            except OSError as error:
+                raise InputError(f"could not write {args.out}/results.json: {error}") from None
+            if not args.quiet:
+                print(f"wrote results.json to {args.out}", file=sys.stderr)
+    return EXIT_OK
+
+
+def run_guarded(args: argparse.Namespace, runner: Callable[[argparse.Namespace], int] | None = None) -> int:
+    """:func:`run` (or ``runner``: the ``--cityscapes`` evaluation) with every outcome turned into an exit status and
+    a one-line message (:mod:`~nobg_metrics.cli.core.guard`)."""
+    return guarded(lambda: (runner or run)(args))

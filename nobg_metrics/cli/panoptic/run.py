@@ -1,0 +1,215 @@
+"""The ``panoptic`` command's run: score every image (in ``--procs`` processes), print the table, write results.json.
+
+The per-image statistics are the int64 per-category sums of
+:func:`~nobg_metrics.functional.panoptic.panoptic_quality.batch_statistics` (the metric class's states), added up in any
+order to the same integers; the values come from the class's compute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from nobg_metrics._panoptic_batch import SegmentBatch
+from nobg_metrics.allocator import tune_cpu_allocator
+from nobg_metrics.cli.core.launch import usable_cores
+from nobg_metrics.cli.core.progress import Progress
+from nobg_metrics.cli.core.signals import worker_signals
+from nobg_metrics.cli.core.writing import OutputLock, json_writer, write_atomically
+from nobg_metrics.cli.eval.config import ConfigError, InputError
+from nobg_metrics.functional.panoptic.panoptic_quality import _panoptic_compute, batch_statistics
+from nobg_metrics.functional.panoptic.segments import STAT_NAMES, stack_batches
+from nobg_metrics.io.panoptic import (
+    PanopticTask,
+    categories_of,
+    check_areas,
+    check_folder,
+    image_batch,
+    load_json,
+    matched_annotations,
+)
+
+CHUNK = 8
+"""Images a worker scores per task (the progress bar moves by chunks)."""
+
+BATCH_PIXELS = 1 << 20
+"""At most this many pixels (3 images of 640x480; larger ones alone) are scored as one batch (larger batches
+measured no faster: the passes over the maps are memory-bound)."""
+
+_TASK: PanopticTask | None = None
+
+
+def _init_worker(task: PanopticTask, parent: int) -> None:
+    global _TASK
+    _TASK = task
+    worker_signals(parent)  # SIGTERM (the pool's end) kills at once; SIGINT goes to the command
+    torch.set_num_threads(1)
+
+
+def _score(items: list[tuple[dict, dict]], task: PanopticTask) -> tuple[dict[str, list[int]], list[Any]]:
+    """Summed statistics of ``items`` and the image ids that hold a segment with the marker id.
+
+    The images of one size are scored as one batch (up to :data:`BATCH_PIXELS` pixels), as the metric class
+    scores a batch: the per-op costs are paid once per batch.
+    """
+    totals = {name: [0] * len(task.category_ids) for name in STAT_NAMES}
+    collided = []
+    groups: dict[tuple[int, ...], list[tuple[dict, dict, SegmentBatch]]] = {}
+    for gt_ann, pred_ann in items:
+        batch, collision = image_batch(gt_ann, pred_ann, task)
+        groups.setdefault(tuple(batch.gt.shape[1:]), []).append((gt_ann, pred_ann, batch))
+        if collision:
+            collided.append(gt_ann.get("image_id"))
+    for (height, width), group in groups.items():
+        step = max(1, BATCH_PIXELS // (height * width))
+        for start in range(0, len(group), step):
+            part = group[start:start + step]
+            batch = stack_batches([entry[2] for entry in part])
+            stats = batch_statistics(batch, len(task.category_ids), task.iou_type, task.dilation_ratio,
+                                     with_areas=True)
+            for index, (gt_ann, pred_ann, _) in enumerate(part):
+                check_areas(stats["gt_area"][index].tolist(), gt_ann, "gt", True)
+                check_areas(stats["pred_area"][index].tolist(), pred_ann, "pred", False)
+            for name in STAT_NAMES:
+                totals[name] = [a + b for a, b in zip(totals[name], stats[name].tolist())]
+    return totals, collided
+
+
+def _score_in_worker(items: list[tuple[dict, dict]]) -> tuple[dict[str, list[int]], list[Any]] | InputError:
+    assert _TASK is not None
+    try:
+        return _score(items, _TASK)
+    except InputError as error:  # sent back as a value: the pool would print a traceback for an exception
+        return error
+
+
+def _chunks(pairs: list[tuple[dict, dict]]) -> Iterator[list[tuple[dict, dict]]]:
+    for start in range(0, len(pairs), CHUNK):
+        yield pairs[start:start + CHUNK]
+
+
+def score_all(pairs: list[tuple[dict, dict]], task: PanopticTask, procs: int, progress: Progress
+              ) -> tuple[dict[str, list[int]], list[Any]]:
+    """Statistics of every pair, ``procs`` processes (fork on Linux; no torch op has run in this one yet)."""
+    totals = {name: [0] * len(task.category_ids) for name in STAT_NAMES}
+    collided: list[Any] = []
+
+    def add(result: tuple[dict[str, list[int]], list[Any]] | InputError, count: int) -> None:
+        if isinstance(result, InputError):
+            raise result
+        for name in STAT_NAMES:
+            totals[name] = [a + b for a, b in zip(totals[name], result[0][name])]
+        collided.extend(result[1])
+        progress.update(count)
+
+    if procs <= 1:
+        torch.set_num_threads(1)
+        for chunk in _chunks(pairs):
+            add(_score(chunk, task), len(chunk))
+        return totals, collided
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    context = multiprocessing.get_context(method)
+    with context.Pool(procs, initializer=_init_worker, initargs=(task, os.getpid())) as pool:
+        chunks = list(_chunks(pairs))
+        for chunk, result in zip(chunks, pool.imap(_score_in_worker, chunks)):
+            add(result, len(chunk))
+    return totals, collided
+
+
+def results_dict(totals: dict[str, list[int]], task: PanopticTask) -> dict[str, Any]:
+    """panopticapi's result dict (``All`` / ``Things`` / ``Stuff`` / ``per_class``) from summed statistics."""
+    stats = {name: torch.tensor(totals[name], dtype=torch.int64) for name in STAT_NAMES}
+    values = _panoptic_compute(stats["iou_sum_high"], stats["iou_sum_low"], stats["true_positives"],
+                               stats["false_positives"], stats["false_negatives"], torch.tensor(task.isthing),
+                               torch.tensor(task.category_ids))
+    out: dict[str, Any] = {}
+    for name, suffix in (("All", ""), ("Things", "_things"), ("Stuff", "_stuff")):
+        out[name] = {"pq": float(values["pq" + suffix]), "sq": float(values["sq" + suffix]),
+                     "rq": float(values["rq" + suffix]), "n": int(values["n" + suffix])}
+    out["per_class"] = {category: {"pq": float(values["pq_per_class"][k]), "sq": float(values["sq_per_class"][k]),
+                                   "rq": float(values["rq_per_class"][k])}
+                        for k, category in enumerate(task.category_ids)}
+    return out
+
+
+def coco_table(results: dict[str, Any]) -> str:
+    """The table panopticapi's ``pq_compute`` prints."""
+    lines = ["{:10s}| {:>5s}  {:>5s}  {:>5s} {:>5s}".format("", "PQ", "SQ", "RQ", "N"), "-" * (10 + 7 * 4)]
+    for name in ("All", "Things", "Stuff"):
+        row = results[name]
+        lines.append("{:10s}| {:5.1f}  {:5.1f}  {:5.1f} {:5d}".format(
+            name, 100 * row["pq"], 100 * row["sq"], 100 * row["rq"], row["n"]))
+    return "\n".join(lines)
+
+
+def cityscapes_table(results: dict[str, Any], names: dict[int, str]) -> str:
+    """The tables cityscapesScripts' ``evalPanopticSemanticLabeling.py`` prints (per category, then the means)."""
+    lines = ["{:14s}| {:>5s}  {:>5s}  {:>5s}".format("Category", "PQ", "SQ", "RQ")]
+    for label in sorted(results["per_class"]):
+        row = results["per_class"][label]
+        lines.append("{:14s}| {:5.1f}  {:5.1f}  {:5.1f}".format(
+            names[label], 100 * row["pq"], 100 * row["sq"], 100 * row["rq"]))
+    lines += ["-" * 41, "{:14s}| {:>5s}  {:>5s}  {:>5s} {:>5s}".format("", "PQ", "SQ", "RQ", "N")]
+    for name in ("All", "Things", "Stuff"):
+        row = results[name]
+        lines.append("{:14s}| {:5.1f}  {:5.1f}  {:5.1f} {:5d}".format(
+            name, 100 * row["pq"], 100 * row["sq"], 100 * row["rq"], row["n"]))
+    return "\n".join(lines)
+
+
+def _check_out(out: Path, folders: list[Path]) -> None:
+    target = Path(os.path.realpath(out))
+    for folder in folders:
+        folder = Path(os.path.realpath(folder))
+        if target == folder or folder in target.parents:
+            raise ConfigError(f"--out {out} lies inside the input folder {folder}; outputs never go there")
+
+
+def run(args: argparse.Namespace, gt_json: Path, pred_json: Path, gt_folder: Path, pred_folder: Path) -> int:
+    """Score, print, write (see :mod:`nobg_metrics.cli.panoptic.command`)."""
+    tune_cpu_allocator()
+    ratio = args.dilation_ratio if args.dilation_ratio is not None else (0.005 if args.cityscapes else 0.02)
+    if not ratio >= 0:
+        raise ConfigError(f"--dilation-ratio must be >= 0, got {ratio}")
+    gt, pred = load_json(gt_json, "gt JSON"), load_json(pred_json, "prediction JSON")
+    ids, isthing, names = categories_of(gt, gt_json)
+    check_folder(gt_folder, "ground truth")
+    check_folder(pred_folder, "predicted")
+    pairs = matched_annotations(gt, pred)
+    if not pairs:
+        raise InputError(f"gt JSON {gt_json} lists no annotations: nothing to score")
+    task = PanopticTask(gt_folder, pred_folder, ids, isthing, names, args.iou_type, float(ratio),
+                        args.boundary_id_collision)
+    procs = args.procs or max(1, min(usable_cores(), len(pairs) // 2))
+    lock = None
+    if args.out is not None:
+        _check_out(args.out, [gt_folder, pred_folder])
+        lock = OutputLock(args.out).__enter__()
+    try:
+        progress = Progress(f"panoptic {args.iou_type}", len(pairs), enabled=not args.quiet)
+        totals, collided = score_all(pairs, task, procs, progress)
+        progress.close()
+        results = results_dict(totals, task)
+        if collided:
+            policy = ("scored as boundary-iou-api scores them" if task.collision == "reference"
+                      else "every band taken from its own segment")
+            print(f"note: {len(collided)} image(s) hold a segment whose id is {task.marker_id} (max category id + 1, "
+                  f"boundary-iou-api's BOUNDARY_ID), e.g. image_id {collided[0]!r}: {policy} "
+                  f"(--boundary-id-collision {task.collision}; docs/panoptic.md)", file=sys.stderr)
+        table = cityscapes_table(results, dict(zip(ids, names))) if args.cityscapes else coco_table(results)
+        print(table)
+        if args.out is not None:
+            document = {key: results[key] for key in ("All", "Things", "Stuff")}
+            document["per_class"] = {str(k): v for k, v in results["per_class"].items()}
+            write_atomically(args.out, {"results.json": json_writer(document)})
+    finally:
+        if lock is not None:
+            lock.__exit__(None, None, None)
+    return 0

@@ -1,0 +1,152 @@
+"""Reading a results file (detectron2's ``coco_instances_results.json``) for ``nobg-metrics instances``.
+
+A results file is a JSON list of detections ``{"image_id", "category_id", "score", "segmentation"[, "bbox"]}``,
+the segmentation a compressed RLE as detectron2 writes it (polygons and uncompressed RLEs are read too). The
+rules are those of the reference loaders, pycocotools' ``COCO.loadRes`` and lvis' ``LVISResults``:
+
+- **The area of a detection** decides its area range (small / medium / large). When the *first* detection
+  has a ``bbox`` (COCO: a non-empty one), every detection's area is its box's ``w * h`` — detectron2 writes
+  boxes, so its mask AP uses box areas for the area ranges; every detection then needs a ``bbox``. Otherwise
+  the area is the mask's pixel count (pycocotools' ``maskUtils.area``).
+- **LVIS** (``--lvis``) first keeps the ``max_dets`` (300) best-scored detections of each image (a stable sort
+  on the score, images in order of first appearance; ``max_dets < 0``: all), and decides the area rule on the
+  first detection of *that* list. Then detections of area <= 0 are left out (``get_ann_ids``: ``area > 0``),
+  and, on a federated dataset, those whose category is neither annotated in their image nor among its
+  ``neg_category_ids``.
+- Detections keep their file order inside their image (score ties are broken by it).
+
+A detection whose image or category is not in the annotation file is an error (the reference asserts on the
+image and silently drops the category); so are missing keys and values of the wrong type. Errors name the file,
+the detection's position in it, its image id and the key.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nobg_metrics.io.coco.annotations import GroundTruth, is_int, is_number, read_json
+from nobg_metrics.io.errors import InputError
+
+DETECTION_KEYS = ("image_id", "category_id", "score", "segmentation")
+"""The keys every detection needs."""
+
+LVIS_MAX_DETS = 300
+"""lvis' ``max_dets``: detections kept per image (``LVISEval(max_dets=300)``)."""
+
+
+@dataclass
+class Detection:
+    """One detection: its position in the results file, its keys, and its box's area when areas come from boxes."""
+
+    position: int
+    image_id: int
+    category_id: int
+    score: float
+    segmentation: object
+    box_area: float | None = None
+
+
+@dataclass
+class Results:
+    """A results file read for evaluation: the detections of each image (the reference's per-image order)."""
+
+    path: Path
+    per_image: dict[int, list[Detection]]
+    area_from_box: bool
+    """True: areas are ``bbox`` ``w * h`` (the first detection has a box); False: mask pixel counts."""
+    drop_empty: bool
+    """LVIS: detections of area <= 0 are left out (known once the masks are decoded, for mask areas)."""
+    count: int
+    kept: int
+    notes: list[str] = field(default_factory=list)
+
+
+def _detection(path: Path, position: int, entry: object, gt: GroundTruth) -> Detection:
+    where = f"{path}: detection {position}"
+    if not isinstance(entry, dict):
+        raise InputError(f"{where}: expected an object, got {type(entry).__name__}")
+    for key in DETECTION_KEYS:
+        if key not in entry:
+            image = f" (image {entry['image_id']!r})" if "image_id" in entry else ""
+            raise InputError(f"{where}{image}: missing key {key!r}")
+    if not is_int(entry["image_id"]):
+        raise InputError(f"{where}: 'image_id' must be an integer, got {entry['image_id']!r}")
+    where = f"{where} (image {entry['image_id']})"
+    if entry["image_id"] not in gt.by_id:
+        raise InputError(f"{where}: image_id {entry['image_id']} is not an image of {gt.path}")
+    if not is_int(entry["category_id"]) or entry["category_id"] not in gt.category_ids:
+        raise InputError(f"{where}: category_id {entry['category_id']!r} is not a category of {gt.path}")
+    if not is_number(entry["score"]):
+        raise InputError(f"{where}: 'score' must be a finite number, got {entry['score']!r}")
+    return Detection(position, entry["image_id"], entry["category_id"], float(entry["score"]), entry["segmentation"])
+
+
+def _box_area(path: Path, detection: Detection, entry: dict, lvis: bool) -> float:
+    where = f"{path}: detection {detection.position} (image {detection.image_id})"
+    rule = "has a 'bbox'" if lvis else "has a non-empty 'bbox'"
+    if "bbox" not in entry:
+        raise InputError(f"{where}: missing key 'bbox' (the first detection {rule}, so every detection's "
+                                  "area is its box's w * h, as the reference reads results)")
+    box = entry["bbox"]
+    if not (isinstance(box, list) and len(box) == 4 and all(is_number(v) for v in box)):
+        raise InputError(f"{where}: 'bbox' must be [x, y, w, h] (4 numbers), got {box!r}")
+    return box[2] * box[3]  # loadRes: ann['area'] = bb[2]*bb[3]; LVISResults: ann["area"] = w * h
+
+
+def _lvis_cap(detections: list[Detection], max_dets: int) -> list[Detection]:
+    """lvis' ``limit_dets_per_image``: images in order of first appearance, each capped to its ``max_dets``
+    best scores (``sorted(..., key=score, reverse=True)``: stable)."""
+    per_image: dict[int, list[Detection]] = defaultdict(list)
+    for detection in detections:
+        per_image[detection.image_id].append(detection)
+    kept = []
+    for image_detections in per_image.values():
+        if max_dets >= 0 and len(image_detections) > max_dets:
+            image_detections = sorted(image_detections, key=lambda d: d.score, reverse=True)[:max_dets]
+        kept.extend(image_detections)
+    return kept
+
+
+def load_results(path: Path, gt: GroundTruth, *, lvis: bool = False, max_dets: int = LVIS_MAX_DETS) -> Results:
+    """Read a results file against its annotation file (the rules of the module docstring)."""
+    document = read_json(path, "--dt-json-file")
+    if not isinstance(document, list):
+        raise InputError(f"{path}: expected a JSON list of detections, got a JSON {type(document).__name__}")
+    entries = document
+    detections = [_detection(path, position, entry, gt) for position, entry in enumerate(entries)]
+    count = len(detections)
+    if lvis:
+        detections = _lvis_cap(detections, max_dets)
+    area_from_box = False
+    if detections:
+        first = entries[detections[0].position]
+        # loadRes: 'bbox' in anns[0] and not anns[0]['bbox'] == []; LVISResults: "bbox" in result_anns[0]
+        area_from_box = "bbox" in first and (lvis or first["bbox"] != [])
+    if area_from_box:
+        for detection in detections:
+            detection.box_area = _box_area(path, detection, entries[detection.position], lvis)
+    notes = []
+    if lvis and len(detections) < count:
+        notes.append(f"{path}: {count - len(detections)} detection(s) beyond the {max_dets} best of their image left "
+                     "out (LVIS's max_dets)")
+    if lvis and area_from_box:
+        before = len(detections)
+        detections = [d for d in detections if d.box_area is not None and d.box_area > 0]
+        if len(detections) < before:
+            notes.append(f"{path}: {before - len(detections)} detection(s) with a box of area <= 0 left out (LVIS)")
+    if lvis and gt.federated:
+        present: dict[int, set[int]] = {
+            image.id: {a["category_id"] for _, a in image.annotations} for image in gt.images
+        }
+        before = len(detections)
+        detections = [d for d in detections
+                      if d.category_id in present[d.image_id] or d.category_id in gt.by_id[d.image_id].neg_category_ids]
+        if len(detections) < before:
+            notes.append(f"{path}: {before - len(detections)} detection(s) of categories not annotated in their image "
+                         "(neither present nor in its neg_category_ids) left out, as LVIS's federated evaluation does")
+    per_image: dict[int, list[Detection]] = defaultdict(list)
+    for detection in detections:
+        per_image[detection.image_id].append(detection)
+    return Results(path, dict(per_image), area_from_box, lvis and not area_from_box, count, len(detections), notes)
