@@ -9,7 +9,7 @@ import torch
 from harness import Case, sample_uint8
 
 import nobg_metrics as nm
-from nobg_metrics.functional.boundary.boundary_iou import dilation_radius
+from nobg_metrics.ops.band_width import dilation_radius
 from nobg_metrics.ops.morphology import erode
 
 

@@ -13,7 +13,7 @@ import torch
 
 import nobg_metrics as nm
 from nobg_metrics import functional as F
-from nobg_metrics.functional.boundary.boundary_iou import dilation_radius
+from nobg_metrics.ops.band_width import dilation_radius
 from tests.helpers.data import SHAPES, as_tensors, blob_mask, sod_pairs
 from tests.helpers.ddp import check_ddp
 from tests.helpers.tester import check_metric

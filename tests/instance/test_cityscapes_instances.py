@@ -12,9 +12,9 @@ import pytest
 import torch
 
 from nobg_metrics.functional import cityscapes_instance_ap
-from nobg_metrics.functional.boundary.boundary_iou import dilation_radius
 from nobg_metrics.functional.instance.cityscapes_labels import EVAL_LABEL_IDS
 from nobg_metrics.functional.instance.cityscapes_matching import OVERLAPS
+from nobg_metrics.ops.band_width import dilation_radius
 from tests.helpers.cityscapes_data import as_torch, cityscapes_dataset
 from tests.reference import cityscapes_instances_port as port
 

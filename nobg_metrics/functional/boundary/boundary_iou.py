@@ -24,7 +24,6 @@ pooled value is always ``sum |I| / sum |U|`` (1.0 when every band is empty).
 
 from __future__ import annotations
 
-import math
 from typing import Literal
 
 import torch
@@ -33,6 +32,7 @@ from torch import Tensor
 from nobg_metrics._inputs import EmptyGt, InputMaps, check_number, check_option
 from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
 from nobg_metrics.functional._per_image import sum_per_image
+from nobg_metrics.ops.band_width import dilation_radius
 from nobg_metrics.ops.morphology import (
     count_bits,
     pack_bits,
@@ -46,20 +46,6 @@ BoundaryReduction = Literal["mean", "pooled"]
 BoundaryCombine = Literal["min"] | None
 BOUNDARY_COUNT_NAMES = ("band_intersection", "band_union", "mask_intersection", "mask_union")
 """Order of the pooled int64 counts returned by :func:`_boundary_update`."""
-
-
-def dilation_radius(height: int, width: int, dilation_ratio: float, dilation_pixels: int | None = None) -> int:
-    """Band width ``d`` of an image size: ``dilation_pixels``, else ``max(1, round(ratio * diagonal))``.
-
-    Python's ``round`` (half to even) on the float64 product, as the reference's ``int(round(...))``.
-
-    Examples:
-        >>> dilation_radius(1024, 1024, 0.02), dilation_radius(1024, 2048, 0.005), dilation_radius(5, 5, 0.02)
-        (29, 11, 1)
-    """
-    if dilation_pixels is not None:
-        return dilation_pixels
-    return max(1, round(dilation_ratio * math.sqrt(height**2 + width**2)))
 
 
 def rows_along_long_side(batch: SegBatch) -> SegBatch:

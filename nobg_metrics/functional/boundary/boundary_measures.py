@@ -47,9 +47,9 @@ from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.functional.boundary.boundary_iou import (
     _packed_pred,
     _ratio_or_one,
-    dilation_radius,
     rows_along_long_side,
 )
+from nobg_metrics.ops.band_width import dilation_radius
 from nobg_metrics.ops.levels import GT_CUT
 from nobg_metrics.ops.morphology import count_bits, pack_bits, pack_levels_at_least, square_window_packed
 

@@ -41,8 +41,9 @@ from torch import Tensor
 from nobg_metrics._inputs import EmptyGt, InputMaps, check_number, check_option
 from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
 from nobg_metrics.functional._per_image import sum_per_image
-from nobg_metrics.functional.boundary.boundary_iou import dilation_radius, rows_along_long_side
+from nobg_metrics.functional.boundary.boundary_iou import rows_along_long_side
 from nobg_metrics.ops import host_reads
+from nobg_metrics.ops.band_width import dilation_radius
 from nobg_metrics.ops.histogram import NUM_LEVELS, bincount_per_image, joint_histogram
 from nobg_metrics.ops.levels import lookup_levels, quantize
 from nobg_metrics.ops.morphology import erode

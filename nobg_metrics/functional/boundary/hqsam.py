@@ -40,7 +40,8 @@ from torch import Tensor
 from nobg_metrics._inputs import InputMaps, check_flag, check_number, check_option
 from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
-from nobg_metrics.functional.boundary.boundary_iou import _boundary_stats, dilation_radius
+from nobg_metrics.functional.boundary.boundary_iou import _boundary_stats
+from nobg_metrics.ops.band_width import dilation_radius
 
 __all__ = ["hqsam_boundary_iou", "hqsam_iou"]
 

@@ -29,7 +29,6 @@ import torch
 from torch import Tensor
 
 from nobg_metrics._inputs import check_number, check_option
-from nobg_metrics.functional.boundary.boundary_iou import dilation_radius
 from nobg_metrics.functional.instance.cityscapes_ap import class_average_precision
 from nobg_metrics.functional.instance.cityscapes_inputs import (
     InstanceIds,
@@ -38,6 +37,7 @@ from nobg_metrics.functional.instance.cityscapes_inputs import (
 )
 from nobg_metrics.functional.instance.cityscapes_labels import EVAL_LABEL_IDS
 from nobg_metrics.functional.instance.cityscapes_matching import OVERLAPS, group_statistics
+from nobg_metrics.ops.band_width import dilation_radius
 from nobg_metrics.ops.numpy_sum import pairwise_sum
 
 __all__ = ["cityscapes_instance_ap"]

@@ -22,7 +22,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from nobg_metrics.functional.boundary.boundary_iou import dilation_radius
+from nobg_metrics.ops.band_width import dilation_radius
 from nobg_metrics.ops.morphology import (
     count_bits,
     pack_bits,

@@ -28,7 +28,6 @@ import torch
 from torch import Tensor
 
 from nobg_metrics._inputs import check_flag, check_number, check_option
-from nobg_metrics.functional.boundary.boundary_iou import dilation_radius
 from nobg_metrics.functional.panoptic.inputs import (
     Categories,
     PanopticMaps,
@@ -41,6 +40,7 @@ from nobg_metrics.functional.panoptic.segments import (
     SegmentBatch,
     segment_statistics,
 )
+from nobg_metrics.ops.band_width import dilation_radius
 
 __all__ = ["panoptic_quality"]
 
