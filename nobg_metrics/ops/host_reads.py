@@ -9,11 +9,13 @@ monkeypatching :func:`free_on`.
 An op with both forms takes one switch, ``engine`` (:data:`Engine`): ``"data_sized"`` sizes its lists and loops by
 the data (host reads), ``"fixed"`` sizes everything by the input's shape and runs fixed round counts (no host read),
 ``"auto"`` (the default) picks ``"data_sized"`` where host reads are free and ``"fixed"`` elsewhere
-(:func:`resolve_engine`). A metric's ``allow_host_sync=True`` is ``engine="data_sized"`` (:func:`engine_for`).
+(:func:`resolve_engine`). Metrics and functionals with both forms take the same ``engine=``
+(:func:`engine_option`; their older ``allow_host_sync=True`` is ``engine="data_sized"``, deprecated).
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Literal, NamedTuple, get_args
 
 import torch
@@ -57,14 +59,51 @@ def resolve_engine(engine: Engine, tensor: Tensor) -> Literal["data_sized", "fix
 
 
 def engine_for(allow_host_sync: bool) -> Engine:
-    """A metric's ``allow_host_sync`` as the ops' switch: ``True`` is ``"data_sized"`` on every device, ``False`` is
-    ``"auto"`` (data-sized where host reads are free, sync-free elsewhere).
+    """The switch an older ``allow_host_sync`` flag meant: ``True`` is ``"data_sized"`` on every device, ``False``
+    is ``"auto"`` (data-sized where host reads are free, sync-free elsewhere).
 
     Examples:
         >>> engine_for(True), engine_for(False)
         ('data_sized', 'auto')
     """
     return "data_sized" if allow_host_sync else "auto"
+
+
+def engine_option(engine: Engine, allow_host_sync: bool | None, owner: str) -> Engine:
+    """The ``engine`` a metric or functional runs, from its ``engine=`` and the deprecated ``allow_host_sync=`` it
+    still accepts (``True`` = ``"data_sized"``, ``False`` = ``"auto"``, with a ``DeprecationWarning``).
+
+    Args:
+        engine: ``"auto"``, ``"data_sized"`` or ``"fixed"`` (:data:`Engine`).
+        allow_host_sync: the old flag, or ``None`` (not given).
+        owner: the caller's name, for the messages.
+
+    Raises:
+        ValueError: ``engine`` is not one of :data:`Engine`, or both are given and disagree.
+        TypeError: ``allow_host_sync`` is not a bool.
+
+    Examples:
+        >>> engine_option("fixed", None, "HCE")
+        'fixed'
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", DeprecationWarning)
+        ...     engine_option("auto", True, "HCE")
+        'data_sized'
+    """
+    if engine not in get_args(Engine):
+        raise ValueError(f"{owner}: `engine` must be one of {get_args(Engine)}, got {engine!r}")
+    if allow_host_sync is None:
+        return engine
+    if not isinstance(allow_host_sync, bool):
+        raise TypeError(f"{owner}: `allow_host_sync` must be a bool, got {type(allow_host_sync).__name__}")
+    warnings.warn(f"{owner}: `allow_host_sync={allow_host_sync}` is deprecated; pass "
+                  f"`engine={engine_for(allow_host_sync)!r}` (the same switch under the ops' name)",
+                  DeprecationWarning, stacklevel=3)
+    if engine != "auto" and engine != engine_for(allow_host_sync):
+        raise ValueError(f"{owner}: `allow_host_sync={allow_host_sync}` contradicts `engine={engine!r}`; pass `engine` "
+                         "only")
+    return engine_for(allow_host_sync) if engine == "auto" else engine
 
 
 class Window(NamedTuple):
