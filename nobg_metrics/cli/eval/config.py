@@ -39,9 +39,6 @@ from nobg_metrics.io.folders import Source
 
 _GENERIC_GT_NAMES = {"gt", "gts", "mask", "masks", "groundtruth", "ground_truth", "ground-truth", "labels",
                      "alpha", "alpha_copy", "alphas", "matte", "mattes"}  # the last: matting layouts
-
-
-_SOURCE_KEYS = ("path", "prefix", "suffix")
 _DATASET_KEYS = ("gt", "trimap", "image", "prefix", "suffix")
 
 

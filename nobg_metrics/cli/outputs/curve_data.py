@@ -22,7 +22,7 @@ without scored images has no entry).
 the thresholds' order; ``curve`` is the measure name, ``metric`` its source); floats as Python's ``repr``
 (exact), ``nan`` where undefined.
 
-:func:`save_curves` / :func:`save_curves_csv` write them from ``(jobs, scores)``; :func:`load_curves` reads a
+:func:`curve_writers` writes them from ``(jobs, scores)``; :func:`load_curves` reads a
 run folder back (npz first, else csv) and :func:`curves_by_job` turns the entries into ``scores.curves`` form
 for a new plan's jobs (matched by dataset and method) — the job cache and ``nobg-metrics merge`` use these.
 """
@@ -190,16 +190,6 @@ def read_csv(path: Path) -> list[CurveEntry]:
     return list(found.values())
 
 
-def save_curves(path_npz: Path, jobs: list, scores: Any) -> None:
-    """curves.npz of a run's ``scores`` (``scores.curves``, ``scores.images``) and its plan's ``jobs``."""
-    write_npz(Path(path_npz), curve_entries(jobs, scores))
-
-
-def save_curves_csv(path_csv: Path, jobs: list, scores: Any) -> None:
-    """curves.csv of a run (as :func:`save_curves`)."""
-    write_csv(Path(path_csv), curve_entries(jobs, scores))
-
-
 def load_curves(run_dir: Path) -> list[CurveEntry]:
     """The saved curves of a run folder: ``curves.npz``, else ``curves.csv`` (:class:`CurveDataError` if neither)."""
     run_dir = Path(run_dir)
@@ -207,8 +197,8 @@ def load_curves(run_dir: Path) -> list[CurveEntry]:
         return read_npz(run_dir / "curves.npz")
     if (run_dir / "curves.csv").is_file():
         return read_csv(run_dir / "curves.csv")
-    raise CurveDataError(f"{run_dir}: no curves.npz or curves.csv (runs of nobg-metrics before 0.x saved none, "
-                         "and a run whose metrics hold no curve saves none: docs/curves.md)")
+    raise CurveDataError(f"{run_dir}: no curves.npz or curves.csv (a run whose metrics hold no curve saves none: "
+                         "docs/curves.md)")
 
 
 def curve_writers(jobs: list, scores: Any, args: argparse.Namespace) -> dict[str, Callable]:
