@@ -12,6 +12,8 @@ from nobg_metrics.metrics.boundary import (
     BoundaryFMeasure,
     BoundaryIoU,
     GreyBoundaryIoU,
+    HQSAMBoundaryIoU,
+    HQSAMIoU,
     TrimapIoU,
 )
 from nobg_metrics.metrics.instance import (
@@ -95,6 +97,8 @@ __all__ = [
     "FMeasure",
     "GradientError",
     "GreyBoundaryIoU",
+    "HQSAMBoundaryIoU",
+    "HQSAMIoU",
     "IoU",
     "Kappa",
     "MSIoU",

@@ -11,6 +11,10 @@ from nobg_metrics.metrics.boundary.boundary_measures import (
     TrimapIoU,
 )
 from nobg_metrics.metrics.boundary.grey_boundary_iou import GreyBoundaryIoU
+from nobg_metrics.metrics.boundary.hqsam import (
+    HQSAMBoundaryIoU,
+    HQSAMIoU,
+)
 from nobg_metrics.metrics.boundary.mba import MBA
 
 __all__ = [
@@ -18,5 +22,7 @@ __all__ = [
     "BoundaryFMeasure",
     "BoundaryIoU",
     "GreyBoundaryIoU",
+    "HQSAMBoundaryIoU",
+    "HQSAMIoU",
     "TrimapIoU",
 ]
