@@ -11,3 +11,6 @@ the examples and the benchmarks share (docs/adding_a_format.md).
 A reader returns arrays or tensors and raises an ``InputError`` naming the file and what is wrong in it; it never
 computes a metric.
 """
+
+__all__ = ["cityscapes", "coco", "davis", "errors", "folders", "images", "labelme", "panoptic", "png_grey"]
+"""Its modules (imported by path: ``nobg_metrics.io.<module>``)."""
