@@ -14,6 +14,7 @@ import nobg_metrics as nm
 from nobg_metrics.functional.boundary.boundary_iou import boundary_iou
 from nobg_metrics.functional.boundary.hqsam import hqsam_boundary_iou, hqsam_iou
 from nobg_metrics.functional.sod.overlap import iou_metric
+from nobg_metrics.metrics.boundary.hqsam import HQSAMBoundaryIoU, HQSAMIoU
 from tests.helpers.data import SHAPES, float_pairs, gt_uint8
 from tests.helpers.tester import check_metric
 from tests.reference import hqsam_port
@@ -105,3 +106,40 @@ def test_bad_input_errors():
         hqsam_iou(pred, gt, 2.0)
     with pytest.raises(ValueError, match="pred"):
         hqsam_iou(torch.randn(5, 6) * 5, gt)  # logits: binarise (logits > 0) or apply sigmoid first
+
+
+@pytest.mark.parametrize("options", [{}, {"threshold": 0.3, "both_empty": "zero"}, {"float32_values": True}])
+def test_classes_equal_functionals(options):
+    preds, gts = _tensors(_pairs())
+    for cls, functional, extra in ((HQSAMIoU, hqsam_iou, {}),
+                                   (HQSAMBoundaryIoU, hqsam_boundary_iou, {"dilation_ratio": 0.05})):
+        for more in ({}, extra):
+            expected = functional(preds, gts, **options, **more)
+            metric = cls(**options, **more)
+            metric.update(preds, gts)
+            assert torch.equal(metric.compute(), expected), (cls, options, more)  # one update: the same sum
+            metric.update(preds[:5], gts[:5])
+            metric.update(preds[5:], gts[5:])
+            assert torch.allclose(metric.compute(), expected, rtol=0.0, atol=1e-12)
+            assert metric.higher_is_better is True
+
+
+def test_boundary_class_passes_the_shared_tester():
+    preds, gts = _tensors(_pairs())
+    samples = list(zip(preds, gts))[:12]
+    check_metric(functools.partial(HQSAMBoundaryIoU, dilation_ratio=0.05), samples,
+                 float(hqsam_boundary_iou([s[0] for s in samples], [s[1] for s in samples], dilation_ratio=0.05)),
+                 functional=functools.partial(hqsam_boundary_iou, dilation_ratio=0.05), atol=0.0,
+                 invariance_atol=1e-12)
+
+
+def test_state_names_are_those_of_saved_checkpoints():
+    """The states (and the default options' fingerprint) keep the names checkpoints and compute groups hold."""
+    assert sorted(HQSAMIoU().state_dict()) == ["hqsam_iou_count", "hqsam_iou_sum", "options_0ac119f1"]
+    assert sorted(HQSAMBoundaryIoU().metric_state) == ["hqsam_boundary_iou_count", "hqsam_boundary_iou_sum",
+                                                       "options_f3ec6b43"]
+    assert "options_4e38c2a4" in HQSAMBoundaryIoU(dilation_ratio=0.05).metric_state
+    with pytest.raises(ValueError, match="dilation_ratio"):
+        HQSAMBoundaryIoU(dilation_ratio=-1.0)
+    with pytest.raises(TypeError, match="float32_values"):
+        HQSAMIoU(float32_values="yes")
