@@ -197,7 +197,7 @@ def _function_level_imports(path: Path) -> list[ast.stmt]:
 
 
 def test_an_import_inside_a_function_says_why():
-    """Imports go at the top of a module (issue 31); one inside a function keeps something out of a start-up path or
+    """Imports go at the top of a module; one inside a function keeps something out of a start-up path or
     is an optional extra, and says so in a comment: on its line, or on the line that opens its block of imports (a
     comment line, ``try:``, ``if ...:``)."""
     silent = []

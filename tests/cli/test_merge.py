@@ -81,7 +81,7 @@ def test_a_folder_without_results_and_out_among_the_runs_are_refused(runs, tmp_p
 
 def test_two_preset_runs_merge_into_a_preset_run_with_its_combined_tables(runs, tmp_path, capsys):
     """``--preset sod`` runs keep the preset through merge: results.json records it, combined.* are written with the
-    paper names, equal to one preset run of all the pairs (issue 35 item 13); a run without it does not merge."""
+    paper names, equal to one preset run of all the pairs; a run without it does not merge."""
     preset = ["--preset", "sod", "--metrics", "mae", "s_measure", "--no-report", "--bootstrap", "0"]
     for name, pairs in (("pa", {"u8": ["D1"]}), ("pb", {"rgba": ["D1"]}), ("pw", {"u8": ["D1"], "rgba": ["D1"]})):
         config = _config(runs, name, pairs)

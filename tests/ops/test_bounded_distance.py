@@ -1,5 +1,5 @@
 """``bounded_squared_distance`` equals ``min(D, (radius + 1)^2)`` of scipy's exact EDT, on both paths, at any aspect
-ratio; its int32 arithmetic cannot wrap (issue 35: a 92 681 x 1 image's squared distances do not fit int32)."""
+ratio; its int32 arithmetic cannot wrap (a 92 681 x 1 image's squared distances do not fit int32)."""
 
 from __future__ import annotations
 

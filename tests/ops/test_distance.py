@@ -164,9 +164,9 @@ def test_images_with_fewer_feature_columns_repeat_their_last_one():
 @pytest.mark.parametrize("shape", [(46_342, 1), (1, 46_342), (100_000, 1), (3, 50_000)])
 @pytest.mark.parametrize("device_path", [False, True], ids=["cpu", "device"])
 def test_squared_distances_past_int32_do_not_wrap(shape, device_path, monkeypatch):
-    """Issue 35: a gap of 46 341+ rows squared wrapped in int32 (the farthest pixel of a 100 000 x 1 strip read
+    """A gap of 46 341+ rows squared would wrap in int32 (the farthest pixel of a 100 000 x 1 strip would read
     2 147 395 600 instead of 9 999 800 001); off CPU the columns without a feature cost (H + W + 1)^2, which
-    wrapped too."""
+    would wrap too."""
     from nobg_metrics.ops import host_reads
 
     if device_path:

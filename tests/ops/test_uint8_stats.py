@@ -53,7 +53,7 @@ def test_positive_counts_match_thresholded_values():
 
 @pytest.mark.slow
 def test_count_of_images_past_two_to_the_31_pixels():
-    """Issue 35's audit: several images' counts were summed in int32, which wraps from 2^31 pixels per image
+    """Several images' counts summed in int32 would wrap from 2^31 pixels per image
     (a 46 341² image). A stride-0 view holds 2^31 + 5 ones per image without the memory."""
     ones = torch.ones(1, dtype=torch.uint8).expand(2, 2**31 + 5)
     assert uint8_stats.count(ones).tolist() == [2**31 + 5] * 2

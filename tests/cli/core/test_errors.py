@@ -1,4 +1,4 @@
-"""Nothing lost, nothing silent (issue #18): distinct exit statuses without tracebacks for user mistakes,
+"""Nothing lost, nothing silent: distinct exit statuses without tracebacks for user mistakes,
 strict configs, every input entry scored or listed with its reason, trimap levels checked, ``--out``
 checked before scoring, outputs replaced all at once, one run per ``--out``."""
 
@@ -227,7 +227,7 @@ def test_every_entry_is_scored_or_listed(dataset: Path, tmp_path: Path, capsys) 
 
 
 def test_a_broken_gt_without_prediction_is_named(dataset: Path, tmp_path: Path, capsys) -> None:
-    """A gt that is a broken symlink is unreadable whether or not a prediction asks for it (issue 35 item 7): named on
+    """A gt that is a broken symlink is unreadable whether or not a prediction asks for it: named on
     stderr, in results.json and in the report, never called a missing prediction (nor silently left out)."""
     gt = tmp_path / "gt"
     gt.mkdir()

@@ -53,7 +53,7 @@ def test_the_parser_names_are_the_libraries():
 
 
 def test_a_deferred_module_is_a_stand_in_until_used(tmp_path, monkeypatch):
-    """``deferred_imports`` (issue 35 item 14): inside the block an import of a deferred module gives a stand-in that
+    """``deferred_imports``: inside the block an import of a deferred module gives a stand-in that
     answers the listed attribute without loading it; any other attribute loads the real module; after the block an
     import loads the real module. A package on disk counts its own loads."""
     import importlib

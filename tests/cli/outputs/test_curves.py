@@ -283,7 +283,7 @@ def test_curves_of_the_earlier_flat_form_are_still_saved() -> None:
 
 def test_the_manifest_names_the_metric_each_curve_comes_from(tmp_path: Path) -> None:
     """``--preset sod``: F, P and R come from f_measure_max, E from e_measure_max — the first metric of the run
-    (in its order, not the collection's alphabetical one) whose mode reads the curve, else that holds it (issue 35)."""
+    (in its order, not the collection's alphabetical one) whose mode reads the curve, else that holds it."""
     make_dataset(tmp_path / "data", count=3, formats=("u8",))
     out = tmp_path / "out"
     assert main(["eval", "--gt", str(tmp_path / "data" / "gt"), "--pred", str(tmp_path / "data" / "u8"), "--preset",

@@ -210,7 +210,7 @@ def _wide_document(preset: str | None = None) -> tuple[dict, list[dict]]:
 
 
 def test_the_results_tables_follow_table_md():
-    """report.html lays its results out as table.md (issue 35 item 12): the matting measures in a table of their
+    """report.html lays its results out as table.md: the matting measures in a table of their
     own, each table in a box that scrolls sideways, the top three marked, † for the row scored on a subset, and
     the paper names under a preset."""
     document, rows = _wide_document()

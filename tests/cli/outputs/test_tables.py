@@ -54,8 +54,8 @@ FOUR = _document({("DUTS-TE", m): {"mae": mae, "s_measure": s}
 
 
 def test_ranks_are_dense_over_printed_values_and_mark_the_top_three():
-    """The top three distinct values are marked, the worst too when it is one of them (issue 35 item 13: the
-    docstring promised the top three, the code left the worst unmarked); ties share a rank."""
+    """The top three distinct values are marked, the worst too when it is one of them; ties share a
+    rank."""
     assert ranks([0.9, 0.8, 0.9, 0.7, None, 0.6], True) == [1, 2, 1, 3, 0, 0]
     assert ranks([0.04, 0.05, 0.03, 0.06], False) == [2, 3, 1, 0]
     assert ranks([0.9, 0.8, 0.7], True) == [1, 2, 3] and ranks([0.1, 0.2], False) == [1, 2]
@@ -272,7 +272,7 @@ def test_transpose_and_a_misspelt_alias_in_the_command(run, tmp_path, capsys):
 
 def test_every_per_dataset_table_follows_the_one_layout_rule():
     """table.md / table.tex (and the console, which prints table.md) as the combined tables lay out a column: the
-    top three marked, ``†`` and a footnote for a row scored on a subset, paper names under a preset (issue 35)."""
+    top three marked, ``†`` and a footnote for a row scored on a subset, paper names under a preset."""
     md = markdown_table(FOUR)
     assert "| A | 12 | <ins>0.040</ins> | **0.900** |" in md and "| D | 12 | 0.060 | 0.800 |" in md
     assert "| A | 11 | **0.030**† | **0.900** |" in md and "† A: scored on 11 of 12 images" in md
