@@ -65,7 +65,7 @@ def rows_along_long_side(batch: SegBatch) -> SegBatch:
                     batch.normalize)
 
 
-def _packed_pred(batch: SegBatch, threshold: float) -> Tensor:
+def packed_pred(batch: SegBatch, threshold: float) -> Tensor:
     """``pred > threshold`` packed into bits (:func:`~nobg_metrics.ops.morphology.pack_bits` layout).
 
     uint8 levels without the stretch compare as integers against the first level whose float64
@@ -82,8 +82,8 @@ def _packed_pred(batch: SegBatch, threshold: float) -> Tensor:
     return pack_bits([batch.pred > threshold])
 
 
-def _boundary_stats(batch: SegBatch, threshold: float, radius: int, combine: BoundaryCombine,
-                    empty_gt: EmptyGt) -> Tensor:
+def boundary_stats(batch: SegBatch, threshold: float, radius: int, combine: BoundaryCombine,
+                   empty_gt: EmptyGt) -> Tensor:
     """Per-image band and mask counts of one equal-size batch.
 
     Args:
@@ -98,7 +98,7 @@ def _boundary_stats(batch: SegBatch, threshold: float, radius: int, combine: Bou
     """
     batch = rows_along_long_side(batch)  # the square window's counts do not change under transposition
     size, width = batch.shape[0], batch.shape[-1]
-    packed = torch.cat([_packed_pred(batch, threshold), pack_bits([batch.gt])])
+    packed = torch.cat([packed_pred(batch, threshold), pack_bits([batch.gt])])
     # boundary(m) = m AND NOT erode(m, d) for pred and gt at once, on packed bits.
     eroded, masks = square_window_packed(packed, width, radius, True)
     bands = eroded.bitwise_not_().bitwise_and_(masks)
@@ -122,14 +122,14 @@ def _boundary_stats(batch: SegBatch, threshold: float, radius: int, combine: Bou
     return stats.T
 
 
-def _ratio_or_one(numerator: Tensor, denominator: Tensor) -> Tensor:
+def ratio_or_one(numerator: Tensor, denominator: Tensor) -> Tensor:
     """``numerator / denominator`` with the empty-vs-empty 0/0 defined as 1.0."""
     safe = torch.where(denominator == 0, torch.ones_like(denominator), denominator)
     return torch.where(denominator == 0, torch.ones_like(numerator), numerator / safe)
 
 
 def _boundary_values(stats: Tensor, num_pixels: int, combine: BoundaryCombine, empty_gt: EmptyGt) -> Tensor:
-    """Per-image values from :func:`_boundary_stats` counts.
+    """Per-image values from :func:`boundary_stats` counts.
 
     Args:
         stats: :math:`(B, 6)` int64 counts.
@@ -141,9 +141,9 @@ def _boundary_values(stats: Tensor, num_pixels: int, combine: BoundaryCombine, e
         :math:`(B,)` float64.
     """
     band_inter, band_union, mask_inter, mask_union, pred_fg, gt_fg = stats.double().unbind(dim=1)
-    values = _ratio_or_one(band_inter, band_union)
+    values = ratio_or_one(band_inter, band_union)
     if combine == "min":
-        values = torch.minimum(values, _ratio_or_one(mask_inter, mask_union))
+        values = torch.minimum(values, ratio_or_one(mask_inter, mask_union))
     if empty_gt == "agreement":
         # (TP + TN) / N: an empty gt agrees on the predicted background, a full gt on the foreground.
         agreement = torch.where(gt_fg == 0, (num_pixels - pred_fg) / num_pixels, pred_fg / num_pixels)
@@ -164,7 +164,7 @@ def _boundary_update(
     def per_image(batch: SegBatch) -> dict[str, Tensor]:
         height, width = batch.shape[-2:]
         radius = dilation_radius(height, width, dilation_ratio, dilation_pixels)
-        stats = _boundary_stats(batch, threshold, radius, combine, empty_gt)
+        stats = boundary_stats(batch, threshold, radius, combine, empty_gt)
         return {"value": _boundary_values(stats, batch.num_pixels, combine, empty_gt), "counts": stats[:, :4]}
 
     batches = prepare_segmentation(pred, gt, normalize=normalize, validate_args=validate_args)
@@ -190,9 +190,9 @@ def _boundary_compute(
     if reduction == "mean":
         return value_sum / count
     pooled = counts.double()
-    value = _ratio_or_one(pooled[0], pooled[1])
+    value = ratio_or_one(pooled[0], pooled[1])
     if combine == "min":
-        value = torch.minimum(value, _ratio_or_one(pooled[2], pooled[3]))
+        value = torch.minimum(value, ratio_or_one(pooled[2], pooled[3]))
     return value
 
 

@@ -45,8 +45,8 @@ from nobg_metrics._inputs import EmptyGt, InputMaps, check_number, check_option
 from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
 from nobg_metrics.functional._per_image import sum_per_image
 from nobg_metrics.functional.boundary.boundary_iou import (
-    _packed_pred,
-    _ratio_or_one,
+    packed_pred,
+    ratio_or_one,
     rows_along_long_side,
 )
 from nobg_metrics.ops.band_width import dilation_radius
@@ -95,7 +95,7 @@ def _agreement(values: Tensor, pred_fg: Tensor, gt_fg: Tensor, num_pixels: int) 
 def _trimap_counts(batch: SegBatch, threshold: float, radius: int) -> Tensor:
     """:math:`(B, 4)` int64 ``[|G_d ∩ G ∩ P|, |G_d ∩ (G ∪ P)|, |P|, |G|]`` of one equal-size batch."""
     size, width = batch.shape[0], batch.shape[-1]
-    pred, gt = _packed_pred(batch, threshold), gt_bits(batch)
+    pred, gt = packed_pred(batch, threshold), gt_bits(batch)
     gt_band = band(gt, width, radius)  # G_d: from the gt only (the measure is asymmetric by design)
     pieces = torch.cat([gt_band & gt & pred, gt_band & (gt | pred), pred, gt])
     return count_bits(pieces).reshape(4, size).T
@@ -104,7 +104,7 @@ def _trimap_counts(batch: SegBatch, threshold: float, radius: int) -> Tensor:
 def _boundary_f_counts(batch: SegBatch, threshold: float, radius: int) -> Tensor:
     """:math:`(B, 6)` int64 ``[|P_1 ∩ G_d|, |P_1|, |G_1 ∩ P_d|, |G_1|, |P|, |G|]`` of one equal-size batch."""
     size, width = batch.shape[0], batch.shape[-1]
-    masks = torch.cat([_packed_pred(batch, threshold), gt_bits(batch)])  # P then G: one pass for both
+    masks = torch.cat([packed_pred(batch, threshold), gt_bits(batch)])  # P then G: one pass for both
     contours = masks & _window(masks, width, 1, True).bitwise_not_()
     near = _window(contours, width, radius, False)  # within d of a contour pixel (bits past W: ANDed away below)
     pred_contour, gt_contour, pred_near, gt_near = contours[:size], contours[size:], near[:size], near[size:]
@@ -123,8 +123,8 @@ def _trimap_values(counts: Tensor, num_pixels: int, empty_gt: EmptyGt) -> Tensor
 def _boundary_f_values(counts: Tensor, num_pixels: int, empty_gt: EmptyGt) -> Tensor:
     """:math:`(B,)` float64 per-image boundary F from :func:`_boundary_f_counts`."""
     pred_matched, pred_contour, gt_matched, gt_contour, pred_fg, gt_fg = counts.double().unbind(dim=1)
-    precision = _ratio_or_one(pred_matched, pred_contour)  # no predicted contour: precision 1
-    recall = _ratio_or_one(gt_matched, gt_contour)  # no gt contour: recall 1
+    precision = ratio_or_one(pred_matched, pred_contour)  # no predicted contour: precision 1
+    recall = ratio_or_one(gt_matched, gt_contour)  # no gt contour: recall 1
     total = precision + recall
     values = torch.where(total == 0, 0.0, 2 * precision * recall / torch.where(total == 0, 1.0, total))
     return _agreement(values, pred_fg, gt_fg, num_pixels) if empty_gt == "agreement" else values
@@ -179,7 +179,8 @@ def _boundary_f_compute(boundary_f_value_sum: Tensor, boundary_f_count: Tensor) 
     return boundary_f_value_sum / boundary_f_count
 
 
-def _check_args(threshold: float, dilation_ratio: float, dilation_pixels: int | None, empty_gt: str) -> None:
+def _check_boundary_measures_args(threshold: float, dilation_ratio: float, dilation_pixels: int | None,
+                                  empty_gt: str) -> None:
     check_number("threshold", threshold, low=0.0, high=1.0)
     check_number("dilation_ratio", dilation_ratio, low=0.0)
     if dilation_pixels is not None:
@@ -216,7 +217,7 @@ def trimap_iou(
         >>> trimap_iou(pred, gt, dilation_pixels=1)
         tensor(0.7826, dtype=torch.float64)
     """
-    _check_args(threshold, dilation_ratio, dilation_pixels, empty_gt)
+    _check_boundary_measures_args(threshold, dilation_ratio, dilation_pixels, empty_gt)
     check_option("reduction", reduction, TrimapReduction)
     stats = _trimap_iou_update(pred, gt, threshold, dilation_ratio, dilation_pixels, normalize, empty_gt,
                                validate_args)
@@ -253,7 +254,7 @@ def boundary_f_measure(
         >>> boundary_f_measure(pred, gt, dilation_pixels=2)
         tensor(0.5556, dtype=torch.float64)
     """
-    _check_args(threshold, dilation_ratio, dilation_pixels, empty_gt)
+    _check_boundary_measures_args(threshold, dilation_ratio, dilation_pixels, empty_gt)
     stats = _boundary_f_update(pred, gt, threshold, dilation_ratio, dilation_pixels, normalize, empty_gt,
                                validate_args)
     return _boundary_f_compute(**stats)

@@ -40,7 +40,7 @@ from torch import Tensor
 from nobg_metrics._inputs import InputMaps, check_flag, check_number, check_option
 from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
-from nobg_metrics.functional.boundary.boundary_iou import _boundary_stats
+from nobg_metrics.functional.boundary.boundary_iou import boundary_stats
 from nobg_metrics.ops.band_width import dilation_radius
 
 __all__ = ["hqsam_boundary_iou", "hqsam_iou"]
@@ -68,7 +68,7 @@ def _hqsam_per_image(batch: SegBatch, threshold: float, dilation_ratio: float, b
     height, width = batch.shape[-2:]
     radius = dilation_radius(height, width, dilation_ratio)
     # [band ∩, band ∪, mask ∩, mask ∪, -, -]: the Boundary IoU's bands and, with combine="min", the mask counts
-    stats = _boundary_stats(batch, threshold, radius, "min", "reference")
+    stats = boundary_stats(batch, threshold, radius, "min", "reference")
     return {"iou": _ratio(stats[:, 2], stats[:, 3], both_empty, float32_values, True),
             "boundary_iou": _ratio(stats[:, 0], stats[:, 1], both_empty, float32_values, False)}
 

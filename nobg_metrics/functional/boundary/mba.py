@@ -35,7 +35,7 @@ from torch import Tensor
 from nobg_metrics._inputs import EmptyGt, InputMaps, check_number, check_option
 from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
-from nobg_metrics.functional.boundary.boundary_iou import _packed_pred, rows_along_long_side
+from nobg_metrics.functional.boundary.boundary_iou import packed_pred, rows_along_long_side
 from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.ellipse import dilate_ellipses_packed, inside_words
 from nobg_metrics.ops.levels import GT_CUT
@@ -95,7 +95,7 @@ def _mba_counts(batch: SegBatch, threshold: float, agreement: bool) -> dict[str,
     foreground = _packed_gt(batch)
     inside = inside_words(height, width, foreground.shape[-1], foreground.device)  # bits < W
     masks = torch.cat([foreground, foreground.bitwise_not().bitwise_and_(inside)])  # gt, NOT gt
-    pred = _packed_pred(batch, threshold)
+    pred = packed_pred(batch, threshold)
     agree_mask = (pred ^ foreground).bitwise_not_()
     distinct = sorted(set(radii))
     # with the empty-band policy, the pixels agreeing over the whole image join the same popcount pass, except

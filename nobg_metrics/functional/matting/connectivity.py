@@ -36,7 +36,7 @@ from torch import Tensor
 from nobg_metrics._inputs import InputMaps, check_flag, check_number
 from nobg_metrics._matting_inputs import MatteBatch, matte_values
 from nobg_metrics.functional._per_image import mean_over_images
-from nobg_metrics.functional.matting.sad_mse import _matting_update, _region_sum
+from nobg_metrics.functional.matting.sad_mse import matting_update, region_sum
 from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.histogram import NUM_LEVELS
 from nobg_metrics.ops.level_components import connected_level_count
@@ -120,7 +120,7 @@ def _connectivity_per_image(batch: MatteBatch, steps: list[float], engine: host_
     else:
         level = levels.index_select(0, count.view(-1)).view(count.shape)
         difference = _phi(batch.pred, level) - _phi(batch.gt, level)
-    return _region_sum(difference.abs_(), batch.region)
+    return region_sum(difference.abs_(), batch.region)
 
 
 def _connectivity_update(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None, step: float,
@@ -129,7 +129,7 @@ def _connectivity_update(pred: InputMaps, gt: InputMaps, trimap: InputMaps | Non
     """Sum of per-image connectivity errors and the image count: ``(float64 scalar, int64 scalar)``."""
     engine = host_reads.engine_for(allow_host_sync)  # allow_host_sync onto the labelling's switch
     per_image = partial(_connectivity_per_image, steps=threshold_steps(step), engine=engine)
-    return _matting_update(per_image, pred, gt, trimap, clamp_to_trimap, validate_args)
+    return matting_update(per_image, pred, gt, trimap, clamp_to_trimap, validate_args)
 
 
 def connectivity_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, step: float = 0.1, *,

@@ -34,7 +34,7 @@ from torch import Tensor
 from nobg_metrics._inputs import InputMaps, check_option
 from nobg_metrics._matting_inputs import MatteBatch
 from nobg_metrics.functional._per_image import mean_over_images
-from nobg_metrics.functional.matting.sad_mse import _matting_update, _region_size, _region_sum
+from nobg_metrics.functional.matting.sad_mse import matting_update, region_size, region_sum
 from nobg_metrics.ops import banded, host_reads
 from nobg_metrics.ops.arith import divide
 from nobg_metrics.ops.filters import (
@@ -206,15 +206,15 @@ def _gradient_per_image(batch: MatteBatch) -> Tensor:
             padded = torch.nn.functional.pad(crop, (DIM_HALF_SIZE,) * 4, mode="replicate")[:, 0]
         amplitudes.append(_gradient_magnitude(padded, tables))
     pred_amp, gt_amp = amplitudes
-    return _region_sum(pred_amp.sub_(gt_amp).square_(), region)
+    return region_sum(pred_amp.sub_(gt_amp).square_(), region)
 
 
 def _sobel_per_image(batch: MatteBatch) -> Tensor:
     """Per-image ZIM Sobel gradient error: mean over the region of ``|sobel(pred)| - |sobel(gt)|``, :math:`(B,)`."""
     magnitudes = sobel_magnitude(torch.cat([_as_float64(batch.pred_source), _as_float64(batch.gt_source)]))
     pred_amp, gt_amp = magnitudes.chunk(2)
-    total = _region_sum((pred_amp - gt_amp).abs(), batch.region)
-    size = _region_size(batch)
+    total = region_sum((pred_amp - gt_amp).abs(), batch.region)
+    size = region_size(batch)
     return torch.where(size > 0, total / size.clamp_min(1), torch.zeros_like(total))
 
 
@@ -222,7 +222,7 @@ def _gradient_update(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None, k
                      validate_args: bool) -> tuple[Tensor, Tensor]:
     """Sum of per-image gradient errors and the image count: ``(float64 scalar, int64 scalar)``."""
     per_image = _gradient_per_image if kernel == "gaussian" else _sobel_per_image
-    return _matting_update(per_image, pred, gt, trimap, clamp_to_trimap, validate_args)
+    return matting_update(per_image, pred, gt, trimap, clamp_to_trimap, validate_args)
 
 
 def gradient_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, *,

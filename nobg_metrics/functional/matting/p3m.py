@@ -167,7 +167,7 @@ def _p3m_error_compute(name: str, errors: Tensor, count: Tensor, with_trimap: Te
     return errors[..., column] / (count if column < 3 else with_trimap)
 
 
-def _column_name(measure: str, region: str) -> str:
+def column_name(measure: str, region: str) -> str:
     """``("sad", "fg")`` -> ``"sad_fg"``; checks the pair exists."""
     name = measure if region == "image" else f"{measure}_{region}"
     if name not in ERROR_COLUMNS:
@@ -178,7 +178,7 @@ def _column_name(measure: str, region: str) -> str:
 def _p3m_pixel_error(measure: str, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None, region: str,
                      validate_args: bool) -> Tensor:
     check_option("region", region, P3MRegion)
-    name = _column_name(measure, region)
+    name = column_name(measure, region)
     if region != "image" and trimap is None:
         raise ValueError(f"`trimap` is required for region={region!r} (the reference's {name}); got None")
     totals, count = _p3m_errors_update(pred, gt, trimap, validate_args)

@@ -24,14 +24,14 @@ from nobg_metrics.ops.histogram import NUM_LEVELS, bincount_per_image
 __all__ = ["mse_metric", "sad"]
 
 
-def _region_sum(values: Tensor, region: Tensor | None) -> Tensor:
+def region_sum(values: Tensor, region: Tensor | None) -> Tensor:
     """Per-image float64 sum of ``values`` over ``region`` (whole image when ``None``): :math:`(B,)`."""
     if region is not None:
         values = torch.where(region, values, torch.zeros_like(values))
     return values.sum(dim=(-2, -1), dtype=torch.float64)
 
 
-def _region_size(batch: MatteBatch) -> Tensor:
+def region_size(batch: MatteBatch) -> Tensor:
     """Per-image number of scored pixels: :math:`(B,)` float64."""
     if batch.region is None:
         count, height, width = batch.pred_source.shape
@@ -77,7 +77,7 @@ def _use_pair_histogram(batch: MatteBatch) -> bool:
             and batch.pred_source.numel() >= _PAIR_HISTOGRAM_MIN_PIXELS)
 
 
-def _sad_mse_per_image(batch: MatteBatch) -> Tensor:
+def sad_mse_per_image(batch: MatteBatch) -> Tensor:
     """Per-image SAD :math:`\\sum_{region} |pred - gt|` and MSE (0 for an empty region): :math:`(B, 2)` float64.
 
     One difference map serves both (``SAD`` and ``MSE`` share this statistic in a collection). Large
@@ -92,26 +92,26 @@ def _sad_mse_per_image(batch: MatteBatch) -> Tensor:
         sums = torch.stack([counts @ absolute, counts @ squared], dim=1)
     else:
         difference = batch.pred - batch.gt
-        sums = torch.stack([_region_sum(difference.abs(), batch.region),
-                            _region_sum(difference.square_(), batch.region)], dim=1)
-    size = _region_size(batch)
+        sums = torch.stack([region_sum(difference.abs(), batch.region),
+                            region_sum(difference.square_(), batch.region)], dim=1)
+    size = region_size(batch)
     mse = torch.where(size > 0, sums[:, 1] / size.clamp_min(1), torch.zeros_like(size))
     return torch.stack([sums[:, 0], mse], dim=1)
 
 
-def _matting_update(per_image: Callable[[MatteBatch], Tensor], pred: InputMaps, gt: InputMaps,
-                    trimap: InputMaps | None, clamp_to_trimap: bool, validate_args: bool) -> tuple[Tensor, Tensor]:
+def matting_update(per_image: Callable[[MatteBatch], Tensor], pred: InputMaps, gt: InputMaps,
+                   trimap: InputMaps | None, clamp_to_trimap: bool, validate_args: bool) -> tuple[Tensor, Tensor]:
     """Sum of a per-image matting value and the number of images: ``(float64 scalar, int64 scalar)``."""
     return sum_per_image(per_image, prepare_matting(pred, gt, trimap, clamp_to_trimap=clamp_to_trimap,
                                                     validate_args=validate_args))
 
 
-def _sad_compute(totals: Tensor, count: Tensor) -> Tensor:
+def sad_compute(totals: Tensor, count: Tensor) -> Tensor:
     """Dataset SAD from the summed per-image ``[SAD, MSE]`` and the image count: the mean per-image SAD."""
     return totals[..., 0] / count
 
 
-def _mse_compute(totals: Tensor, count: Tensor) -> Tensor:
+def mse_compute(totals: Tensor, count: Tensor) -> Tensor:
     """Dataset MSE from the summed per-image ``[SAD, MSE]`` and the image count: the mean per-image MSE."""
     return totals[..., 1] / count
 
@@ -134,7 +134,7 @@ def sad(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, *, clam
         >>> sad(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(1.1000, dtype=torch.float64)
     """
-    return _sad_compute(*_matting_update(_sad_mse_per_image, pred, gt, trimap, clamp_to_trimap, validate_args))
+    return sad_compute(*matting_update(sad_mse_per_image, pred, gt, trimap, clamp_to_trimap, validate_args))
 
 
 def mse_metric(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, *, clamp_to_trimap: bool = False,
@@ -147,4 +147,4 @@ def mse_metric(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, 
         >>> mse_metric(torch.tensor([[0.9, 0.8], [0.2, 0.6]]), torch.tensor([[1.0, 1.0], [0.0, 0.0]]))
         tensor(0.1125, dtype=torch.float64)
     """
-    return _mse_compute(*_matting_update(_sad_mse_per_image, pred, gt, trimap, clamp_to_trimap, validate_args))
+    return mse_compute(*matting_update(sad_mse_per_image, pred, gt, trimap, clamp_to_trimap, validate_args))

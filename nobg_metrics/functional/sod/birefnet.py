@@ -16,7 +16,7 @@ import torch
 from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps
-from nobg_metrics.functional.matting.sad_mse import _matting_update, _mse_compute, _sad_mse_per_image
+from nobg_metrics.functional.matting.sad_mse import matting_update, mse_compute, sad_mse_per_image
 from nobg_metrics.ops.arith import divide
 from nobg_metrics.ops.levels import GT_CUT
 
@@ -61,7 +61,7 @@ def birefnet_inputs(pred: InputMaps, gt: InputMaps) -> tuple[InputMaps, InputMap
 
 def _binarised_gt_mse_update(pred: InputMaps, gt: InputMaps, validate_args: bool) -> tuple[Tensor, Tensor]:
     """``((SAD, MSE) sums over images, image count)`` of BiRefNet's pair (the MSE class's statistic)."""
-    return _matting_update(_sad_mse_per_image, *birefnet_inputs(pred, gt), None, False, validate_args)
+    return matting_update(sad_mse_per_image, *birefnet_inputs(pred, gt), None, False, validate_args)
 
 
 def binarised_gt_mse(pred: InputMaps, gt: InputMaps, *, validate_args: bool = True) -> Tensor:
@@ -80,4 +80,4 @@ def binarised_gt_mse(pred: InputMaps, gt: InputMaps, *, validate_args: bool = Tr
         ...                  torch.tensor([[[200, 200]]], dtype=torch.uint8))
         tensor(0.5000, dtype=torch.float64)
     """
-    return _mse_compute(*_binarised_gt_mse_update(pred, gt, validate_args))
+    return mse_compute(*_binarised_gt_mse_update(pred, gt, validate_args))

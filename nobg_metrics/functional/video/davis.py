@@ -26,8 +26,8 @@ from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps, check_number, prepare
 from nobg_metrics._seg_batch import SegBatch, prediction_values
-from nobg_metrics.functional.boundary.boundary_iou import _packed_pred
-from nobg_metrics.functional.boundary.boundary_measures import _ratio_or_one, gt_bits
+from nobg_metrics.functional.boundary.boundary_iou import packed_pred, ratio_or_one
+from nobg_metrics.functional.boundary.boundary_measures import gt_bits
 from nobg_metrics.functional.video.davis_statistics import (
     FrameKeys,
     SequenceKeys,
@@ -105,7 +105,7 @@ def _pred_bits(batch: SegBatch, threshold: float) -> Tensor:
     """``pred > threshold`` packed; a bool prediction (object masks, DAVIS's case) packed as it is."""
     if batch.pred_raw.dtype == torch.bool:
         return pack_bits([batch.pred_raw if threshold < 1 else torch.zeros_like(batch.pred_raw)])
-    return _packed_pred(batch, threshold)
+    return packed_pred(batch, threshold)
 
 
 def _indicator(batch: SegBatch, threshold: float) -> Tensor:
@@ -131,7 +131,7 @@ def _region_similarity_bytes(batch: SegBatch, void: Tensor | None, threshold: fl
         pred, gt = pred & keep, gt & keep
     inter = count_ones(pred & gt)
     union = count_ones(pred) + count_ones(gt) - inter
-    return _ratio_or_one(inter.double(), union.double())  # j = inters / union; j[isclose(union, 0)] = 1
+    return ratio_or_one(inter.double(), union.double())  # j = inters / union; j[isclose(union, 0)] = 1
 
 
 def _frame_values(batch: SegBatch, void: Tensor | None, threshold: float, bound_th: float,
@@ -147,30 +147,30 @@ def _frame_values(batch: SegBatch, void: Tensor | None, threshold: float, bound_
     values = {}
     if "J" in measures:
         inter, union = count_bits(torch.cat([pred & gt, pred | gt])).double().reshape(2, size)
-        values["J"] = _ratio_or_one(inter, union)  # j = inters / union; j[isclose(union, 0)] = 1
+        values["J"] = ratio_or_one(inter, union)  # j = inters / union; j[isclose(union, 0)] = 1
     if "F" in measures:
         bmaps = seg2bmap_packed(torch.cat([pred, gt]), width)
         dilated = dilate_disk_packed(bmaps, width, davis_bound_pix(height, width, bound_th))
         pred_b, gt_b = bmaps[:size], bmaps[size:]
         counts = count_bits(torch.cat([pred_b & dilated[size:], pred_b, gt_b & dilated[:size], gt_b]))
         pred_match, pred_total, gt_match, gt_total = counts.double().reshape(4, size)
-        precision = _ratio_or_one(pred_match, pred_total)  # n_fg == 0: precision 1 (recall 0 or 1 follows)
-        recall = _ratio_or_one(gt_match, gt_total)  # n_gt == 0: recall 1
+        precision = ratio_or_one(pred_match, pred_total)  # n_fg == 0: precision 1 (recall 0 or 1 follows)
+        recall = ratio_or_one(gt_match, gt_total)  # n_gt == 0: recall 1
         total = precision + recall
         values["F"] = torch.where(total == 0, 0.0, 2 * precision * recall / torch.where(total == 0, 1.0, total))
     return values
 
 
-def _check_davis_args(threshold: float, bound_th: float) -> None:
+def check_davis_args(threshold: float, bound_th: float) -> None:
     check_number("threshold", threshold, low=0.0, high=1.0)
     check_number("bound_th", bound_th, low=0.0, low_open=True)
     if bound_th >= 1 and bound_th != int(bound_th):
         raise ValueError(f"`bound_th` >= 1 is a radius in pixels and must be a whole number, got {bound_th}")
 
 
-def _davis_update(pred: InputMaps, gt: InputMaps, void: InputMaps | None, sequence: SequenceKeys,
-                  frame: FrameKeys, measures: tuple[str, ...], threshold: float, bound_th: float,
-                  validate_args: bool) -> dict[str, Tensor]:
+def davis_update(pred: InputMaps, gt: InputMaps, void: InputMaps | None, sequence: SequenceKeys,
+                 frame: FrameKeys, measures: tuple[str, ...], threshold: float, bound_th: float,
+                 validate_args: bool) -> dict[str, Tensor]:
     """Per-frame statistics of a batch by state name: ``davis_j`` / ``davis_f`` :math:`(B,)` float64 values,
     ``davis_sequence`` and ``davis_frame`` :math:`(B,)` int64 keys, in input order."""
     runs = prepare_davis(pred, gt, void, validate_args)
@@ -202,8 +202,8 @@ def davis_region_similarity(pred: InputMaps, gt: InputMaps, void: InputMaps | No
         >>> davis_region_similarity(gt[:, :3].flip(1), gt[:, :3])   # half overlap, and empty vs empty
         tensor([0.3333, 1.0000], dtype=torch.float64)
     """
-    _check_davis_args(threshold, DAVIS_BOUND_TH)
-    return _davis_update(pred, gt, void, None, None, ("J",), threshold, DAVIS_BOUND_TH, validate_args)["davis_j"]
+    check_davis_args(threshold, DAVIS_BOUND_TH)
+    return davis_update(pred, gt, void, None, None, ("J",), threshold, DAVIS_BOUND_TH, validate_args)["davis_j"]
 
 
 def davis_contour_accuracy(pred: InputMaps, gt: InputMaps, void: InputMaps | None = None, *,
@@ -229,5 +229,5 @@ def davis_contour_accuracy(pred: InputMaps, gt: InputMaps, void: InputMaps | Non
         >>> davis_contour_accuracy(gt.roll(1, dims=2), gt), davis_contour_accuracy(gt.roll(3, dims=2), gt)
         (tensor([1.], dtype=torch.float64), tensor([0.5000], dtype=torch.float64))
     """
-    _check_davis_args(threshold, bound_th)
-    return _davis_update(pred, gt, void, None, None, ("F",), threshold, bound_th, validate_args)["davis_f"]
+    check_davis_args(threshold, bound_th)
+    return davis_update(pred, gt, void, None, None, ("F",), threshold, bound_th, validate_args)["davis_f"]

@@ -19,8 +19,8 @@ from nobg_metrics._inputs import InputMaps, check_option
 from nobg_metrics.functional.video.davis import (
     DAVIS_BOUND_TH,
     STATE_NAMES,
-    _check_davis_args,
-    _davis_update,
+    check_davis_args,
+    davis_update,
 )
 from nobg_metrics.functional.video.davis_statistics import (
     DecayIndex,
@@ -82,14 +82,14 @@ def _davis_compute(states: FrameStates, measures: tuple[str, ...], statistic: St
 def _check_sequence_args(statistic: str, decay_index: str, threshold: float, bound_th: float) -> None:
     check_option("statistic", statistic, Statistic)
     check_option("decay_index", decay_index, DecayIndex)
-    _check_davis_args(threshold, bound_th)
+    check_davis_args(threshold, bound_th)
 
 
 def _dataset_value(pred: InputMaps, gt: InputMaps, void: InputMaps | None, sequence: SequenceKeys,
                    frame: FrameKeys, measures: tuple[str, ...], statistic: Statistic, threshold: float,
                    bound_th: float, decay_index: DecayIndex, validate_args: bool) -> Tensor:
     _check_sequence_args(statistic, decay_index, threshold, bound_th)
-    stats = _davis_update(pred, gt, void, sequence, frame, measures, threshold, bound_th, validate_args)
+    stats = davis_update(pred, gt, void, sequence, frame, measures, threshold, bound_th, validate_args)
     return _davis_compute(stats, measures, statistic, decay_index)
 
 

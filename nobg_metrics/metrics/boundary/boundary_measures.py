@@ -18,7 +18,7 @@ from nobg_metrics.functional.boundary.boundary_measures import (
     TrimapReduction,
     _boundary_f_compute,
     _boundary_f_update,
-    _check_args,
+    _check_boundary_measures_args,
     _trimap_iou_compute,
     _trimap_iou_update,
 )
@@ -76,7 +76,7 @@ class TrimapIoU(NobgMetric):
         validate_args: bool = True, **kwargs: Any,
     ) -> None:
         super().__init__(validate_args=validate_args, **kwargs)
-        _check_args(threshold, dilation_ratio, dilation_pixels, empty_gt)
+        _check_boundary_measures_args(threshold, dilation_ratio, dilation_pixels, empty_gt)
         check_option("reduction", reduction, TrimapReduction)
         self.threshold, self.dilation_ratio, self.dilation_pixels = threshold, dilation_ratio, dilation_pixels
         self.reduction, self.normalize, self.empty_gt = reduction, normalize, empty_gt
@@ -143,7 +143,7 @@ class BoundaryFMeasure(NobgMetric):
         normalize: bool = False, empty_gt: EmptyGt = "agreement", validate_args: bool = True, **kwargs: Any,
     ) -> None:
         super().__init__(validate_args=validate_args, **kwargs)
-        _check_args(threshold, dilation_ratio, dilation_pixels, empty_gt)
+        _check_boundary_measures_args(threshold, dilation_ratio, dilation_pixels, empty_gt)
         self.threshold, self.dilation_ratio, self.dilation_pixels = threshold, dilation_ratio, dilation_pixels
         self.normalize, self.empty_gt = normalize, empty_gt
         self._add_fingerprint({"threshold": float(threshold), "dilation_ratio": float(dilation_ratio),

@@ -21,9 +21,9 @@ from torch import Tensor
 from nobg_metrics._inputs import InputMaps, check_flag, check_number, check_option
 from nobg_metrics.functional.matting.p3m import (
     P3MRegion,
-    _column_name,
     _p3m_error_compute,
     _p3m_errors_update,
+    column_name,
 )
 from nobg_metrics.functional.matting.p3m_connectivity import _p3m_connectivity_update
 from nobg_metrics.functional.matting.p3m_gradient import _p3m_gradient_update
@@ -48,7 +48,7 @@ class _P3MPixelErrors(NobgMetric):
 
     def __init__(self, region: P3MRegion = "image", *, validate_args: bool = True, **kwargs: Any) -> None:
         check_option("region", region, P3MRegion)
-        self._column = _column_name(self._measure, region)
+        self._column = column_name(self._measure, region)
         super().__init__(validate_args=validate_args, **kwargs)
         self.region = region
         self._add_sum("p3m_error_sums", (8,))

@@ -12,7 +12,7 @@ import torch
 from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps
-from nobg_metrics.functional.matting.sad_mse import _matting_update, _mse_compute, _sad_compute, _sad_mse_per_image
+from nobg_metrics.functional.matting.sad_mse import matting_update, mse_compute, sad_compute, sad_mse_per_image
 from nobg_metrics.metrics.base import NobgMetric, Statistics
 
 __all__ = ["MSE", "SAD"]
@@ -43,7 +43,7 @@ class _PixelErrorMetric(NobgMetric):
         self._accumulate(self._batch_statistics(pred, gt, trimap))
 
     def _statistics(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> Statistics:
-        totals, count = _matting_update(_sad_mse_per_image, pred, gt, trimap, self.clamp_to_trimap,
+        totals, count = matting_update(sad_mse_per_image, pred, gt, trimap, self.clamp_to_trimap,
                                         self.validate_args)
         return {"sad_sum": totals[0], "mse_sum": totals[1], "matte_count": count}
 
@@ -81,7 +81,7 @@ class SAD(_PixelErrorMetric):
 
     def _value(self, states: Mapping[str, Tensor]) -> Tensor:
         """The dataset value: mean of per-image SAD, scalar float64."""
-        return _sad_compute(torch.stack([states["sad_sum"], states["mse_sum"]]), states["matte_count"])
+        return sad_compute(torch.stack([states["sad_sum"], states["mse_sum"]]), states["matte_count"])
 
 
 class MSE(_PixelErrorMetric):
@@ -118,4 +118,4 @@ class MSE(_PixelErrorMetric):
 
     def _value(self, states: Mapping[str, Tensor]) -> Tensor:
         """The dataset value: mean of per-image MSE, scalar float64."""
-        return _mse_compute(torch.stack([states["sad_sum"], states["mse_sum"]]), states["matte_count"])
+        return mse_compute(torch.stack([states["sad_sum"], states["mse_sum"]]), states["matte_count"])

@@ -23,7 +23,7 @@ from torch import Tensor
 from torchmetrics import Metric
 
 from nobg_metrics._inputs import InputMaps
-from nobg_metrics.functional.video.davis import DAVIS_BOUND_TH, STATE_NAMES, _davis_update
+from nobg_metrics.functional.video.davis import DAVIS_BOUND_TH, STATE_NAMES, davis_update
 from nobg_metrics.functional.video.davis_sequences import (
     FrameStates,
     _check_sequence_args,
@@ -80,7 +80,7 @@ class _DavisFrames(NobgMetric):
 
     def _statistics(self, pred: InputMaps, gt: InputMaps, void: InputMaps | None = None, *,
                     sequence: SequenceKeys = None, frame: FrameKeys = None) -> Statistics:
-        stats = _davis_update(pred, gt, void, sequence, frame, self._measures, self.threshold, self.bound_th,
+        stats = davis_update(pred, gt, void, sequence, frame, self._measures, self.threshold, self.bound_th,
                               self.validate_args)
         self._sequence_names.update(sequence_names(sequence))  # the names of str keys, for the tables
         return {name: stats[name] for name in self._list_dtypes}
