@@ -191,6 +191,25 @@ def test_option_errors(options, message):
         MeanAveragePrecision(**options)
 
 
+@pytest.mark.parametrize("name, value, expected", [
+    ("box_format", "xxyy", "('xyxy', 'xywh', 'cxcywh')"),
+    ("backend", "coco", "('pycocotools', 'faster_coco_eval')"),
+])
+def test_box_format_and_backend_outside_their_choices_are_refused(name, value, expected):
+    with pytest.raises(ValueError) as error:
+        MeanAveragePrecision(**{name: value})
+    assert str(error.value) == f"`{name}` must be one of {expected}, got {value!r}"
+
+
+@pytest.mark.parametrize("box_format, backend", [("xywh", "faster_coco_eval"), ("cxcywh", "pycocotools")])
+def test_box_format_and_backend_change_no_mask_value(box_format, backend):
+    preds, target = to_torch(DATA)
+    default = _updated(MeanAveragePrecision(), preds, target, 8).compute()
+    metric = MeanAveragePrecision(box_format=box_format, backend=backend)
+    assert (metric.box_format, metric.backend) == (box_format, backend)
+    _equal(_updated(metric, preds, target, 8).compute(), default)
+
+
 @pytest.mark.parametrize("iou_type", ["segm", "boundary"])
 def test_device_paths_equal_and_make_no_host_sync(iou_type, monkeypatch):
     preds, target = to_torch(DATA[:5])

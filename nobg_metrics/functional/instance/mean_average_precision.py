@@ -31,10 +31,6 @@ from nobg_metrics.functional.instance.options import InstanceOptions, make_optio
 from nobg_metrics.functional.instance.statistics import constant, instance_update
 from nobg_metrics.functional.instance.summary import summarize
 
-DET_STATES = ("det_scores", "det_labels", "det_keys", "det_outcomes", "det_outcomes_micro")
-GT_STATES = ("gt_labels", "gt_counted")
-IMAGE_STATES = ("image_keys",)
-
 
 def _mean_average_precision_update(preds: Sequence[Mapping[str, Tensor]], target: Sequence[Mapping[str, Tensor]],
                                    options: InstanceOptions, first_index: Tensor, world_rank: int = 0,

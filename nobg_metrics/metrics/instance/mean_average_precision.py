@@ -17,12 +17,13 @@ image order is ``image_id`` where the targets give one, else (arrival index on t
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import torch
 import torch.distributed as dist
 from torch import Tensor
 
+from nobg_metrics._inputs import check_option
 from nobg_metrics.functional.instance.mean_average_precision import (
     _mean_average_precision_compute,
     _mean_average_precision_update,
@@ -31,6 +32,11 @@ from nobg_metrics.functional.instance.options import AREA_RANGES, make_options
 from nobg_metrics.metrics.base import NobgMetric, Statistics
 
 __all__ = ["MeanAveragePrecision"]
+
+BoxFormat = Literal["xyxy", "xywh", "cxcywh"]
+"""How ``boxes`` are read: corners, corner + size, or centre + size (torchmetrics' ``box_format``)."""
+Backend = Literal["pycocotools", "faster_coco_eval"]
+"""torchmetrics' ``backend`` choices: accepted, never changing a value."""
 
 
 class MeanAveragePrecision(NobgMetric):
@@ -90,8 +96,11 @@ class MeanAveragePrecision(NobgMetric):
         average: ``"macro"`` (mean over categories) or ``"micro"`` (all categories pooled; COCO only).
         extended_summary: also return the ``precision`` :math:`(T, R, K, A, M)`, ``recall`` and ``scores`` arrays.
         category_frequencies: LVIS ``{category id: "r" | "c" | "f"}``.
-        box_format: accepted for torchmetrics compatibility and unused (masks only).
-        backend: accepted for torchmetrics compatibility and unused (one implementation).
+        box_format: how the ``boxes`` of the dicts are read: ``"xyxy"``, ``"xywh"`` or ``"cxcywh"`` (torchmetrics'
+            spellings). Only masks are scored for now (``boxes`` are accepted and not read until bbox AP lands); any
+            other value is a ``ValueError``.
+        backend: ``"pycocotools"`` or ``"faster_coco_eval"``, accepted for torchmetrics' signature: it never changes
+            a value (there is one implementation, exact against pycocotools); any other value is a ``ValueError``.
         validate_args: run the input checks that read values (a device sync).
         kwargs: :class:`torchmetrics.Metric` options.
 
@@ -126,13 +135,12 @@ class MeanAveragePrecision(NobgMetric):
         iou_thresholds: Sequence[float] | None = None, rec_thresholds: Sequence[float] | None = None,
         max_detection_thresholds: Sequence[int] | None = None, class_metrics: bool = False, average: str = "macro",
         extended_summary: bool = False, category_frequencies: Mapping[int, str] | None = None, *,
-        box_format: str = "xyxy", backend: str = "pycocotools", validate_args: bool = True, **kwargs: Any,
+        box_format: BoxFormat = "xyxy", backend: Backend = "pycocotools", validate_args: bool = True, **kwargs: Any,
     ) -> None:
         super().__init__(validate_args=validate_args, **kwargs)
-        if box_format not in ("xyxy", "xywh", "cxcywh"):
-            raise ValueError(f"`box_format` must be one of ('xyxy', 'xywh', 'cxcywh'), got {box_format!r}")
-        if backend not in ("pycocotools", "faster_coco_eval"):
-            raise ValueError(f"`backend` must be one of ('pycocotools', 'faster_coco_eval'), got {backend!r}")
+        check_option("box_format", box_format, BoxFormat)
+        check_option("backend", backend, Backend)
+        self.box_format, self.backend = box_format, backend
         self.options = make_options(iou_type, dilation_ratio, protocol, iou_thresholds, rec_thresholds,
                                     max_detection_thresholds, class_metrics, average, extended_summary,
                                     category_frequencies)
