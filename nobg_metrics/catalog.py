@@ -1,9 +1,15 @@
 """The metric catalog: one :class:`Descriptor` per registered name, the single place a metric is declared.
 
-Everything that lists metrics reads it: the registry and the tiers (:mod:`nobg_metrics.collection`), the compute
-groups of a collection, the extra inputs a collection routes (``trimap=``, ``image=``), the command's metric sets
-and columns, and the docs' tables of names (``tools/metric_names.py``). Adding a metric is one entry here, its
+Every public metric class has one (or, with fixed arguments, several) entries. Everything that lists metrics reads
+it: the registry and the tiers (:mod:`nobg_metrics.collection`), the compute groups of a collection, the extra inputs
+a collection routes (``trimap=``, ``image=``), the command's metric sets and columns, and the docs' tables of names
+(``tools/metric_names.py``, run at docs build). Adding a metric is one entry here (or :func:`register`), its
 functional module and its tests (docs/adding_a_metric.md).
+
+Each entry names its input kind (:data:`Kind`): the ``"maps"`` entries (``update(pred, gt)``) make the tiers, the
+collections and ``nobg-metrics eval``'s names; the structured-input classes (``MeanAveragePrecision``,
+``CityscapesInstanceAP``, ``PanopticQuality``, ``DavisJ`` / ``DavisF`` / ``DavisJAndF``) are in the catalog with their
+kind and preparer, in no tier, and a collection refuses them.
 
 Tiers, by measured cost per image (docs/performance.md), cumulative:
 
@@ -18,24 +24,26 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from torch import Tensor
 from torchmetrics import Metric
 
 import nobg_metrics.functional as F
 import nobg_metrics.metrics as M
-from nobg_metrics.functional.boundary.hqsam import _hqsam_boundary_iou_update, _hqsam_iou_update, check_hqsam_options
 from nobg_metrics.functional.sod.confusion_measures import MEASURES
 from nobg_metrics.functional.sod.family import AUC_CURVES
 from nobg_metrics.functional.sod.size_invariance import SI_ENTRIES
-from nobg_metrics.metrics.per_image import per_image_metric
 from nobg_metrics.metrics.sod.confusion import ConfusionMetric
 
 Tier = Literal["cheap", "medium", "expensive"]
 Task = Literal["sod", "matting"]
+Kind = Literal["maps", "instances", "cityscapes", "panoptic", "video"]
+"""What ``update`` takes: ``maps`` (``pred`` / ``gt`` maps: the collections, the tiers and ``nobg-metrics eval``),
+``instances`` (COCO-style dicts per image), ``cityscapes`` (instance-id maps and scored masks), ``panoptic`` (panoptic
+maps and categories), ``video`` (frames with sequence keys)."""
+MAPS_PREPARER = "nobg_metrics._inputs.prepare"
 
 BASE_OPTIONS = frozenset({"sync_on_compute", "dist_sync_on_step", "process_group", "dist_sync_fn",
                           "distributed_available_fn", "compute_on_cpu", "compute_with_cache"})
@@ -59,11 +67,14 @@ class Descriptor:
         uint8_only: it reads 8-bit maps only (BiRefNet's and the DIS tool's readings of PNG bytes).
         reference: the reference tool it equals.
         page: its docs page.
+        kind: what its ``update`` takes (:data:`Kind`); only ``"maps"`` entries join the tiers, the collections and
+            the command's metric sets.
+        preparer: the dotted name of the functional layer's function that checks and prepares its inputs.
     """
 
     name: str
     metric: type[Metric]
-    functional: Callable[..., Tensor]
+    functional: Callable[..., Any]
     arguments: Mapping[str, Any] = field(default_factory=dict)
     tier: Tier | None = None
     task: Task = "sod"
@@ -73,6 +84,8 @@ class Descriptor:
     uint8_only: bool = False
     reference: str = ""
     page: str = ""
+    kind: Kind = "maps"
+    preparer: str = MAPS_PREPARER
 
     @functools.cached_property
     def options(self) -> frozenset[str]:
@@ -86,18 +99,11 @@ class Descriptor:
         return self.metric(**self.arguments, **options)
 
 
-def _entry(name: str, metric: type[Metric], functional: Callable[..., Tensor], **fields: Any) -> Descriptor:
+def _entry(name: str, metric: type[Metric], functional: Callable[..., Any], **fields: Any) -> Descriptor:
     arguments = fields.pop("arguments", {})
     bound = functools.partial(functional, **arguments) if arguments else functional
     return Descriptor(name, metric, bound, arguments, **fields)
 
-
-HQSAMIoU = per_image_metric("HQSAMIoU", F.hqsam_iou, _hqsam_iou_update, higher_is_better=True,
-                            check=check_hqsam_options)
-"""HQ-SAM's mIoU as a ``Metric`` (:func:`nobg_metrics.functional.hqsam_iou`: options and value)."""
-HQSAMBoundaryIoU = per_image_metric("HQSAMBoundaryIoU", F.hqsam_boundary_iou, _hqsam_boundary_iou_update,
-                                    higher_is_better=True, check=check_hqsam_options)
-"""HQ-SAM's mBIoU as a ``Metric`` (:func:`nobg_metrics.functional.hqsam_boundary_iou`: options and value)."""
 
 _PYSOD = "PySODMetrics 1.6.2"
 _DIM = "DIM MATLAB evaluation"
@@ -185,9 +191,23 @@ _DECLARED: tuple[Descriptor, ...] = (
     _entry("birefnet_mba", M.MBA, F.mean_boundary_accuracy, arguments={"empty_gt": "reference", "normalize": False},
            reference="CascadePSP compute_boundary_acc (BiRefNet's column)", page="birefnet_protocol.md"),
     # HQ-SAM's training-time mIoU / mBIoU (SysCV/sam-hq train/utils/misc.py)
-    _entry("hqsam_iou", HQSAMIoU, F.hqsam_iou, reference="SysCV/sam-hq compute_iou", page="birefnet_protocol.md"),
-    _entry("hqsam_boundary_iou", HQSAMBoundaryIoU, F.hqsam_boundary_iou, reference="SysCV/sam-hq compute_boundary_iou",
-           page="birefnet_protocol.md"),
+    _entry("hqsam_iou", M.HQSAMIoU, F.hqsam_iou, reference="SysCV/sam-hq compute_iou", page="birefnet_protocol.md"),
+    _entry("hqsam_boundary_iou", M.HQSAMBoundaryIoU, F.hqsam_boundary_iou,
+           reference="SysCV/sam-hq compute_boundary_iou", page="birefnet_protocol.md"),
+    # structured inputs: no tier, no collection (each class takes its own inputs)
+    _entry("mean_average_precision", M.MeanAveragePrecision, F.mean_average_precision, kind="instances",
+           preparer="nobg_metrics.functional.instance.inputs.prepare_instances",
+           reference="pycocotools COCOeval / lvis-api LVISEval", page="instance_segmentation.md"),
+    _entry("cityscapes_instance_ap", M.CityscapesInstanceAP, F.cityscapes_instance_ap, kind="cityscapes",
+           preparer="nobg_metrics.functional.instance.cityscapes_inputs.size_groups",
+           reference="cityscapesScripts evalInstanceLevelSemanticLabeling", page="cityscapes_instances.md"),
+    _entry("panoptic_quality", M.PanopticQuality, F.panoptic_quality, kind="panoptic",
+           preparer="nobg_metrics.functional.panoptic.inputs.prepare_panoptic",
+           reference="panopticapi pq_compute", page="panoptic.md"),
+    *(_entry(name, metric, functional, kind="video", preparer="nobg_metrics.functional.video.davis.prepare_davis",
+             reference="davis2017-evaluation", page="boundary_measures.md")
+      for name, metric, functional in (("davis_j", M.DavisJ, F.davis_j), ("davis_f", M.DavisF, F.davis_f),
+                                       ("davis_j_and_f", M.DavisJAndF, F.davis_j_and_f))),
 )
 
 
@@ -222,7 +242,27 @@ def _family() -> tuple[Descriptor, ...]:
 
 
 CATALOG: dict[str, Descriptor] = {d.name: d for d in (*_DECLARED, *_family())}
-"""Every registered metric by name: the tiers' members first, then the rest."""
+"""Every registered metric by name: the tiers' members first, then the rest (:func:`register` adds one)."""
+
+TIER_ORDER: tuple[Tier, ...] = ("cheap", "medium", "expensive")
+
+
+def register(entry: Descriptor) -> Descriptor:
+    """Add ``entry`` to the catalog: :data:`TIERS`, :data:`METRIC_NAMES`, ``make_collection``, the command and the
+    metric-names page read it from then on (they read :data:`CATALOG` when used). A name already taken is an error.
+
+    Examples:
+        >>> register(descriptor("mae"))
+        Traceback (most recent call last):
+        ...
+        ValueError: metric name 'mae' is already registered (MAE)
+    """
+    if entry.name in CATALOG:
+        raise ValueError(f"metric name {entry.name!r} is already registered ({CATALOG[entry.name].metric.__name__})")
+    if entry.tier is not None and entry.kind != "maps":
+        raise ValueError(f"a tier takes pred / gt maps only: {entry.name!r} is of kind {entry.kind!r}")
+    CATALOG[entry.name] = entry
+    return entry
 
 
 def descriptor(name: str) -> Descriptor:
@@ -237,25 +277,73 @@ def descriptor(name: str) -> Descriptor:
     return CATALOG[name]
 
 
-TIER_ORDER: tuple[Tier, ...] = ("cheap", "medium", "expensive")
-TIERS: dict[str, tuple[str, ...]] = {
-    tier: tuple(d.name for d in CATALOG.values() if d.tier in TIER_ORDER[: TIER_ORDER.index(tier) + 1])
-    for tier in TIER_ORDER
-}
-"""The names of each tier (cumulative: cheap ⊂ medium ⊂ expensive)."""
+class _Names(Sequence[str]):
+    """The names of the ``"maps"`` entries of :data:`CATALOG` in its order, read when used (a tuple's behaviour)."""
 
-METRIC_NAMES: tuple[str, ...] = tuple(CATALOG)
-"""Every registered name."""
+    def _names(self) -> tuple[str, ...]:
+        return tuple(name for name, d in CATALOG.items() if d.kind == "maps")
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._names()[index]
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __contains__(self, name: object) -> bool:
+        return name in CATALOG and CATALOG[name].kind == "maps"
+
+    def __eq__(self, other: object) -> bool:
+        return tuple(self) == (tuple(other) if isinstance(other, _Names) else other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self._names())
+
+
+class _Tiers(Mapping[str, tuple[str, ...]]):
+    """Each tier's names (cumulative), from :data:`CATALOG` when read."""
+
+    def __getitem__(self, tier: str) -> tuple[str, ...]:
+        if tier not in TIER_ORDER:
+            raise KeyError(tier)
+        chosen = TIER_ORDER[: TIER_ORDER.index(tier) + 1]
+        return tuple(d.name for d in CATALOG.values() if d.tier in chosen)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(TIER_ORDER)
+
+    def __len__(self) -> int:
+        return len(TIER_ORDER)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+TIERS: Mapping[str, tuple[str, ...]] = _Tiers()
+"""The names of each tier (cumulative: cheap ⊂ medium ⊂ expensive), read from :data:`CATALOG` when used.
+
+Examples:
+    >>> TIERS["cheap"]
+    ('mae', 'iou_metric', 'dice', 'accuracy', 'ber', 'sad', 'mse_metric', 'boundary_iou')
+"""
+
+METRIC_NAMES: Sequence[str] = _Names()
+"""Every registered name a collection and the command take (the ``"maps"`` entries), read from :data:`CATALOG`."""
 
 
 def names_with(*, task: Task | None = None, input_name: str | None = None, required: str | None = None,
-               statistic: str | None = None) -> tuple[str, ...]:
-    """The registered names matching every given filter (a task, an extra input read or required, a statistic).
+               statistic: str | None = None, kind: Kind | None = "maps") -> tuple[str, ...]:
+    """The registered names matching every given filter (a task, an extra input read or required, a statistic, an
+    input kind: ``"maps"`` unless given, ``None`` for every kind).
 
     Examples:
         >>> names_with(required="image")
         ('camouflage_context_measure',)
+        >>> names_with(kind="video")
+        ('davis_j', 'davis_f', 'davis_j_and_f')
     """
     return tuple(d.name for d in CATALOG.values()
                  if (task is None or d.task == task) and (input_name is None or input_name in d.inputs)
-                 and (required is None or required in d.requires) and (statistic is None or d.statistic == statistic))
+                 and (required is None or required in d.requires) and (statistic is None or d.statistic == statistic)
+                 and (kind is None or d.kind == kind))

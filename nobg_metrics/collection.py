@@ -210,7 +210,9 @@ def make_collection(
         tier: ``"cheap"``, ``"medium"`` or ``"expensive"`` (cumulative).
         prefix: prepended to every key (e.g. ``"val/"``).
         postfix: appended to every key.
-        metrics: an explicit list of names instead of a tier (:data:`nobg_metrics.catalog.METRIC_NAMES`).
+        metrics: an explicit list of names instead of a tier (:data:`nobg_metrics.catalog.METRIC_NAMES`). The
+            structured-input entries (``mean_average_precision``, ``panoptic_quality``, ``davis_j``, ...: another
+            ``Descriptor.kind`` than ``"maps"``) take inputs of their own and are refused here (``ValueError``).
         options: passed to every metric whose constructor takes them (``normalize``, ``empty_gt``,
             ``threshold``, ``dilation_ratio``, ``beta2``, ``validate_args``, ...). An option that no metric of
             the collection takes is an error.
@@ -229,6 +231,10 @@ def make_collection(
     check_option("tier", tier, Tier)
     names = tuple(metrics) if metrics is not None else TIERS[tier]
     for name in names:
+        if name in CATALOG and CATALOG[name].kind != "maps":
+            entry = CATALOG[name]
+            raise ValueError(f"a collection takes metrics of pred / gt maps (input kind 'maps'); {name!r} takes "
+                             f"{entry.kind} inputs: use nobg_metrics.{entry.metric.__name__} on its own")
         if name not in CATALOG:
             raise ValueError(f"`metrics` entries must be among {METRIC_NAMES}; got {name!r}")
     entries = [CATALOG[name] for name in dict.fromkeys(names)]

@@ -66,3 +66,30 @@ def test_the_command_layer_agrees_with_the_catalog():
     for name in METRIC_NAMES:
         markdown, latex = names.paper_label(name)
         assert markdown and latex, name
+
+
+def test_every_public_metric_class_has_a_descriptor_and_each_preparer_exists():
+    import importlib
+
+    import nobg_metrics.metrics as M
+    from nobg_metrics.metrics.base import NobgMetric
+
+    classes = {getattr(M, name) for name in M.__all__}
+    concrete = {c for c in classes if isinstance(c, type) and issubclass(c, NobgMetric) and c not in
+                {M.ConfusionMetric}}
+    assert concrete <= {d.metric for d in CATALOG.values()}, concrete - {d.metric for d in CATALOG.values()}
+    for entry in CATALOG.values():
+        module, _, function = entry.preparer.rpartition(".")
+        assert callable(getattr(importlib.import_module(module), function)), entry.name
+    assert names_with(kind=None) == tuple(CATALOG)  # every kind, in the catalog's order
+    assert {CATALOG[n].kind for n in ("mean_average_precision", "cityscapes_instance_ap", "panoptic_quality",
+                                      "davis_j_and_f")} == {"instances", "cityscapes", "panoptic", "video"}
+
+
+def test_a_collection_and_the_tiers_take_map_metrics_only():
+    structured = tuple(name for name in CATALOG if name not in METRIC_NAMES)
+    assert structured and not set(structured) & set(METRIC_NAMES)
+    assert not set(structured) & set(TIERS["expensive"])
+    for name in structured:
+        with pytest.raises(ValueError, match=r"input kind 'maps'.*takes \w+ inputs"):
+            make_collection(metrics=["mae", name])

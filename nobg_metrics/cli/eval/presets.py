@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nobg_metrics.cli.core.names import LAYOUT_PRESETS, PRESET_NAMES
@@ -79,7 +80,7 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
                             "from a DAVIS layout, as davis2017-evaluation prints them (docs/boundary_measures.md)")
 
 
-def preset_metrics(name: str, protocol: str, task: str, available: tuple[str, ...]) -> tuple[list[str], list[str]]:
+def preset_metrics(name: str, protocol: str, task: str, available: Sequence[str]) -> tuple[list[str], list[str]]:
     """``(metrics, left out)`` of preset ``name`` under ``protocol`` / ``task``: its columns in order, those this
     build lacks left out; ``([], [])`` when the protocol keeps its own set (another protocol of the task)."""
     from nobg_metrics.cli.eval.protocols import (
