@@ -193,17 +193,34 @@ def test_rejects_bad_options():
         nm.ConnectivityError(allow_host_sync="yes")
 
 
-@pytest.mark.parametrize("allow_host_sync", [False, True])
-def test_connectivity_off_cpu_equals_the_dim_port_with_and_without_host_syncs(allow_host_sync, monkeypatch):
-    """Off CPU the labelling is fixed-size (no sync) unless ``allow_host_sync``; forced here on CPU."""
-    from nobg_metrics.ops import host_reads
-
+@pytest.mark.parametrize("engine", ["fixed", "data_sized"])
+def test_connectivity_equals_the_dim_port_with_either_labelling(engine):
+    """The fixed-size labelling (no sync: the default off CPU) and the data-sized one, both run here on CPU."""
     triples = cases(5, SHAPES)
     preds, gts, trimaps = ([torch.from_numpy(a) for a in column] for column in zip(*triples))
-    monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
-    metric = nm.ConnectivityError(allow_host_sync=allow_host_sync)
+    metric = nm.ConnectivityError(engine=engine)
     metric.update(preds, gts, trimaps)
-    _assert_close(metric.compute().item(), _port_mean("conn", triples, True), f"allow_host_sync={allow_host_sync}")
+    _assert_close(metric.compute().item(), _port_mean("conn", triples, True), f"engine={engine}")
+
+
+def test_connectivity_engines_agree_and_allow_host_sync_is_a_deprecated_alias():
+    samples = _samples(3, [(37, 53), (1, 17), (33, 70)])
+    preds, gts, trimaps = (list(column) for column in zip(*samples))
+    by_data = F.connectivity_error(preds, gts, trimaps, engine="data_sized")
+    assert torch.equal(F.connectivity_error(preds, gts, trimaps, engine="fixed"), by_data)
+    with pytest.warns(DeprecationWarning, match="engine='data_sized'"):
+        assert torch.equal(F.connectivity_error(preds, gts, trimaps, allow_host_sync=True), by_data)
+    with pytest.warns(DeprecationWarning, match="allow_host_sync"):
+        metric = nm.ConnectivityError(allow_host_sync=True)
+    assert metric.engine == "data_sized"
+    metric.update(preds, gts, trimaps)
+    assert torch.equal(metric.compute(), by_data)
+    with pytest.raises(ValueError, match="engine"):
+        F.connectivity_error(preds, gts, engine="sync_free")
+    with pytest.raises(ValueError, match="engine"):
+        nm.ConnectivityError(engine="gpu")
+    with pytest.raises(ValueError, match="engine"), pytest.warns(DeprecationWarning):
+        nm.ConnectivityError(allow_host_sync=True, engine="fixed")  # the two switches contradict each other
 
 
 def _samples(seed: int, shapes) -> list[tuple[torch.Tensor, ...]]:

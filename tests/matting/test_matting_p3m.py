@@ -250,6 +250,27 @@ def test_connectivity_skips_empty_levels():
     assert expected != pytest.approx(dim.connectivity(pred, gt), rel=1e-3)
 
 
+def test_connectivity_engines_equal_the_port_and_allow_host_sync_is_a_deprecated_alias():
+    """The fixed-size labelling (no sync: the default off CPU) and the data-sized one give the port's value."""
+    chosen = [i for i, (pred, _, _) in enumerate(samples()) if pred.size <= 2500][:6]
+    preds, gts = ([torch.from_numpy(samples()[i][k]) for i in chosen] for k in (0, 1))
+    expected = float(np.mean([port_values()[i]["conn"] for i in chosen]))
+    by_data = p3m_connectivity_error(preds, gts, engine="data_sized")
+    _close(float(by_data), expected, "conn, data-sized labelling")
+    assert torch.equal(p3m_connectivity_error(preds, gts, engine="fixed"), by_data)
+    metric = P3MConnectivityError(engine="fixed")
+    metric.update(preds, gts)
+    assert torch.equal(metric.compute(), by_data)
+    with pytest.warns(DeprecationWarning, match="engine='data_sized'"):
+        assert torch.equal(p3m_connectivity_error(preds, gts, allow_host_sync=True), by_data)
+    with pytest.warns(DeprecationWarning, match="allow_host_sync"):
+        assert P3MConnectivityError(allow_host_sync=False).engine == "auto"
+    with pytest.raises(ValueError, match="engine"):
+        p3m_connectivity_error(preds, gts, engine="sync_free")
+    with pytest.raises(ValueError, match="engine"):
+        P3MConnectivityError(engine=True)
+
+
 def test_no_unknown_pixel_scores_zero_mse_t_and_mad_t():
     """The named policy: the reference divides by 0 (inf or NaN); we score 0. SAD-T is still the forced sum."""
     pred, gt, _ = samples()[0]

@@ -101,8 +101,11 @@ def _levels(batch: SegBatch) -> Tensor:
 
 
 def _grey_boundary_curves(batch: SegBatch, dilation_ratio: float, dilation_pixels: int | None,
-                          empty_gt: EmptyGt) -> Tensor:
-    """:math:`(B, 256)` float64 per-image IoU curves, index ``k`` <-> boundary level ``>= 255 - k``."""
+                          empty_gt: EmptyGt, engine: host_reads.Engine = "auto") -> Tensor:
+    """:math:`(B, 256)` float64 per-image IoU curves, index ``k`` <-> boundary level ``>= 255 - k``.
+
+    With ``empty_gt="agreement"`` the ``"data_sized"`` engine (by default on CPU) reads whether a gt is constant
+    and skips the agreement curves when none is; ``"fixed"`` computes them always (no host read)."""
     height, width = batch.shape[-2:]
     radius = dilation_radius(height, width, dilation_ratio, dilation_pixels)
     batch = rows_along_long_side(batch)  # square windows and histograms: the same counts on the transpose
@@ -117,7 +120,7 @@ def _grey_boundary_curves(batch: SegBatch, dilation_ratio: float, dilation_pixel
     if empty_gt == "agreement":
         gt_fg = batch.gt.flatten(1).sum(dim=1)
         degenerate = (gt_fg == 0) | (gt_fg == batch.num_pixels)
-        if not host_reads.free_on(gt_fg) or bool(degenerate.any()):
+        if host_reads.resolve_engine(engine, gt_fg) == "fixed" or bool(degenerate.any()):
             positives = bincount_per_image(levels.flatten(1).to(torch.int32), NUM_LEVELS).flip(-1).cumsum(-1)
             pixels = batch.num_pixels
             positives = positives.double()
@@ -127,10 +130,12 @@ def _grey_boundary_curves(batch: SegBatch, dilation_ratio: float, dilation_pixel
 
 
 def _grey_boundary_update(pred: InputMaps, gt: InputMaps, dilation_ratio: float, dilation_pixels: int | None,
-                          normalize: bool, empty_gt: EmptyGt, validate_args: bool) -> tuple[Tensor, Tensor]:
+                          normalize: bool, empty_gt: EmptyGt, validate_args: bool,
+                          engine: host_reads.Engine = "auto") -> tuple[Tensor, Tensor]:
     """``(sum of per-image curves (256,) float64, int64 image count)`` of a batch."""
     batches = prepare_segmentation(pred, gt, normalize=normalize, validate_args=validate_args)
-    return sum_per_image(lambda b: _grey_boundary_curves(b, dilation_ratio, dilation_pixels, empty_gt), batches)
+    return sum_per_image(lambda b: _grey_boundary_curves(b, dilation_ratio, dilation_pixels, empty_gt, engine),
+                         batches)
 
 
 def _grey_boundary_compute(curve_sum: Tensor, count: Tensor, mode: GreyMode) -> Tensor:

@@ -78,7 +78,8 @@ def _packed_gt(batch: SegBatch) -> Tensor:
     return pack_bits([batch.gt])
 
 
-def _mba_counts(batch: SegBatch, threshold: float, agreement: bool) -> dict[str, Tensor]:
+def _mba_counts(batch: SegBatch, threshold: float, agreement: bool,
+                engine: host_reads.Engine = "auto") -> dict[str, Tensor]:
     """Band and agreeing-band pixel counts per radius of one equal-size batch.
 
     Returns:
@@ -99,8 +100,9 @@ def _mba_counts(batch: SegBatch, threshold: float, agreement: bool) -> dict[str,
     agree_mask = (pred ^ foreground).bitwise_not_()
     distinct = sorted(set(radii))
     # with the empty-band policy, the pixels agreeing over the whole image join the same popcount pass, except
-    # on CPU when no band is empty (a free host read: they are only read for constant gts)
-    eager = agreement and not host_reads.free_on(masks)
+    # with the data-sized engine (by default on CPU, where the host read is free) when no band is empty: they are
+    # only read for constant gts
+    eager = agreement and host_reads.resolve_engine(engine, masks) == "fixed"
     pieces = masks.new_empty((2 * len(distinct) + int(eager), *foreground.shape))  # [band_r, band_r AND agree]
     for index, dilated in enumerate(dilate_ellipses_packed(masks, width, distinct,  # <= 5 radii
                                                            transposed=transposed).values()):
@@ -124,9 +126,10 @@ def _mba_counts(batch: SegBatch, threshold: float, agreement: bool) -> dict[str,
     return {"band": band, "agree": agree, "agree_all": agree_all}
 
 
-def _mba_per_image(batch: SegBatch, threshold: float | None, empty_gt: EmptyGt) -> Tensor:
+def _mba_per_image(batch: SegBatch, threshold: float | None, empty_gt: EmptyGt,
+                   engine: host_reads.Engine = "auto") -> Tensor:
     """:math:`(B,)` float64 boundary accuracy (BA) of each image of one equal-size group."""
-    counts = _mba_counts(batch, resolve_threshold(batch, threshold), empty_gt == "agreement")
+    counts = _mba_counts(batch, resolve_threshold(batch, threshold), empty_gt == "agreement", engine)
     accuracy = counts["agree"].double() / counts["band"].double()  # 0/0 -> NaN, as the reference
     # sum(acc) / 5 with Python's left-to-right sum
     total = accuracy[:, 0]
@@ -141,10 +144,10 @@ def _mba_per_image(batch: SegBatch, threshold: float | None, empty_gt: EmptyGt) 
 
 
 def _mba_update(pred: InputMaps, gt: InputMaps, threshold: float | None, normalize: bool, empty_gt: EmptyGt,
-                validate_args: bool) -> tuple[Tensor, Tensor]:
+                validate_args: bool, engine: host_reads.Engine = "auto") -> tuple[Tensor, Tensor]:
     """``(float64 sum of per-image BA, int64 image count)`` of a batch."""
     batches = prepare_segmentation(pred, gt, normalize=normalize, validate_args=validate_args)
-    return sum_per_image(lambda batch: _mba_per_image(batch, threshold, empty_gt), batches)
+    return sum_per_image(lambda batch: _mba_per_image(batch, threshold, empty_gt, engine), batches)
 
 
 def _check_mba_args(threshold: float | None, empty_gt: str) -> None:

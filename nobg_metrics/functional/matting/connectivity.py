@@ -33,7 +33,7 @@ from functools import partial
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import InputMaps, check_flag, check_number
+from nobg_metrics._inputs import InputMaps, check_number
 from nobg_metrics._matting_inputs import MatteBatch, matte_values
 from nobg_metrics.functional._per_image import mean_over_images
 from nobg_metrics.functional.matting.sad_mse import matting_update, region_sum
@@ -125,16 +125,15 @@ def _connectivity_per_image(batch: MatteBatch, steps: list[float], engine: host_
 
 def _connectivity_update(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None, step: float,
                          clamp_to_trimap: bool, validate_args: bool,
-                         allow_host_sync: bool = False) -> tuple[Tensor, Tensor]:
+                         engine: host_reads.Engine = "auto") -> tuple[Tensor, Tensor]:
     """Sum of per-image connectivity errors and the image count: ``(float64 scalar, int64 scalar)``."""
-    engine = host_reads.engine_for(allow_host_sync)  # allow_host_sync onto the labelling's switch
     per_image = partial(_connectivity_per_image, steps=threshold_steps(step), engine=engine)
     return matting_update(per_image, pred, gt, trimap, clamp_to_trimap, validate_args)
 
 
 def connectivity_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, step: float = 0.1, *,
-                       clamp_to_trimap: bool = False, allow_host_sync: bool = False,
-                       validate_args: bool = True) -> Tensor:
+                       clamp_to_trimap: bool = False, allow_host_sync: bool | None = None,
+                       validate_args: bool = True, engine: host_reads.Engine = "auto") -> Tensor:
     r"""Connectivity error per image (raw: papers print it /1000), averaged over images.
 
     Args:
@@ -143,12 +142,14 @@ def connectivity_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None 
         trimap: optional, same layout; only the unknown region (128 / 0.5) is scored, else the whole image.
         step: the threshold step of the sweep ``0:step:1`` (DIM: 0.1), in (0, 1].
         clamp_to_trimap: set ``pred`` to the trimap's known values (0 / 1) before scoring.
-        allow_host_sync: off CPU, size the labelling's run and edge lists by the data and run its
-            union-find to convergence: far less device work, but the host reads counts back (37-39 syncs
-            per call on a 1024² image). Default False: fixed sizes and round counts, no sync
-            (docs/connected_components.md).
-            On CPU host reads are free and the data-sized labelling always runs. Same values either way.
+        allow_host_sync: deprecated alias of ``engine``: ``True`` is ``engine="data_sized"``, ``False`` ``"auto"``
+            (a ``DeprecationWarning``).
         validate_args: run the checks that force a device sync.
+        engine: the labelling's form (docs/connected_components.md). ``"data_sized"``: size the run and edge lists
+            by the data and run the union-find to convergence: far less device work, but the host reads counts
+            back (37-39 syncs per call on a 1024² image). ``"fixed"``: fixed sizes and round counts, no sync.
+            ``"auto"`` (default): ``"data_sized"`` on CPU, where host reads are free, ``"fixed"`` elsewhere.
+            Same values either way.
 
     Returns:
         scalar float64 tensor (lower is better). An image whose region is empty (a trimap without unknown
@@ -161,7 +162,6 @@ def connectivity_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None 
         >>> float(connectivity_error(gt, gt)), round(float(connectivity_error(pred, gt)), 6)
         (0.0, 1.0)
     """
+    engine = host_reads.engine_option(engine, allow_host_sync, "connectivity_error")
     check_number("step", step, low=0.0, low_open=True, high=1.0)
-    check_flag("allow_host_sync", allow_host_sync)
-    return mean_over_images(*_connectivity_update(pred, gt, trimap, step, clamp_to_trimap, validate_args,
-                                                  allow_host_sync))
+    return mean_over_images(*_connectivity_update(pred, gt, trimap, step, clamp_to_trimap, validate_args, engine))

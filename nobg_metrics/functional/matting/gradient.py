@@ -26,6 +26,7 @@ gradient is 0: a binary gt, a saturated prediction) and, with a trimap, only aro
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Literal
 
 import torch
@@ -107,12 +108,12 @@ def _mat2gray_tables(levels: Tensor) -> Tensor:
     return _stretch(values.expand(batch, -1).clone(), low, high)
 
 
-def _varying_window(padded: Tensor, half: int) -> tuple[slice, slice]:
+def _varying_window(padded: Tensor, half: int, engine: host_reads.Engine = "auto") -> tuple[slice, slice]:
     """Rows and columns of the outputs whose ``2 half + 1`` window is not constant (the gradient is 0
-    elsewhere): a box in output coordinates of a (B, R + 2 half, C + 2 half) padded map. Only where host
-    reads are free (CPU); elsewhere every output."""
+    elsewhere): a box in output coordinates of a (B, R + 2 half, C + 2 half) padded map. Only with the
+    ``"data_sized"`` engine (host reads; by default on CPU); ``"fixed"``: every output."""
     rows, cols = padded.shape[1] - 2 * half, padded.shape[2] - 2 * half
-    if not host_reads.free_on(padded):
+    if host_reads.resolve_engine(engine, padded) == "fixed":
         return slice(0, rows), slice(0, cols)
     change = torch.zeros(padded.shape, dtype=torch.bool, device=padded.device)
     torch.ne(padded[:, 1:], padded[:, :-1], out=change[:, :-1])  # q differs from the pixel below
@@ -125,20 +126,21 @@ def _varying_window(padded: Tensor, half: int) -> tuple[slice, slice]:
             slice(max(0, box.cols.start - 2 * half), min(cols, box.cols.stop)))
 
 
-def _gradient_magnitude(padded: Tensor, tables: Tensor | None) -> Tensor:
+def _gradient_magnitude(padded: Tensor, tables: Tensor | None, engine: host_reads.Engine = "auto") -> Tensor:
     """``single(sqrt(gx^2 + gy^2))`` of ``gaussgradient(., 1.4)``: :math:`(B, R, C)` float32.
 
     Args:
         padded: :math:`(B, R + 8, C + 8)` the replicate-padded map: uint8 levels (read through ``tables``)
             or float64 values.
         tables: :math:`(B, 256)` ``mat2gray`` tables for uint8 levels, else ``None``.
+        engine: ``"data_sized"`` (default on CPU) filters the box where the map varies, ``"fixed"`` the whole map.
 
     On CPU the filters run only where the map varies (a binary mask or a saturated prediction is constant
     over most of the image, where the gradient is exactly 0 up to ~1e-17 of rounding).
     """
     half = DIM_HALF_SIZE
     size, rows, cols = padded.shape[0], padded.shape[1] - 2 * half, padded.shape[2] - 2 * half
-    out_rows, out_cols = _varying_window(padded, half)
+    out_rows, out_cols = _varying_window(padded, half, engine)
     magnitude = torch.zeros((size, rows, cols), dtype=torch.float32, device=padded.device)
     if out_rows.start == out_rows.stop:
         return magnitude
@@ -182,16 +184,17 @@ def _as_float64(source: Tensor) -> Tensor:
     return divide(source.double(), 255) if source.dtype == torch.uint8 else source.double()
 
 
-def _gradient_per_image(batch: MatteBatch) -> Tensor:
+def _gradient_per_image(batch: MatteBatch, engine: host_reads.Engine = "auto") -> Tensor:
     """Per-image DIM gradient error (raw, not /1000): :math:`(B,)` float64.
 
-    With a trimap only the unknown region is scored, so on CPU the filters run on its box plus the kernel's
-    half-size (exact there: beyond it the crop stops at the image border, which the filter pads itself).
+    With a trimap only the unknown region is scored, so with the ``"data_sized"`` engine (by default on CPU) the
+    filters run on its box plus the kernel's half-size (exact there: beyond it the crop stops at the image border,
+    which the filter pads itself); ``"fixed"`` filters the whole image.
     """
     size, height, width = batch.pred_source.shape
     region = batch.region
     rows, cols = slice(0, height), slice(0, width)
-    if region is not None:
+    if region is not None and host_reads.resolve_engine(engine, region) == "data_sized":
         box = host_reads.window(region, DIM_HALF_SIZE)
         if box.rows.start == box.rows.stop:  # no unknown pixel in the batch: every image scores 0
             return torch.zeros(size, dtype=torch.float64, device=batch.device)
@@ -204,7 +207,7 @@ def _gradient_per_image(batch: MatteBatch) -> Tensor:
             tables = None
             crop = mat2gray(_as_float64(source))[:, rows, cols].unsqueeze(1)
             padded = torch.nn.functional.pad(crop, (DIM_HALF_SIZE,) * 4, mode="replicate")[:, 0]
-        amplitudes.append(_gradient_magnitude(padded, tables))
+        amplitudes.append(_gradient_magnitude(padded, tables, engine))
     pred_amp, gt_amp = amplitudes
     return region_sum(pred_amp.sub_(gt_amp).square_(), region)
 
@@ -219,9 +222,9 @@ def _sobel_per_image(batch: MatteBatch) -> Tensor:
 
 
 def _gradient_update(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None, kernel: str, clamp_to_trimap: bool,
-                     validate_args: bool) -> tuple[Tensor, Tensor]:
+                     validate_args: bool, engine: host_reads.Engine = "auto") -> tuple[Tensor, Tensor]:
     """Sum of per-image gradient errors and the image count: ``(float64 scalar, int64 scalar)``."""
-    per_image = _gradient_per_image if kernel == "gaussian" else _sobel_per_image
+    per_image = partial(_gradient_per_image, engine=engine) if kernel == "gaussian" else _sobel_per_image
     return matting_update(per_image, pred, gt, trimap, clamp_to_trimap, validate_args)
 
 

@@ -30,7 +30,7 @@ import math
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import InputMaps, check_flag, check_number
+from nobg_metrics._inputs import InputMaps, check_number
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.functional.matting.p3m import P3MBatch, prepare_p3m
 from nobg_metrics.ops import host_reads
@@ -110,17 +110,18 @@ def _p3m_connectivity_per_image(batch: P3MBatch, thresholds: list[float],
 
 
 def _p3m_connectivity_update(pred: InputMaps, gt: InputMaps, step: float, validate_args: bool,
-                             allow_host_sync: bool = False, trimap: InputMaps | None = None) -> tuple[Tensor, Tensor]:
+                             trimap: InputMaps | None = None, engine: host_reads.Engine = "auto"
+                             ) -> tuple[Tensor, Tensor]:
     """Sum of per-image raw connectivity errors and the image count: ``(float64 scalar, int64 scalar)``; ``trimap``
     is checked as every matting metric checks it, then ignored."""
     thresholds = p3m_thresholds(step)
-    engine = host_reads.engine_for(allow_host_sync)  # allow_host_sync onto the labelling's switch
     return sum_per_image(lambda batch: _p3m_connectivity_per_image(batch, thresholds, engine),
                          prepare_p3m(pred, gt, trimap, validate_args=validate_args))
 
 
 def p3m_connectivity_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, step: float = 0.1, *,
-                           allow_host_sync: bool = False, validate_args: bool = True) -> Tensor:
+                           allow_host_sync: bool | None = None, validate_args: bool = True,
+                           engine: host_reads.Engine = "auto") -> Tensor:
     r"""P3M connectivity error per image over the whole image (raw: the scripts print it / 1000), averaged.
 
     Args:
@@ -129,9 +130,12 @@ def p3m_connectivity_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | N
         trimap: optional, same layout; checked as every matting metric's (:func:`nobg_metrics._inputs.prepare`), then
             ignored (the protocol scores the whole image), so one call serves a collection.
         step: the threshold step of ``np.arange(0, 1.1, step)`` (the reference: 0.1), in (0, 1].
-        allow_host_sync: off CPU, label with lists sized by the data (faster, ~40 host reads per call); the
-            default is the fixed-size labelling with no sync. Same values.
+        allow_host_sync: deprecated alias of ``engine``: ``True`` is ``engine="data_sized"``, ``False`` ``"auto"``
+            (a ``DeprecationWarning``).
         validate_args: run the checks that force a device sync.
+        engine: the labelling's form: ``"data_sized"`` labels with lists sized by the data (faster off CPU, ~40
+            host reads per call), ``"fixed"`` with fixed sizes and no sync; ``"auto"`` (default) is
+            ``"data_sized"`` on CPU and ``"fixed"`` elsewhere. Same values.
 
     Returns:
         scalar float64 tensor (lower is better).
@@ -142,6 +146,6 @@ def p3m_connectivity_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | N
         >>> float(p3m_connectivity_error(gt, gt)), round(float(p3m_connectivity_error(pred, gt)), 6)
         (0.0, 1.0)
     """
+    engine = host_reads.engine_option(engine, allow_host_sync, "p3m_connectivity_error")
     check_number("step", step, low=0.0, low_open=True, high=1.0)
-    check_flag("allow_host_sync", allow_host_sync)
-    return mean_over_images(*_p3m_connectivity_update(pred, gt, step, validate_args, allow_host_sync, trimap))
+    return mean_over_images(*_p3m_connectivity_update(pred, gt, step, validate_args, trimap, engine))

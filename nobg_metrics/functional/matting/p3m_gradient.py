@@ -163,7 +163,7 @@ def _windows(count: int, height: int, width: int, device: torch.device) -> list[
     """Output ``(rows, cols)`` ranges of the CPU strips (the whole image elsewhere): strips of whole rows of about
     :data:`CPU_STRIP_ELEMENTS` padded pixels, and, where even 8 whole rows are far more (a wide, thin image: a
     1 x 10^6 one would pad to a 13 x 10^6 strip), tiles of up to 64 rows across the columns."""
-    if not host_reads.free_on(torch.empty(0, device=device)):
+    if not host_reads.free_on(torch.empty(0, device=device)):  # CPU memory, not host reads: shapes only
         return [((0, height), (0, width))]
     pad = 2 * P3M_RADIUS
     rows = max(8, CPU_STRIP_ELEMENTS // (count * (width + pad)) - pad)
@@ -192,19 +192,20 @@ def _varying_columns(strip: Tensor) -> tuple[int, int]:
     return max(0, int(where[0]) - 2 * P3M_RADIUS), min(width, int(where[-1]) + 1)
 
 
-def _filtered_strips(maps: list[Tensor], orders: tuple[tuple[int, int], ...]) -> Tensor:
+def _filtered_strips(maps: list[Tensor], orders: tuple[tuple[int, int], ...],
+                     engine: host_reads.Engine = "auto") -> Tensor:
     """Each ``orders`` filter of the stacked ``maps`` (:math:`(B_i, H, W)`), strip by strip on CPU (each strip
     reflect-padded from the maps themselves: memory bounded on any aspect ratio), combined as one float32 map: one
     filter is returned as is, two as ``sqrt(a^2 + b^2)``. :math:`(B, H, W)` float32, written into one buffer.
 
-    On CPU, when every filter takes a derivative, each strip is filtered only on the columns whose window varies
-    (a binary or saturated matte is constant over most of the frame; elsewhere the derivatives are 0): the same
-    operations on the same inputs for every value computed.
+    With the ``"data_sized"`` engine (by default on CPU), when every filter takes a derivative, each strip is
+    filtered only on the columns whose window varies (host reads; a binary or saturated matte is constant over most
+    of the frame; elsewhere the derivatives are 0): the same operations on the same inputs for every value computed.
     """
     count, (height, width) = sum(m.shape[0] for m in maps), maps[0].shape[1:]
     device = maps[0].device
-    exact_addcmul = host_reads.free_on(maps[0])
-    boxed = exact_addcmul and all(1 in order for order in orders)
+    exact_addcmul = host_reads.free_on(maps[0])  # how the device's kernels round (not a host read): CPU's addcmul
+    boxed = host_reads.resolve_engine(engine, maps[0]) == "data_sized" and all(1 in order for order in orders)
     result = (torch.zeros if boxed else torch.empty)((count, height, width), dtype=torch.float32, device=device)
     for (row_start, row_stop), (col_start, col_stop) in _windows(count, height, width, device):  # CPU: strips
         strip = _reflect_padded(maps, (row_start, row_stop), (col_start, col_stop))
@@ -255,26 +256,28 @@ def p3m_gradient_magnitude(values: Tensor) -> Tensor:
     return _filtered_strips([values], ((1, 0), (0, 1)))
 
 
-def _p3m_gradient_per_image(batch: P3MBatch) -> Tensor:
+def _p3m_gradient_per_image(batch: P3MBatch, engine: host_reads.Engine = "auto") -> Tensor:
     """Per-image raw P3M gradient error (the float32 sum, before the reference's ``/ 10``): :math:`(B,)` float64.
 
     pred and gt are filtered as one batch; the float32 error map is summed in numpy's pairwise order.
     """
     count = batch.pred_source.shape[0]
     both = ((1, 0), (0, 1))
-    if host_reads.free_on(batch.pred_source):  # CPU: each map boxed on its own varying columns
-        error = _filtered_strips([batch.pred_source], both).sub_(_filtered_strips([batch.gt_source], both)).square_()
+    if host_reads.resolve_engine(engine, batch.pred_source) == "data_sized":  # each map boxed on its varying columns
+        error = (_filtered_strips([batch.pred_source], both, engine)
+                 .sub_(_filtered_strips([batch.gt_source], both, engine)).square_())
     else:  # one batch of pred and gt: half the kernel launches
-        magnitude = _filtered_strips([batch.pred_source, batch.gt_source], both)
+        magnitude = _filtered_strips([batch.pred_source, batch.gt_source], both, engine)
         error = magnitude[:count].sub_(magnitude[count:]).square_()
     return pairwise_sum(error.reshape(count, -1)).double()
 
 
-def _p3m_gradient_update(pred: InputMaps, gt: InputMaps, validate_args: bool,
-                         trimap: InputMaps | None = None) -> tuple[Tensor, Tensor]:
+def _p3m_gradient_update(pred: InputMaps, gt: InputMaps, validate_args: bool, trimap: InputMaps | None = None,
+                         engine: host_reads.Engine = "auto") -> tuple[Tensor, Tensor]:
     """Sum of per-image raw gradient errors and the image count: ``(float64 scalar, int64 scalar)``; ``trimap`` is
     checked as every matting metric checks it, then ignored."""
-    return sum_per_image(_p3m_gradient_per_image, prepare_p3m(pred, gt, trimap, validate_args=validate_args))
+    return sum_per_image(lambda batch: _p3m_gradient_per_image(batch, engine),
+                         prepare_p3m(pred, gt, trimap, validate_args=validate_args))
 
 
 def p3m_gradient_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, *,

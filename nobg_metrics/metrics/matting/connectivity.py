@@ -6,9 +6,10 @@ from typing import Any
 
 from torch import Tensor
 
-from nobg_metrics._inputs import InputMaps, check_flag, check_number
+from nobg_metrics._inputs import InputMaps, check_number
 from nobg_metrics.functional.matting.connectivity import _connectivity_update
 from nobg_metrics.metrics.per_image import PerImageMattingMean
+from nobg_metrics.ops.host_reads import Engine, engine_option
 
 __all__ = ["ConnectivityError"]
 
@@ -35,9 +36,11 @@ class ConnectivityError(PerImageMattingMean):
     Args:
         step: the threshold step of the sweep ``0:step:1`` (DIM: 0.1).
         clamp_to_trimap: set ``pred`` to the trimap's known values (0 / 1) before scoring.
-        allow_host_sync: off CPU, label with lists sized by the data (faster; the host reads counts back);
-            default: fixed sizes, no sync. See :func:`nobg_metrics.functional.connectivity_error`.
+        allow_host_sync: deprecated alias of ``engine``: ``True`` is ``engine="data_sized"``, ``False`` ``"auto"``.
         validate_args: run the checks that force a device sync.
+        engine: the labelling's form: ``"data_sized"`` sizes its lists by the data (faster off CPU; the host reads
+            counts back), ``"fixed"`` uses fixed sizes and no sync; ``"auto"`` (default) is ``"data_sized"`` on CPU
+            and ``"fixed"`` elsewhere. Same values. See :func:`nobg_metrics.functional.connectivity_error`.
 
     Examples:
         >>> import torch
@@ -51,15 +54,15 @@ class ConnectivityError(PerImageMattingMean):
 
     _state_prefix = "conn"
 
-    def __init__(self, *, step: float = 0.1, clamp_to_trimap: bool = False, allow_host_sync: bool = False,
-                 validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(self, *, step: float = 0.1, clamp_to_trimap: bool = False, allow_host_sync: bool | None = None,
+                 validate_args: bool = True, engine: Engine = "auto", **kwargs: Any) -> None:
+        engine = engine_option(engine, allow_host_sync, "ConnectivityError")
         check_number("step", step, low=0.0, low_open=True, high=1.0)
-        check_flag("allow_host_sync", allow_host_sync)
         super().__init__(clamp_to_trimap=clamp_to_trimap, options={"step": float(step)}, validate_args=validate_args,
                          **kwargs)
         self.step = step
-        self.allow_host_sync = allow_host_sync
+        self.engine: Engine = engine
 
     def _per_image_sums(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> tuple[Tensor, Tensor]:
         return _connectivity_update(pred, gt, trimap, self.step, self.clamp_to_trimap, self.validate_args,
-                                    self.allow_host_sync)
+                                    self.engine)

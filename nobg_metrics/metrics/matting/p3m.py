@@ -18,7 +18,7 @@ from typing import Any
 import torch  # noqa: F401  (the examples)
 from torch import Tensor
 
-from nobg_metrics._inputs import InputMaps, check_flag, check_number, check_option
+from nobg_metrics._inputs import InputMaps, check_number, check_option
 from nobg_metrics.functional.matting.p3m import (
     P3MRegion,
     _p3m_error_compute,
@@ -29,6 +29,7 @@ from nobg_metrics.functional.matting.p3m_connectivity import _p3m_connectivity_u
 from nobg_metrics.functional.matting.p3m_gradient import _p3m_gradient_update
 from nobg_metrics.metrics.base import NobgMetric, Statistics
 from nobg_metrics.metrics.per_image import PerImageMean
+from nobg_metrics.ops.host_reads import Engine, engine_option
 
 __all__ = ["P3MMAD", "P3MMSE", "P3MSAD", "P3MConnectivityError", "P3MGradientError"]
 
@@ -245,8 +246,10 @@ class P3MConnectivityError(_P3MWholeImageMean):
 
     Args:
         step: the step of ``np.arange(0, 1.1, step)`` (the reference: 0.1).
-        allow_host_sync: off CPU, label with lists sized by the data (host reads); default: no sync.
+        allow_host_sync: deprecated alias of ``engine``: ``True`` is ``engine="data_sized"``, ``False`` ``"auto"``.
         validate_args: run the checks that force a device sync.
+        engine: the labelling's form: ``"data_sized"`` labels with lists sized by the data (host reads), ``"fixed"``
+            with fixed sizes and no sync; ``"auto"`` (default) is ``"data_sized"`` on CPU and ``"fixed"`` elsewhere.
 
     Examples:
         >>> gt = torch.zeros(6, 8, dtype=torch.float64); gt[1:5, 1:6] = 1.0
@@ -257,14 +260,14 @@ class P3MConnectivityError(_P3MWholeImageMean):
 
     _state_prefix = "p3m_conn"
 
-    def __init__(self, *, step: float = 0.1, allow_host_sync: bool = False, validate_args: bool = True,
-                 **kwargs: Any) -> None:
+    def __init__(self, *, step: float = 0.1, allow_host_sync: bool | None = None, validate_args: bool = True,
+                 engine: Engine = "auto", **kwargs: Any) -> None:
+        engine = engine_option(engine, allow_host_sync, "P3MConnectivityError")
         check_number("step", step, low=0.0, low_open=True, high=1.0)
-        check_flag("allow_host_sync", allow_host_sync)
         super().__init__(options={"step": float(step)}, validate_args=validate_args, **kwargs)
         self.step = step
-        self.allow_host_sync = allow_host_sync
+        self.engine: Engine = engine
 
     def _per_image_sums(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> tuple[Tensor, Tensor]:
-        return _p3m_connectivity_update(pred, gt, self.step, self.validate_args, self.allow_host_sync, trimap)
+        return _p3m_connectivity_update(pred, gt, self.step, self.validate_args, trimap, self.engine)
 
