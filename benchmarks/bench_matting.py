@@ -5,7 +5,7 @@
 - ``dim sad+mse+grad+conn``: the four matting metrics with a trimap (the published protocol) vs the
   port in tests/reference/dim_matting.py (``scipy.ndimage.convolve`` with the 9x9 kernel, ``label``);
 - off CPU, ``conn ...``: the connectivity error alone, with its fixed-size labelling (the default: no host
-  sync) and with ``allow_host_sync=True`` (lists sized by the data), vs the port's connectivity.
+  sync) and with ``engine="data_sized"`` (lists sized by the data), vs the port's connectivity.
 """
 
 from __future__ import annotations
@@ -71,8 +71,8 @@ def cases(size: int, device: str, batch: int = 1, seed: int = 0) -> list[Case]:
         def ref_connectivity():
             return [dim.connectivity(p, g, t) for p, g, t in zip(preds, gts, trimaps)]
 
-        for label, allow in (("conn, fixed sizes (no sync)", False), ("conn, host syncs allowed", True)):
-            metric = nm.ConnectivityError(allow_host_sync=allow).to(device)
+        for label, engine in (("conn, fixed sizes (no sync)", "fixed"), ("conn, host syncs allowed", "data_sized")):
+            metric = nm.ConnectivityError(engine=engine).to(device)
 
             def ours_connectivity(metric=metric):
                 metric.reset()
