@@ -31,7 +31,7 @@ from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps, check_number, check_option
 from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
-from nobg_metrics.functional._per_image import sum_per_image
+from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.ops.band_width import dilation_radius
 from nobg_metrics.ops.morphology import (
     count_bits,
@@ -188,7 +188,7 @@ def _boundary_compute(
         scalar float64.
     """
     if reduction == "mean":
-        return value_sum / count
+        return mean_over_images(value_sum, count)
     pooled = counts.double()
     value = ratio_or_one(pooled[0], pooled[1])
     if combine == "min":

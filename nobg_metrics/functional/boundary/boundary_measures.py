@@ -43,7 +43,7 @@ from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps, check_number, check_option
 from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
-from nobg_metrics.functional._per_image import sum_per_image
+from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.functional.boundary.boundary_iou import (
     packed_pred,
     ratio_or_one,
@@ -153,7 +153,7 @@ def _trimap_iou_compute(trimap_value_sum: Tensor, trimap_counts: Tensor, trimap_
     """Mean of per-image values, or the pooled ``sum |I| / sum |U|``; when every band is empty (every gt empty),
     the pooled empty band scores an exact match: 1.0 if no prediction has a pixel, else 0.0."""
     if reduction == "mean":
-        return trimap_value_sum / trimap_count
+        return mean_over_images(trimap_value_sum, trimap_count)
     inter, union, pred_fg = trimap_counts.double().unbind()
     return torch.where(union == 0, (pred_fg == 0).double(), inter / torch.where(union == 0, 1.0, union))
 
@@ -176,7 +176,7 @@ def _boundary_f_update(pred: InputMaps, gt: InputMaps, threshold: float, dilatio
 
 def _boundary_f_compute(boundary_f_value_sum: Tensor, boundary_f_count: Tensor) -> Tensor:
     """Mean of per-image values."""
-    return boundary_f_value_sum / boundary_f_count
+    return mean_over_images(boundary_f_value_sum, boundary_f_count)
 
 
 def _check_boundary_measures_args(threshold: float, dilation_ratio: float, dilation_pixels: int | None,

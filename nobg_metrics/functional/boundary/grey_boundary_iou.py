@@ -40,7 +40,7 @@ from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps, check_number, check_option
 from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
-from nobg_metrics.functional._per_image import sum_per_image
+from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.functional.boundary.boundary_iou import rows_along_long_side
 from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.band_width import dilation_radius
@@ -140,7 +140,7 @@ def _grey_boundary_update(pred: InputMaps, gt: InputMaps, dilation_ratio: float,
 
 def _grey_boundary_compute(curve_sum: Tensor, count: Tensor, mode: GreyMode) -> Tensor:
     """``max`` / ``mean`` over the 256 thresholds of the mean curve, or the curve itself."""
-    curve = curve_sum / count
+    curve = mean_over_images(curve_sum, count)  # the mean per-image curve
     if mode == "curve":
         return curve
     return curve.max() if mode == "max" else curve.mean()

@@ -27,7 +27,7 @@ import torch
 from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps, check_option, prepare
-from nobg_metrics.functional._per_image import sum_per_image
+from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 
 __all__ = ["p3m_mad", "p3m_mse", "p3m_sad"]
 
@@ -164,7 +164,7 @@ def _p3m_error_compute(name: str, errors: Tensor, count: Tensor, with_trimap: Te
     """Dataset value of one :data:`ERROR_COLUMNS` entry: the mean over the images (the trimap entries over the
     images that came with a trimap; NaN with none)."""
     column = ERROR_COLUMNS.index(name)
-    return errors[..., column] / (count if column < 3 else with_trimap)
+    return mean_over_images(errors[..., column], count if column < 3 else with_trimap)
 
 
 def column_name(measure: str, region: str) -> str:

@@ -17,7 +17,7 @@ from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps
 from nobg_metrics._matting_inputs import MatteBatch, prepare_matting
-from nobg_metrics.functional._per_image import sum_per_image
+from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.ops.arith import divide
 from nobg_metrics.ops.histogram import NUM_LEVELS, bincount_per_image
 
@@ -108,12 +108,12 @@ def matting_update(per_image: Callable[[MatteBatch], Tensor], pred: InputMaps, g
 
 def sad_compute(totals: Tensor, count: Tensor) -> Tensor:
     """Dataset SAD from the summed per-image ``[SAD, MSE]`` and the image count: the mean per-image SAD."""
-    return totals[..., 0] / count
+    return mean_over_images(totals[..., 0], count)
 
 
 def mse_compute(totals: Tensor, count: Tensor) -> Tensor:
     """Dataset MSE from the summed per-image ``[SAD, MSE]`` and the image count: the mean per-image MSE."""
-    return totals[..., 1] / count
+    return mean_over_images(totals[..., 1], count)
 
 
 def sad(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, *, clamp_to_trimap: bool = False,
