@@ -156,6 +156,23 @@ def test_options_are_checked_at_construction():
         PanopticQuality({1}, {2}, "boundary", -0.1)
 
 
+def test_category_order_orders_the_per_class_values_only():
+    forms = _forms()
+    default = _update(_metric("segm"), forms).compute()
+    order = [*sorted(STUFFS, reverse=True), *sorted(THINGS)]
+    ordered = _update(_metric("segm", category_order=order), forms).compute()
+    assert ordered["classes"].tolist() == order
+    position = [default["classes"].tolist().index(category) for category in order]
+    for name in ("pq_per_class", "sq_per_class", "rq_per_class"):
+        assert torch.equal(ordered[name], default[name][position]), name
+    for name in ("pq", "sq", "rq", "pq_things", "pq_stuff"):
+        assert torch.allclose(ordered[name], default[name], rtol=0, atol=1e-15), name
+    with pytest.raises(ValueError, match="`category_order` must hold every id of `things` and `stuffs` once"):
+        PanopticQuality({1, 3}, {2}, category_order=[1, 2])
+    with pytest.raises(TypeError, match="`category_order` must be a sequence"):
+        PanopticQuality({1, 3}, {2}, category_order={1, 2, 3})
+
+
 def _without_pred_void(forms):
     """The scenes with prediction void painted as stuff 12 and no crowd: where torchmetrics and panopticapi agree."""
     out = []

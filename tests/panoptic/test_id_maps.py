@@ -13,9 +13,8 @@ import pytest
 import torch
 
 from benchmarks.panoptic_scenes import categories, make_scene
-from nobg_metrics.cli.panoptic.run import results_dict
+from nobg_metrics.cli.panoptic.run import add_statistics, new_metric, results_dict
 from nobg_metrics.functional.panoptic.panoptic_quality import batch_statistics
-from nobg_metrics.functional.panoptic.segments import STAT_NAMES
 from nobg_metrics.io.panoptic import PanopticTask, ids_batch
 from tests.reference import panoptic_port
 
@@ -30,17 +29,16 @@ def _task(iou_type: str, collision: str = "reference", ratio: float = 0.02) -> P
 
 
 def _score(scenes, task: PanopticTask) -> tuple[dict, int]:
-    totals = {name: [0] * len(task.category_ids) for name in STAT_NAMES}
+    metric = new_metric(task)
     collisions = 0
     for scene in scenes:
         gt_ann = {"image_id": 0, "file_name": "x.png", "segments_info": scene.gt_segments}
         pred_ann = {"image_id": 0, "file_name": "x.png", "segments_info": scene.pred_segments}
         batch, collided = ids_batch(torch.from_numpy(scene.gt.astype(np.int32)),
                                     torch.from_numpy(scene.pred.astype(np.int32)), gt_ann, pred_ann, task)
-        stats = batch_statistics(batch, len(task.category_ids), task.iou_type, task.dilation_ratio)
-        totals = {name: [a + b for a, b in zip(totals[name], stats[name].tolist())] for name in STAT_NAMES}
+        add_statistics(metric, batch_statistics(batch, len(task.category_ids), task.iou_type, task.dilation_ratio))
         collisions += collided
-    return results_dict(totals, task), collisions
+    return results_dict(metric, task), collisions
 
 
 def _assert_close(ours: dict, reference: dict, atol: float = 1e-12) -> None:

@@ -1,8 +1,10 @@
 """The ``panoptic`` command's run: score every image (in ``--procs`` processes), print the table, write results.json.
 
-The per-image statistics are the int64 per-category sums of
-:func:`~nobg_metrics.functional.panoptic.panoptic_quality.batch_statistics` (the metric class's states), added up in any
-order to the same integers; the values come from the class's compute.
+The scores accumulate in :class:`~nobg_metrics.metrics.panoptic.PanopticQuality`, as a training loop's would: each
+batch of images read from the PNGs adds its per-category statistics
+(:func:`~nobg_metrics.functional.panoptic.panoptic_quality.batch_statistics`, int64) to a worker's share through
+``merge_state``, the shares are merged into one metric, and its ``compute()`` gives the values. Integer states make
+any split over processes and batches give the same values.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -24,7 +26,7 @@ from nobg_metrics.cli.core.progress import Progress
 from nobg_metrics.cli.core.signals import worker_signals
 from nobg_metrics.cli.core.writing import OutputLock, json_writer, write_atomically
 from nobg_metrics.cli.eval.config import ConfigError, InputError
-from nobg_metrics.functional.panoptic.panoptic_quality import _panoptic_compute, batch_statistics
+from nobg_metrics.functional.panoptic.panoptic_quality import batch_statistics
 from nobg_metrics.functional.panoptic.segments import STAT_NAMES, stack_batches
 from nobg_metrics.io.panoptic import (
     PanopticTask,
@@ -35,6 +37,7 @@ from nobg_metrics.io.panoptic import (
     load_json,
     matched_annotations,
 )
+from nobg_metrics.metrics.panoptic import PanopticQuality
 
 CHUNK = 8
 """Images a worker scores per task (the progress bar moves by chunks)."""
@@ -53,13 +56,29 @@ def _init_worker(task: PanopticTask, parent: int) -> None:
     torch.set_num_threads(1)
 
 
-def _score(items: list[tuple[dict, dict]], task: PanopticTask) -> tuple[dict[str, list[int]], list[Any]]:
-    """Summed statistics of ``items`` and the image ids that hold a segment with the marker id.
+def new_metric(task: PanopticTask) -> PanopticQuality:
+    """An empty :class:`PanopticQuality` for ``task``: its categories in the JSON's order (the order the images are
+    read with), IoU type and band width."""
+    things = [category for category, thing in zip(task.category_ids, task.isthing) if thing]
+    stuffs = [category for category, thing in zip(task.category_ids, task.isthing) if not thing]
+    try:
+        return PanopticQuality(things, stuffs, task.iou_type, task.dilation_ratio, category_order=task.category_ids)
+    except (TypeError, ValueError) as error:  # e.g. a category id outside [-2^62, 2^62)
+        raise InputError(f"the gt JSON's categories cannot be scored: {error}") from None
+
+
+def add_statistics(metric: PanopticQuality, statistics: dict[str, torch.Tensor]) -> None:
+    """Add one batch's per-category statistics (:data:`STAT_NAMES` -> :math:`(C,)` int64) to ``metric``'s states."""
+    metric.merge_state({name: statistics[name] if name in STAT_NAMES else torch.zeros_like(cast(torch.Tensor, state))
+                        for name, state in metric.metric_state.items()})
+
+
+def _score(items: list[tuple[dict, dict]], task: PanopticTask, metric: PanopticQuality) -> list[Any]:
+    """Add the statistics of ``items`` to ``metric``; return the image ids that hold a segment with the marker id.
 
     The images of one size are scored as one batch (up to :data:`BATCH_PIXELS` pixels), as the metric class
     scores a batch: the per-op costs are paid once per batch.
     """
-    totals = {name: [0] * len(task.category_ids) for name in STAT_NAMES}
     collided = []
     groups: dict[tuple[int, ...], list[tuple[dict, dict, SegmentBatch]]] = {}
     for gt_ann, pred_ann in items:
@@ -77,15 +96,18 @@ def _score(items: list[tuple[dict, dict]], task: PanopticTask) -> tuple[dict[str
             for index, (gt_ann, pred_ann, _) in enumerate(part):
                 check_areas(stats["gt_area"][index].tolist(), gt_ann, "gt", True)
                 check_areas(stats["pred_area"][index].tolist(), pred_ann, "pred", False)
-            for name in STAT_NAMES:
-                totals[name] = [a + b for a, b in zip(totals[name], stats[name].tolist())]
-    return totals, collided
+            add_statistics(metric, stats)
+    return collided
 
 
-def _score_in_worker(items: list[tuple[dict, dict]]) -> tuple[dict[str, list[int]], list[Any]] | InputError:
+def _score_in_worker(items: list[tuple[dict, dict]]) -> tuple[dict[str, Any], list[Any]] | InputError:
+    """The states of a :class:`PanopticQuality` share that scored ``items``, as Python ints (pickled back: tensors
+    would travel through shared memory, slower for a few hundred ints), and the ids of :func:`_score`."""
     assert _TASK is not None
     try:
-        return _score(items, _TASK)
+        share = new_metric(_TASK)
+        collided = _score(items, _TASK, share)
+        return {name: cast(torch.Tensor, state).tolist() for name, state in share.metric_state.items()}, collided
     except InputError as error:  # sent back as a value: the pool would print a traceback for an exception
         return error
 
@@ -96,39 +118,36 @@ def _chunks(pairs: list[tuple[dict, dict]]) -> Iterator[list[tuple[dict, dict]]]
 
 
 def score_all(pairs: list[tuple[dict, dict]], task: PanopticTask, procs: int, progress: Progress
-              ) -> tuple[dict[str, list[int]], list[Any]]:
-    """Statistics of every pair, ``procs`` processes (fork on Linux; no torch op has run in this one yet)."""
-    totals = {name: [0] * len(task.category_ids) for name in STAT_NAMES}
+              ) -> tuple[PanopticQuality, list[Any]]:
+    """The metric that scored every pair (the shares of ``procs`` processes merged: fork on Linux; no torch op has
+    run in this one yet) and the image ids that hold a segment with the marker id."""
+    metric = new_metric(task)
     collided: list[Any] = []
-
-    def add(result: tuple[dict[str, list[int]], list[Any]] | InputError, count: int) -> None:
-        if isinstance(result, InputError):
-            raise result
-        for name in STAT_NAMES:
-            totals[name] = [a + b for a, b in zip(totals[name], result[0][name])]
-        collided.extend(result[1])
-        progress.update(count)
 
     if procs <= 1:
         torch.set_num_threads(1)
         for chunk in _chunks(pairs):
-            add(_score(chunk, task), len(chunk))
-        return totals, collided
+            collided.extend(_score(chunk, task, metric))
+            progress.update(len(chunk))
+        return metric, collided
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     context = multiprocessing.get_context(method)
     with context.Pool(procs, initializer=_init_worker, initargs=(task, os.getpid())) as pool:
         chunks = list(_chunks(pairs))
         for chunk, result in zip(chunks, pool.imap(_score_in_worker, chunks)):
-            add(result, len(chunk))
-    return totals, collided
+            if isinstance(result, InputError):
+                raise result
+            metric.merge_state({name: torch.tensor(state, dtype=torch.int64) for name, state in result[0].items()})
+            collided.extend(result[1])
+            progress.update(len(chunk))
+    return metric, collided
 
 
-def results_dict(totals: dict[str, list[int]], task: PanopticTask) -> dict[str, Any]:
-    """panopticapi's result dict (``All`` / ``Things`` / ``Stuff`` / ``per_class``) from summed statistics."""
-    stats = {name: torch.tensor(totals[name], dtype=torch.int64) for name in STAT_NAMES}
-    values = _panoptic_compute(stats["iou_sum_high"], stats["iou_sum_low"], stats["true_positives"],
-                               stats["false_positives"], stats["false_negatives"], torch.tensor(task.isthing),
-                               torch.tensor(task.category_ids))
+def results_dict(metric: PanopticQuality, task: PanopticTask) -> dict[str, Any]:
+    """panopticapi's result dict (``All`` / ``Things`` / ``Stuff`` / ``per_class``, the classes in ``task``'s
+    order: the metric's) from the metric's ``compute()``."""
+    values = metric.compute()
+    assert isinstance(values, dict)  # output="dict"
     out: dict[str, Any] = {}
     for name, suffix in (("All", ""), ("Things", "_things"), ("Stuff", "_stuff")):
         out[name] = {"pq": float(values["pq" + suffix]), "sq": float(values["sq" + suffix]),
@@ -194,9 +213,9 @@ def run(args: argparse.Namespace, gt_json: Path, pred_json: Path, gt_folder: Pat
         lock = OutputLock(args.out).__enter__()
     try:
         progress = Progress(f"panoptic {args.iou_type}", len(pairs), enabled=not args.quiet)
-        totals, collided = score_all(pairs, task, procs, progress)
+        metric, collided = score_all(pairs, task, procs, progress)
         progress.close()
-        results = results_dict(totals, task)
+        results = results_dict(metric, task)
         if collided:
             policy = ("scored as boundary-iou-api scores them" if task.collision == "reference"
                       else "every band taken from its own segment")

@@ -64,12 +64,16 @@ class Categories:
     isthing: tuple[bool, ...]
 
     @classmethod
-    def from_sets(cls, things: Collection[int], stuffs: Collection[int]) -> Categories:
-        """torchmetrics' order: the things sorted, then the stuffs sorted; errors name the argument.
+    def from_sets(cls, things: Collection[int], stuffs: Collection[int],
+                  order: Sequence[int] | None = None) -> Categories:
+        """The categories of ``things`` and ``stuffs`` in ``order`` (by default torchmetrics' order: the things
+        sorted, then the stuffs sorted); errors name the argument (``order`` is the ``category_order`` option).
 
         Examples:
             >>> Categories.from_sets({4, 1}, {3, 2}).ids
             (1, 4, 2, 3)
+            >>> Categories.from_sets({4, 1}, {3, 2}, order=[2, 1, 3, 4]).isthing
+            (False, True, False, True)
         """
         for name, values in (("things", things), ("stuffs", stuffs)):
             if isinstance(values, (str, bytes)) or not isinstance(values, Collection):
@@ -85,9 +89,17 @@ class Categories:
         if not things and not stuffs:
             raise ValueError("`things` and `stuffs` are both empty: at least one category is needed")
         ids = (*sorted(things), *sorted(stuffs))
+        if order is not None:
+            if isinstance(order, (str, bytes)) or not isinstance(order, Sequence):
+                raise TypeError(f"`category_order` must be a sequence of int category ids, got {type(order).__name__}")
+            if len(order) != len(ids) or set(order) != set(ids):
+                raise ValueError(f"`category_order` must hold every id of `things` and `stuffs` once, got "
+                                 f"{list(order)} for {sorted(ids)}")
+            ids = tuple(order)
         if min(ids) < -(2**62) or max(ids) >= 2**62:
             raise ValueError(f"category ids must lie in [-2^62, 2^62), got {min(ids)} .. {max(ids)}")
-        return cls(ids, tuple([True] * len(things) + [False] * len(stuffs)))
+        thing_set = set(things)
+        return cls(ids, tuple(category in thing_set for category in ids))
 
     @property
     def marker_id(self) -> int:

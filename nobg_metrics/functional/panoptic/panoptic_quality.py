@@ -21,7 +21,7 @@ no class (no data, or no thing / stuff class with any segment) is **0.0 with n =
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Literal
 
 import torch
@@ -138,7 +138,7 @@ def panoptic_quality(
     preds: PanopticMaps, target: PanopticMaps, things: Collection[int], stuffs: Collection[int], *,
     iscrowd: PanopticMaps | None = None, iou_type: PanopticIouType = "segm", dilation_ratio: float = 0.02,
     allow_unknown_preds_category: bool = False, output: PanopticOutput = "dict", return_sq_and_rq: bool = False,
-    return_per_class: bool = False, validate_args: bool = True,
+    return_per_class: bool = False, category_order: Sequence[int] | None = None, validate_args: bool = True,
 ) -> dict[str, Tensor] | Tensor:
     """PQ (or Boundary PQ) of a batch as panopticapi (boundary-iou-api) computes it (module notes).
 
@@ -154,7 +154,9 @@ def panoptic_quality(
             raising.
         output: ``"dict"`` (every value, see :func:`_panoptic_compute`) or ``"tensor"`` (torchmetrics' layout).
         return_sq_and_rq: with ``output="tensor"``: ``[pq, sq, rq]``.
-        return_per_class: with ``output="tensor"``: per-class values (things sorted, then stuffs sorted).
+        return_per_class: with ``output="tensor"``: per-class values (in ``category_order``).
+        category_order: every category id of ``things`` and ``stuffs`` once, the order of the per-class values;
+            default: the things sorted, then the stuffs sorted (torchmetrics' order).
         validate_args: run the checks that read the data back (unknown categories, instance ids, crowd marks).
 
     Returns:
@@ -173,7 +175,7 @@ def panoptic_quality(
     """
     _check_panoptic_args(iou_type, dilation_ratio, output, return_sq_and_rq, return_per_class,
                          allow_unknown_preds_category)
-    categories = Categories.from_sets(things, stuffs)
+    categories = Categories.from_sets(things, stuffs, category_order)
     stats = _panoptic_update(preds, target, iscrowd, categories, iou_type, dilation_ratio,
                              allow_unknown_preds_category, validate_args)
     device = stats["true_positives"].device

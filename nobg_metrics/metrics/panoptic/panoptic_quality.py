@@ -9,7 +9,7 @@ ranks give bit-identical values.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -50,7 +50,8 @@ class PanopticQuality(NobgMetric):
         - ``pq_things``, ``sq_things``, ``rq_things``, ``n_things``: the same over the things.
         - ``pq_stuff``, ``sq_stuff``, ``rq_stuff``, ``n_stuff``: the same over the stuffs.
         - ``pq_per_class``, ``sq_per_class``, ``rq_per_class``: :math:`(C,)`, 0 for a class that does not occur.
-        - ``classes``: :math:`(C,)` int64, the category ids in that order (things sorted, then stuffs sorted).
+        - ``classes``: :math:`(C,)` int64, the category ids in that order (``category_order``; by default things sorted,
+          then stuffs sorted).
 
     - ``quality`` (:class:`~torch.Tensor`, ``output="tensor"``): torchmetrics' ``PanopticQuality`` layout, float64:
       scalar PQ; ``[pq, sq, rq]`` :math:`(3,)` with ``return_sq_and_rq``; :math:`(1, C)` per-class PQ with
@@ -65,6 +66,9 @@ class PanopticQuality(NobgMetric):
         output: ``"dict"`` (every value) or ``"tensor"`` (torchmetrics' layout, chosen by the two flags below).
         return_sq_and_rq: with ``output="tensor"``: ``[pq, sq, rq]``.
         return_per_class: with ``output="tensor"``: per-class values.
+        category_order: every category id of ``things`` and ``stuffs`` once, in the order of the per-class values
+            and states (e.g. a dataset's own order); default: the things sorted, then the stuffs sorted
+            (torchmetrics' order).
         validate_args: run the checks that read the data back (unknown categories, instance ids, crowd marks).
 
     Examples:
@@ -93,12 +97,13 @@ class PanopticQuality(NobgMetric):
     def __init__(
         self, things: Collection[int], stuffs: Collection[int], iou_type: PanopticIouType = "segm",
         dilation_ratio: float = 0.02, *, allow_unknown_preds_category: bool = False, output: PanopticOutput = "dict",
-        return_sq_and_rq: bool = False, return_per_class: bool = False, validate_args: bool = True, **kwargs: Any,
+        return_sq_and_rq: bool = False, return_per_class: bool = False, category_order: Sequence[int] | None = None,
+        validate_args: bool = True, **kwargs: Any,
     ) -> None:
         super().__init__(validate_args=validate_args, **kwargs)
         _check_panoptic_args(iou_type, dilation_ratio, output, return_sq_and_rq, return_per_class,
                              allow_unknown_preds_category)
-        self.categories = Categories.from_sets(things, stuffs)
+        self.categories = Categories.from_sets(things, stuffs, category_order)
         self.things, self.stuffs = set(things), set(stuffs)
         self.iou_type, self.dilation_ratio = iou_type, dilation_ratio
         self.allow_unknown_preds_category = allow_unknown_preds_category
