@@ -60,12 +60,12 @@ def test_the_tiers_are_cumulative_and_every_statistic_group_holds_one_state_layo
 
 def test_the_command_layer_agrees_with_the_catalog():
     assert tuple(TIERS) == names.TIER_NAMES
-    assert set(names.MATTING_NAMES) == set(names_with(task="matting"))
     assert set(names.PROTOCOL_ONLY_METRICS) <= set(CATALOG)
-    assert set(PRINTED) <= set(names_with(task="matting"))
+    assert set(PRINTED) == {d.name for d in CATALOG.values() if d.printed} <= set(names_with(task="matting"))
     for name in METRIC_NAMES:
         markdown, latex = names.paper_label(name)
-        assert markdown and latex, name
+        assert markdown and latex and (markdown, latex) == CATALOG[name].header, name
+        assert PRINTED[name].label == markdown if name in PRINTED else True, name
 
 
 def test_every_public_metric_class_has_a_descriptor_and_each_preparer_exists():

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nobg_metrics.catalog import CATALOG
 from nobg_metrics.cli.core.errors import ConfigError
 from nobg_metrics.cli.core.names import BIREFNET_TASKS, MATTING_PROTOCOLS, SOD_PROTOCOLS
 from nobg_metrics.collection import P3M_TRIMAP_NAMES
-from nobg_metrics.functional.matting.p3m import PRINTED_SCALE as P3M_SCALE
 
 _DEFAULT_PROTOCOL = {"sod": "pysodmetrics", "matting": "dim", **dict.fromkeys(BIREFNET_TASKS, "birefnet")}
 
@@ -87,25 +87,10 @@ def _printed(label: str, scale: float, digits: int) -> Printed:
     return Printed(label, scale, _unit(scale), digits)
 
 
-PRINTED: dict[str, Printed] = {
-    # Composition-1k tables (DIM MATLAB values; docs/matting.md): SAD, Grad, Conn / 1000, MSE × 1000
-    "sad": _printed("SAD", 1e-3, 2),
-    "mse_metric": _printed("MSE", 1e3, 2),
-    "gradient_error": _printed("Grad", 1e-3, 2),
-    "connectivity_error": _printed("Conn", 1e-3, 2),
-    # P3M / AM-2k / AIM-500 tables: what their scripts print (functional.matting.p3m.PRINTED_SCALE)
-    "p3m_sad": _printed("SAD", P3M_SCALE["sad"], 2),
-    "p3m_mse": _printed("MSE", P3M_SCALE["mse"], 4),
-    "p3m_mad": _printed("MAD", P3M_SCALE["mad"], 4),
-    "p3m_gradient": _printed("Grad", P3M_SCALE["grad"], 2),
-    "p3m_connectivity": _printed("Conn", P3M_SCALE["conn"], 2),
-    "p3m_sad_trimap": _printed("SAD-T", P3M_SCALE["sad_trimap"], 2),
-    "p3m_mse_trimap": _printed("MSE-T", P3M_SCALE["mse_trimap"], 4),
-    "p3m_mad_trimap": _printed("MAD-T", P3M_SCALE["mad_trimap"], 4),
-    "p3m_sad_fg": _printed("SAD-FG", P3M_SCALE["sad_fg"], 2),
-    "p3m_sad_bg": _printed("SAD-BG", P3M_SCALE["sad_bg"], 2),
-}
-"""The one table of printed units: every matting-protocol metric's header label, factor and decimals."""
+PRINTED: dict[str, Printed] = {d.name: _printed(d.header[0], *d.printed) for d in CATALOG.values()
+                               if d.printed is not None}
+"""The one table of printed units: every matting-protocol metric's header label, factor and decimals (the catalog's
+``Descriptor.printed``: Composition-1k's SAD, Grad, Conn / 1000, MSE × 1000; the P3M scripts' factors)."""
 
 
 def protocol_metrics(protocol: str, task: str) -> tuple[str, ...] | None:

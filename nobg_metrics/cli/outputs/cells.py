@@ -17,8 +17,15 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from nobg_metrics.cli.core.names import MATTING_NAMES
+from nobg_metrics.catalog import CATALOG
 from nobg_metrics.cli.eval.protocols import BIREFNET_COLUMNS, PRINTED, birefnet_cell
+
+
+def _is_matting(name: str) -> bool:
+    """A matting measure (the catalog's ``task``): a ``--task sod`` table prints them apart, in their benchmark's
+    units (never a SAD sum beside the SOD columns)."""
+    return name in CATALOG and CATALOG[name].task == "matting"
+
 
 COUNT_NAMES = ("hce", "birefnet_hce")
 """Metrics that count (HCE: corrections per image): printed as integers, as the DIS5K tables print them."""
@@ -65,7 +72,7 @@ def table_columns(document: dict[str, Any], digits: int | None = None) -> list[C
                 for field, name in BIREFNET_COLUMNS[task] if name in names]
     columns: list[Column] = []
     for name in names:
-        if name in PRINTED and (protocol in ("dim", "p3m") or name in MATTING_NAMES):
+        if name in PRINTED and (protocol in ("dim", "p3m") or _is_matting(name)):
             printed = PRINTED[name] if digits is None else dataclasses.replace(PRINTED[name], digits=digits)
             columns.append((name, printed.header(), printed.format))
         elif name in COUNT_NAMES:
@@ -82,8 +89,8 @@ def column_sets(document: dict[str, Any], digits: int | None = None) -> list[tup
     columns = table_columns(document, digits)
     if document.get("task", "sod") != "sod" or document["protocol"] == "birefnet":
         return [("", columns)]
-    sets = [("", [c for c in columns if c[0] not in MATTING_NAMES]),
-            ("matting measures", [c for c in columns if c[0] in MATTING_NAMES])]
+    sets = [("", [c for c in columns if not _is_matting(c[0])]),
+            ("matting measures", [c for c in columns if _is_matting(c[0])])]
     return [(title, cols) for title, cols in sets if cols] or [("", [])]
 
 
