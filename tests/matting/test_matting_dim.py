@@ -250,11 +250,10 @@ def test_ddp_connectivity():
 
 
 @pytest.mark.parametrize("where", ["middle", "corner", "edge_row"])
-def test_gradient_on_the_unknown_box_equals_the_whole_image(where, monkeypatch):
-    """On CPU the gradient filters run on the unknown region's box (+4 px); a GPU filters the whole image.
-    Same values for a box in the middle, in a corner (replicate padding at the border) and on a border row."""
-    from nobg_metrics.ops import host_reads
-
+def test_gradient_on_the_unknown_box_equals_the_whole_image(where):
+    """On CPU the gradient filters run on the unknown region's box (+4 px); ``engine="fixed"`` (a GPU's default)
+    filters the whole image. Same values for a box in the middle, in a corner (replicate padding at the border) and
+    on a border row."""
     rng = np.random.default_rng(7)
     gt = np.clip(rng.normal(0.5, 0.4, (2, 41, 67)) * 255, 0, 255).astype(np.uint8)
     pred = np.clip(gt + rng.normal(0, 40, gt.shape), 0, 255).astype(np.uint8)
@@ -265,10 +264,22 @@ def test_gradient_on_the_unknown_box_equals_the_whole_image(where, monkeypatch):
     trimap[1, 20, 30] = 128  # the second image's region differs: the box is the union over the batch
     inputs = [torch.from_numpy(a) for a in (pred, gt, trimap)]
     cropped = F.gradient_error(*inputs).item()
-    monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
-    assert abs(F.gradient_error(*inputs).item() - cropped) <= 1e-12 * max(1.0, abs(cropped))
+    assert abs(F.gradient_error(*inputs, engine="fixed").item() - cropped) <= 1e-12 * max(1.0, abs(cropped))
     expected = _port_mean("grad", list(zip(pred, gt, trimap)), True)
     _assert_close(cropped, expected, "grad")
+
+
+def test_gradient_engines_agree_and_a_bad_engine_is_refused():
+    samples = _samples(4, [(37, 53), (1, 17), (33, 70)])
+    preds, gts, trimaps = (list(column) for column in zip(*samples))
+    expected = F.gradient_error(preds, gts, trimaps, engine="data_sized")
+    metric = nm.GradientError(engine="fixed")
+    metric.update(preds, gts, trimaps)
+    assert torch.allclose(metric.compute(), expected, rtol=1e-12, atol=0.0)
+    with pytest.raises(ValueError, match="engine"):
+        F.gradient_error(preds, gts, engine="sync_free")
+    with pytest.raises(ValueError, match="engine"):
+        nm.GradientError(engine=None)
 
 
 @pytest.mark.parametrize("with_trimap", [False, True])
@@ -285,12 +296,10 @@ def test_gradient_of_uint8_levels_equals_the_float64_path(with_trimap):
 
 
 @pytest.mark.parametrize("shape", [(41, 67), (1, 30), (30, 1), (9, 9), (5, 12)])
-def test_gradient_filters_only_where_the_map_varies(shape, monkeypatch):
+def test_gradient_filters_only_where_the_map_varies(shape):
     """On CPU each map is filtered on the box of its non-constant windows (a binary gt, a saturated
-    prediction); a GPU filters the whole image. Same values: single changed pixels at corners and borders,
-    discs touching the border, constant maps, with and without a trimap."""
-    from nobg_metrics.ops import host_reads
-
+    prediction); ``engine="fixed"`` (a GPU's default) filters the whole image. Same values: single changed pixels
+    at corners and borders, discs touching the border, constant maps, with and without a trimap."""
     rng = np.random.default_rng(sum(shape))
     h, w = shape
     gt = np.zeros((4, h, w), np.uint8)
@@ -305,9 +314,7 @@ def test_gradient_filters_only_where_the_map_varies(shape, monkeypatch):
     for options in ({}, {"trimap": torch.from_numpy(trimap)}):
         boxed = F.gradient_error(*inputs, **options).item()
         floats = F.gradient_error(*[t.double() / 255 for t in inputs], **options).item()
-        with monkeypatch.context() as patch:
-            patch.setattr(host_reads, "free_on", lambda tensor: False)
-            whole = F.gradient_error(*inputs, **options).item()
+        whole = F.gradient_error(*inputs, **options, engine="fixed").item()
         assert abs(boxed - whole) <= 1e-12 * max(1.0, abs(whole))
         assert abs(floats - whole) <= 1e-12 * max(1.0, abs(whole))
         triples = list(zip(pred, gt, trimap))

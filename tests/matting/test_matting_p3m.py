@@ -193,7 +193,8 @@ def test_gradient_filters_only_where_the_map_varies(shape, monkeypatch):
     pred[3] = 77
     p, g = torch.from_numpy(pred), torch.from_numpy(gt)
     boxed = [float(p3m_gradient_error(p[i], g[i])) for i in range(4)]
-    with monkeypatch.context() as patch:
+    assert boxed == [float(p3m_gradient_error(p[i], g[i], engine="fixed")) for i in range(4)]  # whole strips
+    with monkeypatch.context() as patch:  # the device's form too: whole image, multiply then add (no addcmul)
         patch.setattr(host_reads, "free_on", lambda tensor: False)
         whole = [float(p3m_gradient_error(p[i], g[i])) for i in range(4)]
     assert boxed == whole
@@ -250,8 +251,8 @@ def test_connectivity_skips_empty_levels():
     assert expected != pytest.approx(dim.connectivity(pred, gt), rel=1e-3)
 
 
-def test_connectivity_engines_equal_the_port_and_allow_host_sync_is_a_deprecated_alias():
-    """The fixed-size labelling (no sync: the default off CPU) and the data-sized one give the port's value."""
+def test_engines_give_the_port_values_and_allow_host_sync_is_a_deprecated_alias():
+    """Both forms of the connectivity labelling and of the gradient filters (fixed: the default off CPU) agree."""
     chosen = [i for i, (pred, _, _) in enumerate(samples()) if pred.size <= 2500][:6]
     preds, gts = ([torch.from_numpy(samples()[i][k]) for i in chosen] for k in (0, 1))
     expected = float(np.mean([port_values()[i]["conn"] for i in chosen]))
@@ -269,6 +270,11 @@ def test_connectivity_engines_equal_the_port_and_allow_host_sync_is_a_deprecated
         p3m_connectivity_error(preds, gts, engine="sync_free")
     with pytest.raises(ValueError, match="engine"):
         P3MConnectivityError(engine=True)
+    gradient = P3MGradientError(engine="fixed")
+    gradient.update(preds, gts)
+    assert torch.equal(gradient.compute(), p3m_gradient_error(preds, gts, engine="data_sized"))
+    with pytest.raises(ValueError, match="engine"):
+        P3MGradientError(engine="gpu")
 
 
 def test_no_unknown_pixel_scores_zero_mse_t_and_mad_t():

@@ -230,7 +230,7 @@ def _gradient_update(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None, k
 
 def gradient_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, *,
                    kernel: GradientKernel = "gaussian", clamp_to_trimap: bool = False,
-                   validate_args: bool = True) -> Tensor:
+                   validate_args: bool = True, engine: host_reads.Engine = "auto") -> Tensor:
     r"""Gradient error per image (raw: papers print it /1000), averaged over images.
 
     Args:
@@ -240,6 +240,9 @@ def gradient_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = No
         kernel: ``"gaussian"`` (DIM, default) or ``"sobel"`` (ZIM's variant: mean L1 of Sobel magnitudes).
         clamp_to_trimap: set ``pred`` to the trimap's known values (0 / 1) before scoring.
         validate_args: run the checks that force a device sync.
+        engine: ``"data_sized"`` filters only the box of the trimap's unknown region and of the windows where the
+            maps vary (host reads), ``"fixed"`` the whole image (no host read); ``"auto"`` (default) is
+            ``"data_sized"`` on CPU and ``"fixed"`` elsewhere. Same values.
 
     Returns:
         scalar float64 tensor (lower is better). An image whose region is empty (a trimap without unknown
@@ -253,5 +256,6 @@ def gradient_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = No
         20.2133
     """
     check_option("kernel", kernel, GradientKernel)
-    return mean_over_images(*_gradient_update(pred, gt, trimap, kernel, clamp_to_trimap, validate_args))
+    check_option("engine", engine, host_reads.Engine)
+    return mean_over_images(*_gradient_update(pred, gt, trimap, kernel, clamp_to_trimap, validate_args, engine))
 

@@ -31,7 +31,7 @@ import math
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import InputMaps
+from nobg_metrics._inputs import InputMaps, check_option
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.functional.matting.p3m import P3MBatch, prepare_p3m
 from nobg_metrics.ops import host_reads
@@ -281,7 +281,7 @@ def _p3m_gradient_update(pred: InputMaps, gt: InputMaps, validate_args: bool, tr
 
 
 def p3m_gradient_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None, *,
-                       validate_args: bool = True) -> Tensor:
+                       validate_args: bool = True, engine: host_reads.Engine = "auto") -> Tensor:
     r"""P3M gradient error per image over the whole image (raw: the scripts print it / 10), averaged.
 
     Args:
@@ -290,6 +290,9 @@ def p3m_gradient_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None 
         trimap: optional, same layout; checked as every matting metric's (:func:`nobg_metrics._inputs.prepare`), then
             ignored (the protocol scores the whole image), so one call serves a collection.
         validate_args: run the checks that force a device sync.
+        engine: ``"data_sized"`` filters each map only on the columns where its windows vary (host reads),
+            ``"fixed"`` the whole image (no host read); ``"auto"`` (default) is ``"data_sized"`` on CPU and
+            ``"fixed"`` elsewhere. Same values.
 
     Returns:
         scalar float64 tensor (lower is better).
@@ -299,4 +302,5 @@ def p3m_gradient_error(pred: InputMaps, gt: InputMaps, trimap: InputMaps | None 
         >>> float(p3m_gradient_error(gt, gt)), round(float(p3m_gradient_error(gt.roll(1, 1), gt)), 4)
         (0.0, 0.1719)
     """
-    return mean_over_images(*_p3m_gradient_update(pred, gt, validate_args, trimap))
+    check_option("engine", engine, host_reads.Engine)
+    return mean_over_images(*_p3m_gradient_update(pred, gt, validate_args, trimap, engine))

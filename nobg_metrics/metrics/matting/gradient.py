@@ -9,6 +9,7 @@ from torch import Tensor
 from nobg_metrics._inputs import InputMaps, check_option
 from nobg_metrics.functional.matting.gradient import GradientKernel, _gradient_update
 from nobg_metrics.metrics.per_image import PerImageMattingMean
+from nobg_metrics.ops.host_reads import Engine
 
 __all__ = ["GradientError"]
 
@@ -35,6 +36,8 @@ class GradientError(PerImageMattingMean):
         kernel: ``"gaussian"`` (DIM's gaussgradient, default) or ``"sobel"`` (ZIM's variant).
         clamp_to_trimap: set ``pred`` to the trimap's known values (0 / 1) before scoring.
         validate_args: run the checks that force a device sync.
+        engine: ``"data_sized"`` filters only where the maps vary (host reads), ``"fixed"`` the whole image (no
+            host read); ``"auto"`` (default) is ``"data_sized"`` on CPU and ``"fixed"`` elsewhere. Same values.
 
     Examples:
         >>> import torch
@@ -48,11 +51,13 @@ class GradientError(PerImageMattingMean):
     _state_prefix = "grad"
 
     def __init__(self, *, kernel: GradientKernel = "gaussian", clamp_to_trimap: bool = False,
-                 validate_args: bool = True, **kwargs: Any) -> None:
+                 validate_args: bool = True, engine: Engine = "auto", **kwargs: Any) -> None:
         check_option("kernel", kernel, GradientKernel)
+        check_option("engine", engine, Engine)
         super().__init__(clamp_to_trimap=clamp_to_trimap, options={"kernel": kernel}, validate_args=validate_args,
                          **kwargs)
         self.kernel = kernel
+        self.engine: Engine = engine
 
     def _per_image_sums(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> tuple[Tensor, Tensor]:
-        return _gradient_update(pred, gt, trimap, self.kernel, self.clamp_to_trimap, self.validate_args)
+        return _gradient_update(pred, gt, trimap, self.kernel, self.clamp_to_trimap, self.validate_args, self.engine)

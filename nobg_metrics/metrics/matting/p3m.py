@@ -207,6 +207,9 @@ class P3MGradientError(_P3MWholeImageMean):
 
     Args:
         validate_args: run the checks that force a device sync.
+        engine: ``"data_sized"`` filters each map only where its windows vary (host reads), ``"fixed"`` the whole
+            image (no host read); ``"auto"`` (default) is ``"data_sized"`` on CPU and ``"fixed"`` elsewhere. Same
+            values.
         kwargs: passed to :class:`torchmetrics.Metric`.
 
     Examples:
@@ -219,11 +222,13 @@ class P3MGradientError(_P3MWholeImageMean):
 
     _state_prefix = "p3m_grad"
 
-    def __init__(self, *, validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(self, *, validate_args: bool = True, engine: Engine = "auto", **kwargs: Any) -> None:
+        check_option("engine", engine, Engine)
         super().__init__(options={}, validate_args=validate_args, **kwargs)
+        self.engine: Engine = engine
 
     def _per_image_sums(self, pred: InputMaps, gt: InputMaps, trimap: InputMaps | None = None) -> tuple[Tensor, Tensor]:
-        return _p3m_gradient_update(pred, gt, self.validate_args, trimap)
+        return _p3m_gradient_update(pred, gt, self.validate_args, trimap, self.engine)
 
 
 class P3MConnectivityError(_P3MWholeImageMean):
