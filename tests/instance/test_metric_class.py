@@ -185,6 +185,7 @@ def test_structure_errors():
     ({"max_detection_thresholds": [10, 10]}, "repeat"), ({"max_detection_thresholds": [0]}, ">= 1"),
     ({"iou_thresholds": [0.5, 1.5]}, "<= 1"), ({"rec_thresholds": []}, "non-empty"),
     ({"dilation_ratio": -0.1}, "dilation_ratio"), ({"class_metrics": 1}, "bool"), ({"backend": "x"}, "backend"),
+    ({"engine": "gpu"}, "`engine` must be one of"),
 ])
 def test_option_errors(options, message):
     with pytest.raises((ValueError, TypeError), match=message):
@@ -214,11 +215,9 @@ def test_box_format_and_backend_change_no_mask_value(box_format, backend):
 def test_device_paths_equal_and_make_no_host_sync(iou_type, monkeypatch):
     preds, target = to_torch(DATA[:5])
     expected = mean_average_precision(preds, target, iou_type=iou_type, average="micro", class_metrics=True)
-    monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
+    monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)  # the ops' own "auto" engines, as on CUDA
     monkeypatch.setattr(instance_iou, "_int_mm_available", lambda tensor: False)
-    import nobg_metrics.functional.instance.statistics as statistics
-    monkeypatch.setattr(statistics, "free_on", lambda tensor: False)
-    metric = MeanAveragePrecision(iou_type, average="micro", class_metrics=True, validate_args=False)
+    metric = MeanAveragePrecision(iou_type, average="micro", class_metrics=True, validate_args=False, engine="fixed")
     metric.update(preds[:2], target[:2])  # warm-up: constants are made once per device
     with HostSyncRecorder() as recorder:
         metric.update(preds[2:], target[2:])

@@ -154,6 +154,8 @@ def test_options_are_checked_at_construction():
         PanopticQuality({1}, {2}, allow_unknown_preds_category=1)
     with pytest.raises(ValueError, match="`dilation_ratio` must be >= 0"):
         PanopticQuality({1}, {2}, "boundary", -0.1)
+    with pytest.raises(ValueError, match="`engine` must be one of"):
+        PanopticQuality({1}, {2}, engine="gpu")
 
 
 def test_category_order_orders_the_per_class_values_only():

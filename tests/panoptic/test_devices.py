@@ -1,5 +1,5 @@
-"""PanopticQuality's update reads nothing back to the host on the device paths (what CUDA runs: the dispatch
-recorder of tests/helpers/syncs.py, with ``host_reads.free_on`` forced off), and on a GPU gives the CPU values."""
+"""PanopticQuality's update reads nothing back to the host on the device paths (``engine="fixed"``, what CUDA runs
+by default: the dispatch recorder of tests/helpers/syncs.py), and on a GPU gives the CPU values."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import pytest
 import torch
 
 from nobg_metrics import PanopticQuality
-from nobg_metrics.ops import host_reads
 from tests.helpers.syncs import HostSyncRecorder
 from tests.panoptic.helpers import scenes
 from tests.panoptic.scenes import STUFFS, THINGS
@@ -17,13 +16,13 @@ SIZES = ((40, 52), (40, 52), (23, 31))
 
 @pytest.mark.parametrize("iou_type", ["segm", "boundary"])
 @pytest.mark.parametrize("as_list", [False, True], ids=["tensor", "list"])
-def test_update_makes_no_host_sync(iou_type, as_list, monkeypatch):
-    monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
+def test_update_makes_no_host_sync(iou_type, as_list):
     forms = [item[1:] for item in scenes(2, SIZES, 5)][:2]
     preds, target, crowd = (torch.stack([f[i] for f in forms]) for i in range(3))
     if as_list:
         preds, target, crowd = list(preds), list(target), list(crowd)
-    metric = PanopticQuality(THINGS, STUFFS, iou_type, allow_unknown_preds_category=True, validate_args=False)
+    metric = PanopticQuality(THINGS, STUFFS, iou_type, allow_unknown_preds_category=True, validate_args=False,
+                             engine="fixed")
     metric.update(preds, target, crowd)  # warm-up
     with HostSyncRecorder() as recorder:
         metric.update(preds, target, crowd)

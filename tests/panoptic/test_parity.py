@@ -9,7 +9,6 @@ import torch
 
 from nobg_metrics import PanopticQuality
 from nobg_metrics.functional import panoptic_quality
-from nobg_metrics.ops import host_reads
 from tests.panoptic.helpers import assert_matches, port_result, scenes
 from tests.panoptic.scenes import STUFFS, THINGS
 
@@ -33,12 +32,14 @@ def test_other_band_widths(ratio):
 
 
 @pytest.mark.parametrize("iou_type", ["segm", "boundary"])
-def test_the_device_paths_give_the_same_values(iou_type, monkeypatch):
-    """What CUDA runs (sort-based slots and pair counts, tables of one slot per pixel), forced on CPU."""
+def test_the_device_paths_give_the_same_values(iou_type):
+    """What CUDA runs (sort-based slots and pair counts, tables of one slot per pixel: ``engine="fixed"``) on CPU;
+    ``"data_sized"`` is what CPU runs by default."""
     forms = [item[1:] for item in scenes()[:4]]
     expected = _ours(forms, iou_type)
-    monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
-    device = _ours(forms, iou_type)
+    sized = _ours(forms, iou_type, engine="data_sized")
+    assert all(torch.equal(value, expected[name]) for name, value in sized.items())
+    device = _ours(forms, iou_type, engine="fixed")
     for name, value in expected.items():
         assert torch.equal(device[name], value), name
 

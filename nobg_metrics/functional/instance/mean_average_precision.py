@@ -25,20 +25,22 @@ from torch import Tensor
 
 __all__ = ["mean_average_precision"]
 
+from nobg_metrics._inputs import check_option
 from nobg_metrics.functional.instance.accumulate import Accumulated, accumulate
 from nobg_metrics.functional.instance.inputs import prepare_instances
 from nobg_metrics.functional.instance.options import InstanceOptions, make_options
 from nobg_metrics.functional.instance.statistics import constant, instance_update
 from nobg_metrics.functional.instance.summary import summarize
+from nobg_metrics.ops.host_reads import Engine
 
 
 def _mean_average_precision_update(preds: Sequence[Mapping[str, Tensor]], target: Sequence[Mapping[str, Tensor]],
                                    options: InstanceOptions, first_index: Tensor, world_rank: int = 0,
-                                   validate_args: bool = True) -> dict[str, Tensor]:
+                                   validate_args: bool = True, engine: Engine = "auto") -> dict[str, Tensor]:
     """Validate a batch and return its statistics ``{state name: tensor}``
     (:func:`~nobg_metrics.functional.instance.statistics.instance_update`)."""
     images = prepare_instances(preds, target, validate_args)
-    return instance_update(images, options, first_index, world_rank)
+    return instance_update(images, options, first_index, world_rank, engine)
 
 
 def _check_image_keys(image_keys: Tensor, with_ids: bool) -> None:
@@ -97,7 +99,7 @@ def mean_average_precision(
     dilation_ratio: float = 0.02, protocol: str = "coco", iou_thresholds: Sequence[float] | None = None,
     rec_thresholds: Sequence[float] | None = None, max_detection_thresholds: Sequence[int] | None = None,
     class_metrics: bool = False, average: str = "macro", extended_summary: bool = False,
-    category_frequencies: Mapping[int, str] | None = None, validate_args: bool = True,
+    category_frequencies: Mapping[int, str] | None = None, validate_args: bool = True, *, engine: Engine = "auto",
 ) -> dict[str, Tensor]:
     r"""Mask AP or Boundary AP of one set of images, as :class:`~nobg_metrics.MeanAveragePrecision` computes it.
 
@@ -116,6 +118,8 @@ def mean_average_precision(
         extended_summary: also return the ``precision``, ``recall`` and ``scores`` arrays.
         category_frequencies: LVIS ``{category id: "r" | "c" | "f"}`` for ``map_rare`` / ``common`` / ``frequent``.
         validate_args: run the input checks that read values (a device sync).
+        engine: ``"auto"`` (data-sized on CPU, sync-free elsewhere), ``"data_sized"`` or ``"fixed"`` (no host read:
+            what a GPU runs by default); the values are the same.
 
     Returns:
         ``{"map", "map_50", ..., "classes"}`` (:mod:`~nobg_metrics.functional.instance.summary`), float64.
@@ -131,7 +135,8 @@ def mean_average_precision(
     """
     options = make_options(iou_type, dilation_ratio, protocol, iou_thresholds, rec_thresholds,
                            max_detection_thresholds, class_metrics, average, extended_summary, category_frequencies)
+    check_option("engine", engine, Engine)
     first = torch.zeros((), dtype=torch.int64)  # moved to the images' device with the statistics
-    states = _mean_average_precision_update(preds, target, options, first, 0, validate_args)
+    states = _mean_average_precision_update(preds, target, options, first, 0, validate_args, engine)
     with_ids = sum(1 for gt in target if "image_id" in gt)
     return _mean_average_precision_compute(states, options, with_ids)

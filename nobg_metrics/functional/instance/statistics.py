@@ -44,7 +44,7 @@ from nobg_metrics.functional.instance.matching import (
     stable_order,
 )
 from nobg_metrics.functional.instance.options import AREA_RANGES, InstanceOptions
-from nobg_metrics.ops.host_reads import free_on
+from nobg_metrics.ops import host_reads
 
 _KEY_SHIFT = 2 * LABEL_LIMIT  # group key = image * 2**33 + label + 2**32: labels in [-2**32, 2**32)
 
@@ -68,16 +68,17 @@ def _outside(area: Tensor, lvis: bool) -> Tensor:
     return (area[None] < low) | above
 
 
-def _pixels_and_ious(images: list[ImageInstances], options: InstanceOptions) -> tuple[list[Tensor], list[Tensor],
-                                                                                   list[Tensor]]:
-    """Per image: detection and gt pixel counts, and the IoU matrix (boundaries eroded per image size)."""
+def _pixels_and_ious(images: list[ImageInstances], options: InstanceOptions, engine: host_reads.Engine
+                     ) -> tuple[list[Tensor], list[Tensor], list[Tensor]]:
+    """Per image: detection and gt pixel counts, and the IoU matrix (boundaries eroded per image size); the
+    ``"data_sized"`` engine counts from the row bands of the masks' crops (the CPU path)."""
     by_size: dict[tuple[int, int], list[int]] = defaultdict(list)
     for index, image in enumerate(images):
         by_size[image.size].append(index)
     det_pixels: list[Tensor] = [torch.empty(0)] * len(images)
     gt_pixels, ious = list(det_pixels), list(det_pixels)
     for members in by_size.values():  # one group per image size: the erosion runs on all its masks at once
-        if free_on(images[members[0]].gt_masks):  # CPU: from the row bands (docs: the CPU path)
+        if host_reads.resolve_engine(engine, images[members[0]].gt_masks) == "data_sized":  # docs: the CPU path
             counts = crop_counts([images[i].det_masks for i in members], [images[i].gt_masks for i in members],
                                  [images[i].det_labels for i in members], [images[i].gt_labels for i in members],
                                  options.average == "micro",
@@ -136,7 +137,7 @@ def _ranks(image: Tensor, scores: Tensor, labels: Tensor) -> tuple[Tensor, Tenso
 
 
 def instance_update(images: list[ImageInstances], options: InstanceOptions, first_index: Tensor,
-                    world_rank: int) -> dict[str, Tensor]:
+                    world_rank: int, engine: host_reads.Engine = "auto") -> dict[str, Tensor]:
     """The sufficient statistics of one batch of images (module notes).
 
     Args:
@@ -144,6 +145,8 @@ def instance_update(images: list[ImageInstances], options: InstanceOptions, firs
         options: from :func:`~nobg_metrics.functional.instance.options.make_options`.
         first_index: 0-d int64, the images counted before this batch (the arrival index of the first).
         world_rank: this process' DDP rank (0 without DDP).
+        engine: ``"data_sized"`` (crops and matching rounds sized by the data: host reads), ``"fixed"`` (no host
+            read) or ``"auto"`` (data-sized on CPU); the statistics are the same.
 
     Returns:
         ``{state name: tensor}`` as listed in the module notes.
@@ -152,7 +155,7 @@ def instance_update(images: list[ImageInstances], options: InstanceOptions, firs
     if images:
         device = images[0].gt_masks.device
     count = len(images)
-    det_pixels, gt_pixels, ious = _pixels_and_ious(images, options)
+    det_pixels, gt_pixels, ious = _pixels_and_ious(images, options, engine)
     det_counts = [image.det_masks.shape[0] for image in images]
     gt_counts = [image.gt_masks.shape[0] for image in images]
     det_image = _cat([torch.full((n,), i, device=device) for i, n in enumerate(det_counts)], torch.int64, device)
@@ -200,7 +203,7 @@ def instance_update(images: list[ImageInstances], options: InstanceOptions, firs
         iou[index, :matrix.shape[0], :matrix.shape[1]] = matrix
     thresholds = constant(options.match_thresholds, device)
     cap = max(options.max_detection_thresholds)
-    exact = free_on(scores)
+    exact = host_reads.resolve_engine(engine, scores) == "data_sized"
     gt_key_base = torch.where(gt_valid, gt_image * _KEY_SHIFT, torch.full_like(gt_image, -2))
 
     def outcomes(merged: bool) -> Tensor:

@@ -191,11 +191,14 @@ def _as_items(name: str, value: PanopticMaps | None, pixel_dims: int) -> list[Te
 
 
 def prepare_panoptic(preds: PanopticMaps, target: PanopticMaps, iscrowd: PanopticMaps | None, categories: Categories,
-                     allow_unknown_preds_category: bool, validate_args: bool) -> list[SegmentBatch]:
+                     allow_unknown_preds_category: bool, validate_args: bool,
+                     engine: host_reads.Engine = "auto") -> list[SegmentBatch]:
     """Validate the inputs (module notes) and return one :class:`SegmentBatch` per image size.
 
     Shape, dtype and device checks always run; the value checks (unknown prediction categories, thing instance
-    ids, crowd marks of part of a segment) read the data back and run with ``validate_args``.
+    ids, crowd marks of part of a segment) read the data back and run with ``validate_args``. ``engine``:
+    ``"data_sized"`` packs the keys in the fewest bits and builds slot tables as wide as the most segments (host
+    reads), ``"fixed"`` reads nothing back, ``"auto"`` is data-sized on CPU.
     """
     pred_items, gt_items = _as_items("preds", preds, 2), _as_items("target", target, 2)
     crowd_items = _as_items("iscrowd", iscrowd, 1)
@@ -231,7 +234,8 @@ def prepare_panoptic(preds: PanopticMaps, target: PanopticMaps, iscrowd: Panopti
         if crowd_items is not None:
             crowd = torch.cat([crowd_items[i] for i in indices]) if len(indices) > 1 else crowd_items[indices[0]]
         names = [f"[{i}]" for i in indices] if not isinstance(target, Tensor) else None
-        batches.append(_segment_batch(pred, gt, crowd, categories, allow_unknown_preds_category, validate_args, names))
+        batches.append(_segment_batch(pred, gt, crowd, categories, allow_unknown_preds_category, validate_args, names,
+                                      engine))
     return batches
 
 
@@ -259,10 +263,10 @@ def _segment_keys(maps: Tensor, categories: Categories, name: str, unknown_is_vo
     return instance.to(layout.dtype, copy=True).bitwise_and_(instance_mask).bitwise_or_(base)
 
 
-def _key_layout(preds: Tensor, target: Tensor, num_categories: int) -> KeyLayout:
+def _key_layout(preds: Tensor, target: Tensor, num_categories: int, engine: host_reads.Engine) -> KeyLayout:
     """int32 keys with the fewest instance bits where host reads are free and they fit (the crowd mark takes one
     more bit), else int64 keys with 31 instance bits."""
-    if host_reads.free_on(target):
+    if host_reads.resolve_engine(engine, target) == "data_sized":
         largest = max(int(preds[..., 1].max()), int(target[..., 1].max()), 1)
         shift = min(INSTANCE_BITS, largest.bit_length())
         if (num_categories + 1) << (shift + 1) < 2**31:
@@ -271,13 +275,14 @@ def _key_layout(preds: Tensor, target: Tensor, num_categories: int) -> KeyLayout
 
 
 def _segment_batch(preds: Tensor, target: Tensor, iscrowd: Tensor | None, categories: Categories,
-                   allow_unknown: bool, validate_args: bool, names: list[str] | None) -> SegmentBatch:
+                   allow_unknown: bool, validate_args: bool, names: list[str] | None,
+                   engine: host_reads.Engine) -> SegmentBatch:
     """One equal-size group as slot maps and tables."""
-    layout = _key_layout(preds, target, len(categories.ids))
+    layout = _key_layout(preds, target, len(categories.ids), engine)
     gt_keys = _segment_keys(target, categories, "target", True, validate_args, names, layout)
     pred_keys = _segment_keys(preds, categories, "preds", allow_unknown, validate_args, names, layout)
-    gt_slots, gt_key_table, marks = assign_slots(gt_keys, len(categories.ids), iscrowd, layout.shift)
-    pred_slots, pred_key_table, _ = assign_slots(pred_keys, len(categories.ids), None, layout.shift)
+    gt_slots, gt_key_table, marks = assign_slots(gt_keys, len(categories.ids), iscrowd, layout.shift, engine)
+    pred_slots, pred_key_table, _ = assign_slots(pred_keys, len(categories.ids), None, layout.shift, engine)
     gt_category = (gt_key_table >> layout.shift) - 1
     pred_category = (pred_key_table >> layout.shift) - 1
     gt_crowd = torch.zeros_like(gt_category, dtype=torch.bool)

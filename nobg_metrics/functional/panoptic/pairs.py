@@ -49,7 +49,8 @@ def pair_keys(gt: Tensor, pred: Tensor, gt_width: int, pred_width: int) -> Tenso
     return ((gt.to(torch.int64) + image) * pred_width + pred).reshape(-1)
 
 
-def count_pairs(gt: Tensor, pred: Tensor, flags: Tensor | None, gt_width: int, pred_width: int) -> PairCounts:
+def count_pairs(gt: Tensor, pred: Tensor, flags: Tensor | None, gt_width: int, pred_width: int,
+                engine: host_reads.Engine = "auto") -> PairCounts:
     """Count the pixels of each (image, gt slot, pred slot) pair, per flag value.
 
     Args:
@@ -58,6 +59,8 @@ def count_pairs(gt: Tensor, pred: Tensor, flags: Tensor | None, gt_width: int, p
         flags: :math:`(B, H, W)` uint8 flag values in ``[0, 4)``, or ``None`` (one flag value).
         gt_width: slots per image on the gt side.
         pred_width: slots per image on the prediction side.
+        engine: ``"data_sized"`` allows the dense table of every pair (``bincount``: a host read), ``"fixed"``
+            sorts the keys (no host read), ``"auto"`` is data-sized on CPU.
 
     Returns:
         :class:`PairCounts` with ``F = 4`` flag values (``F = 1`` without flags).
@@ -65,8 +68,8 @@ def count_pairs(gt: Tensor, pred: Tensor, flags: Tensor | None, gt_width: int, p
     size = gt.shape[0]
     num_flags = 1 if flags is None else 4
     num_keys = size * gt_width * pred_width
-    if host_reads.free_on(gt) and num_keys * num_flags <= max(DENSE_TABLE_LIMIT, gt.numel()) \
-            and num_keys * num_flags < 2**31:
+    dense = num_keys * num_flags <= max(DENSE_TABLE_LIMIT, gt.numel()) and num_keys * num_flags < 2**31
+    if dense and host_reads.resolve_engine(engine, gt) == "data_sized":
         # one bin per pixel: ((b * gt_width + g) * pred_width + p) * F + flag, in int16 when the bins fit (half
         # the memory traffic of int32)
         dtype = torch.int16 if num_keys * num_flags <= 2**15 else torch.int32

@@ -40,6 +40,7 @@ from nobg_metrics.functional.panoptic.segments import (
     SegmentBatch,
     segment_statistics,
 )
+from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.band_width import dilation_radius
 
 __all__ = ["panoptic_quality"]
@@ -51,8 +52,9 @@ GROUPS = (("", None), ("_things", True), ("_stuff", False))
 
 
 def _check_panoptic_args(iou_type: str, dilation_ratio: float, output: str, return_sq_and_rq: bool,
-                         return_per_class: bool, allow_unknown_preds_category: bool) -> None:
+                         return_per_class: bool, allow_unknown_preds_category: bool, engine: str = "auto") -> None:
     check_option("iou_type", iou_type, PanopticIouType)
+    check_option("engine", engine, host_reads.Engine)
     check_number("dilation_ratio", dilation_ratio, low=0.0)
     check_option("output", output, PanopticOutput)
     for name, value in (("return_sq_and_rq", return_sq_and_rq), ("return_per_class", return_per_class),
@@ -64,22 +66,25 @@ def _check_panoptic_args(iou_type: str, dilation_ratio: float, output: str, retu
 
 
 def batch_statistics(batch: SegmentBatch, num_categories: int, iou_type: PanopticIouType,
-                     dilation_ratio: float, *, with_areas: bool = False) -> dict[str, Tensor]:
+                     dilation_ratio: float, *, with_areas: bool = False,
+                     engine: host_reads.Engine = "auto") -> dict[str, Tensor]:
     """:data:`~nobg_metrics.functional.panoptic.segments.STAT_NAMES` -> :math:`(C,)` int64 of one equal-size batch
     (and the slot areas, see :func:`~nobg_metrics.functional.panoptic.segments.segment_statistics`)."""
     height, width = batch.gt.shape[-2:]
     radius = dilation_radius(height, width, dilation_ratio) if iou_type == "boundary" else None
-    return segment_statistics(batch, num_categories, radius, with_areas=with_areas)
+    return segment_statistics(batch, num_categories, radius, with_areas=with_areas, engine=engine)
 
 
 def _panoptic_update(preds: PanopticMaps, target: PanopticMaps, iscrowd: PanopticMaps | None,
                      categories: Categories, iou_type: PanopticIouType, dilation_ratio: float,
-                     allow_unknown_preds_category: bool, validate_args: bool) -> dict[str, Tensor]:
+                     allow_unknown_preds_category: bool, validate_args: bool,
+                     engine: host_reads.Engine = "auto") -> dict[str, Tensor]:
     """Sufficient statistics of a batch: :data:`STAT_NAMES` -> :math:`(C,)` int64 per-category sums."""
-    batches = prepare_panoptic(preds, target, iscrowd, categories, allow_unknown_preds_category, validate_args)
+    batches = prepare_panoptic(preds, target, iscrowd, categories, allow_unknown_preds_category, validate_args,
+                               engine)
     totals: dict[str, Tensor] = {}
     for batch in batches:  # one round per image size
-        stats = batch_statistics(batch, len(categories.ids), iou_type, dilation_ratio)
+        stats = batch_statistics(batch, len(categories.ids), iou_type, dilation_ratio, engine=engine)
         totals = stats if not totals else {name: totals[name] + stats[name] for name in STAT_NAMES}
     return totals
 
@@ -139,6 +144,7 @@ def panoptic_quality(
     iscrowd: PanopticMaps | None = None, iou_type: PanopticIouType = "segm", dilation_ratio: float = 0.02,
     allow_unknown_preds_category: bool = False, output: PanopticOutput = "dict", return_sq_and_rq: bool = False,
     return_per_class: bool = False, category_order: Sequence[int] | None = None, validate_args: bool = True,
+    engine: host_reads.Engine = "auto",
 ) -> dict[str, Tensor] | Tensor:
     """PQ (or Boundary PQ) of a batch as panopticapi (boundary-iou-api) computes it (module notes).
 
@@ -158,6 +164,8 @@ def panoptic_quality(
         category_order: every category id of ``things`` and ``stuffs`` once, the order of the per-class values;
             default: the things sorted, then the stuffs sorted (torchmetrics' order).
         validate_args: run the checks that read the data back (unknown categories, instance ids, crowd marks).
+        engine: ``"auto"`` (data-sized tables on CPU, sync-free elsewhere), ``"data_sized"`` (host reads size the
+            tables) or ``"fixed"`` (no host read: what a GPU runs by default); the values are the same.
 
     Returns:
         a dict of tensors, or a tensor (``output="tensor"``).
@@ -174,10 +182,10 @@ def panoptic_quality(
         (0.9199, 0.9231, 2)
     """
     _check_panoptic_args(iou_type, dilation_ratio, output, return_sq_and_rq, return_per_class,
-                         allow_unknown_preds_category)
+                         allow_unknown_preds_category, engine)
     categories = Categories.from_sets(things, stuffs, category_order)
     stats = _panoptic_update(preds, target, iscrowd, categories, iou_type, dilation_ratio,
-                             allow_unknown_preds_category, validate_args)
+                             allow_unknown_preds_category, validate_args, engine)
     device = stats["true_positives"].device
     values = _panoptic_compute(stats["iou_sum_high"], stats["iou_sum_low"], stats["true_positives"],
                                stats["false_positives"], stats["false_negatives"], categories.thing_mask(device),

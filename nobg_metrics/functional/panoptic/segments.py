@@ -35,6 +35,7 @@ from nobg_metrics.functional.panoptic.pairs import (
     count_pairs,
     lookup_counts,
 )
+from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.label_boundary import label_boundary, label_boundary_packed
 
 IOU_SCALE_BITS = 53
@@ -76,7 +77,7 @@ def stack_batches(batches: list[SegmentBatch]) -> SegmentBatch:
 
 
 def segment_statistics(batch: SegmentBatch, num_categories: int, radius: int | None, *,
-                       with_areas: bool = False) -> dict[str, Tensor]:
+                       with_areas: bool = False, engine: host_reads.Engine = "auto") -> dict[str, Tensor]:
     """Per-category sums of one batch: :data:`STAT_NAMES` -> :math:`(C,)` int64.
 
     Args:
@@ -85,13 +86,14 @@ def segment_statistics(batch: SegmentBatch, num_categories: int, radius: int | N
         radius: band width ``d`` for Boundary PQ, ``None`` for PQ (mask IoU only).
         with_areas: also return ``gt_area`` :math:`(B, S_g)` and ``pred_area`` :math:`(B, S_p)`, the pixels of
             every slot (the command's sanity checks read them).
+        engine: how the pairs are counted (:func:`~nobg_metrics.functional.panoptic.pairs.count_pairs`).
     """
     size = batch.gt.shape[0]
     painted = radius is not None and (batch.gt_marker is not None or batch.pred_marker is not None)
     extra = 1 if painted else 0  # the painted maps' interior slot (module notes)
     gt_width, pred_width = batch.gt_category.shape[1] + extra, batch.pred_category.shape[1] + extra
     band_flags = None if radius is None else band_code(batch.gt, batch.pred, radius)
-    pairs = count_pairs(batch.gt, batch.pred, band_flags, gt_width, pred_width)
+    pairs = count_pairs(batch.gt, batch.pred, band_flags, gt_width, pred_width, engine)
     image = pairs.keys // (gt_width * pred_width)
     g = pairs.keys // pred_width % gt_width
     p = pairs.keys % pred_width
@@ -110,7 +112,7 @@ def segment_statistics(batch: SegmentBatch, num_categories: int, radius: int | N
     union = pred_area[pred_slot] + gt_area[gt_slot] - inter - pred_void[pred_slot]
     iou = inter.double() / union.double()
     if radius is not None:
-        band = _band_counts(batch, pairs, counts, gt_slot, pred_slot, g, size, gt_width, pred_width, radius)
+        band = _band_counts(batch, pairs, counts, gt_slot, pred_slot, g, size, gt_width, pred_width, radius, engine)
         b_inter, b_gt, b_pred, b_void = band
         # boundary-iou-api: b_union = BA_p + BA_g - BI - |pred band ∩ gt void|; iou = min(iou, BI / b_union),
         # Python's min: the mask IoU unless the boundary IoU is smaller (a NaN boundary IoU never is)
@@ -190,7 +192,8 @@ def _by_category(num_categories: int, category: Tensor, values: Tensor) -> Tenso
 
 
 def _band_counts(batch: SegmentBatch, pairs: PairCounts, counts: Tensor, gt_slot: Tensor, pred_slot: Tensor, g: Tensor,
-                 size: int, gt_width: int, pred_width: int, radius: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+                 size: int, gt_width: int, pred_width: int, radius: int, engine: host_reads.Engine
+                 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """``(BI per pair, BA_g per gt slot, BA_p per pred slot, bvoid per pred slot)`` (module notes).
 
     The flags of ``counts`` are ``2 * on gt band + on pred band``. Without marker slots the band pixels of a
@@ -207,7 +210,7 @@ def _band_counts(batch: SegmentBatch, pairs: PairCounts, counts: Tensor, gt_slot
     gt_band, pred_band = label_boundary(batch.gt, radius), label_boundary(batch.pred, radius)
     gt_painted = _painted(batch.gt, gt_band, gt_marker)
     pred_painted = _painted(batch.pred, pred_band, pred_marker)
-    band_pairs = count_pairs(gt_painted, pred_painted, None, gt_width, pred_width)
+    band_pairs = count_pairs(gt_painted, pred_painted, None, gt_width, pred_width, engine)
     b_inter = lookup_counts(band_pairs, pairs.keys)
     if pairs.valid is not None:
         b_inter = b_inter * pairs.valid

@@ -14,8 +14,8 @@ from torch import Tensor
 from nobg_metrics.ops import host_reads
 
 
-def assign_slots(keys: Tensor, num_categories: int, marks: Tensor | None, shift: int
-                 ) -> tuple[Tensor, Tensor, tuple[Tensor, Tensor] | None]:
+def assign_slots(keys: Tensor, num_categories: int, marks: Tensor | None, shift: int,
+                 engine: host_reads.Engine = "auto") -> tuple[Tensor, Tensor, tuple[Tensor, Tensor] | None]:
     """Dense per-image slots of segment keys, slot 0 = void (module notes).
 
     Args:
@@ -23,6 +23,8 @@ def assign_slots(keys: Tensor, num_categories: int, marks: Tensor | None, shift:
         num_categories: ``C`` (the keys of an image lie below ``(C + 1) << shift``).
         marks: :math:`(B, H, W)` bool crowd marks, or ``None``.
         shift: the instance bits of the keys.
+        engine: ``"data_sized"`` (the runs, tables as wide as the most segments: host reads), ``"fixed"`` (a sort,
+            tables of ``H * W + 1`` slots: no host read) or ``"auto"`` (data-sized on CPU).
 
     Returns:
         ``(slots (B, H, W), key of each slot (B, S) int64, (marked, unmarked) (B, S) or None)``: with ``marks``
@@ -35,7 +37,7 @@ def assign_slots(keys: Tensor, num_categories: int, marks: Tensor | None, shift:
         raise ValueError(f"a batch of {size} images of {num_categories} categories is too large to pack; "
                          f"update with fewer images at a time")
     image = torch.arange(size, device=keys.device, dtype=torch.int64) * span
-    if host_reads.free_on(keys):
+    if host_reads.resolve_engine(engine, keys) == "data_sized":
         flat = keys.reshape(-1) if marks is None else (keys << 1).bitwise_or_(marks).reshape(-1)
         starts = torch.ones(pixels, dtype=torch.bool)
         torch.ne(flat[1:], flat[:-1], out=starts[1:])

@@ -30,6 +30,7 @@ from nobg_metrics.functional.instance.mean_average_precision import (
 )
 from nobg_metrics.functional.instance.options import AREA_RANGES, make_options
 from nobg_metrics.metrics.base import NobgMetric, Statistics
+from nobg_metrics.ops.host_reads import Engine
 
 __all__ = ["MeanAveragePrecision"]
 
@@ -102,6 +103,8 @@ class MeanAveragePrecision(NobgMetric):
         backend: ``"pycocotools"`` or ``"faster_coco_eval"``, accepted for torchmetrics' signature: it never changes
             a value (there is one implementation, exact against pycocotools); any other value is a ``ValueError``.
         validate_args: run the input checks that read values (a device sync).
+        engine: ``"auto"`` (data-sized on CPU, sync-free elsewhere), ``"data_sized"`` or ``"fixed"`` (no host read:
+            what a GPU runs by default); the values are the same.
         kwargs: :class:`torchmetrics.Metric` options.
 
     Examples:
@@ -135,12 +138,14 @@ class MeanAveragePrecision(NobgMetric):
         iou_thresholds: Sequence[float] | None = None, rec_thresholds: Sequence[float] | None = None,
         max_detection_thresholds: Sequence[int] | None = None, class_metrics: bool = False, average: str = "macro",
         extended_summary: bool = False, category_frequencies: Mapping[int, str] | None = None, *,
-        box_format: BoxFormat = "xyxy", backend: Backend = "pycocotools", validate_args: bool = True, **kwargs: Any,
+        box_format: BoxFormat = "xyxy", backend: Backend = "pycocotools", validate_args: bool = True,
+        engine: Engine = "auto", **kwargs: Any,
     ) -> None:
         super().__init__(validate_args=validate_args, **kwargs)
         check_option("box_format", box_format, BoxFormat)
         check_option("backend", backend, Backend)
-        self.box_format, self.backend = box_format, backend
+        check_option("engine", engine, Engine)
+        self.box_format, self.backend, self.engine = box_format, backend, engine
         self.options = make_options(iou_type, dilation_ratio, protocol, iou_thresholds, rec_thresholds,
                                     max_detection_thresholds, class_metrics, average, extended_summary,
                                     category_frequencies)
@@ -178,7 +183,7 @@ class MeanAveragePrecision(NobgMetric):
         """The batch's per-detection and per-gt records (each list state's entry) and its image counts; images are
         numbered on from this rank's ``image_count``."""
         stats = _mean_average_precision_update(preds, target, self.options, self.image_count, self._world_rank(),
-                                               self.validate_args)
+                                               self.validate_args, self.engine)
         records = {name: stats[name].to(self.device, non_blocking=True) for name in self._list_layouts}
         with_ids = sum(1 for gt in target if "image_id" in gt)
         device = self.image_count.device  # counts filled on the device: no host-to-device copy

@@ -26,6 +26,7 @@ from nobg_metrics.functional.panoptic.panoptic_quality import (
 )
 from nobg_metrics.functional.panoptic.segments import STAT_NAMES
 from nobg_metrics.metrics.base import NobgMetric
+from nobg_metrics.ops.host_reads import Engine
 
 __all__ = ["PanopticQuality"]
 
@@ -70,6 +71,8 @@ class PanopticQuality(NobgMetric):
             and states (e.g. a dataset's own order); default: the things sorted, then the stuffs sorted
             (torchmetrics' order).
         validate_args: run the checks that read the data back (unknown categories, instance ids, crowd marks).
+        engine: ``"auto"`` (data-sized tables on CPU, sync-free elsewhere), ``"data_sized"`` (host reads size the
+            tables) or ``"fixed"`` (no host read: what a GPU runs by default); the values are the same.
 
     Examples:
         >>> import torch
@@ -98,11 +101,12 @@ class PanopticQuality(NobgMetric):
         self, things: Collection[int], stuffs: Collection[int], iou_type: PanopticIouType = "segm",
         dilation_ratio: float = 0.02, *, allow_unknown_preds_category: bool = False, output: PanopticOutput = "dict",
         return_sq_and_rq: bool = False, return_per_class: bool = False, category_order: Sequence[int] | None = None,
-        validate_args: bool = True, **kwargs: Any,
+        validate_args: bool = True, engine: Engine = "auto", **kwargs: Any,
     ) -> None:
         super().__init__(validate_args=validate_args, **kwargs)
         _check_panoptic_args(iou_type, dilation_ratio, output, return_sq_and_rq, return_per_class,
-                             allow_unknown_preds_category)
+                             allow_unknown_preds_category, engine)
+        self.engine = engine
         self.categories = Categories.from_sets(things, stuffs, category_order)
         self.things, self.stuffs = set(things), set(stuffs)
         self.iou_type, self.dilation_ratio = iou_type, dilation_ratio
@@ -118,7 +122,7 @@ class PanopticQuality(NobgMetric):
                     ) -> dict[str, Tensor]:
         """The batch's per-category sums (``{state name: (C,) int64}``); raises on bad input before any state moves."""
         return _panoptic_update(preds, target, iscrowd, self.categories, self.iou_type, self.dilation_ratio,
-                                self.allow_unknown_preds_category, self.validate_args)
+                                self.allow_unknown_preds_category, self.validate_args, self.engine)
 
     def _value(self, states: Mapping[str, Tensor]) -> dict[str, Tensor] | Tensor:
         """The dataset values of ``states`` (class notes)."""
