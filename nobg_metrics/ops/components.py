@@ -61,7 +61,7 @@ def _touching_rows(fg: Tensor, shift: int) -> Tensor:
     return (image * h + row) * w + column + left
 
 
-class _Runs:
+class Runs:
     """Horizontal runs of a (B, H, W) mask: starts, ends, lengths, and the run graph solved to roots.
 
     Runs are numbered 1..R in raster order (node 0 is the background sentinel).
@@ -143,7 +143,7 @@ def connected_components(mask: Tensor, connectivity: int = 4) -> Tensor:
         raise ValueError(f"`connectivity` must be 4 or 8, got {connectivity}")
     fg = _as_batch(mask)
     b = fg.shape[0]
-    runs = _Runs(fg, connectivity)
+    runs = Runs(fg, connectivity)
     parent = runs.parent[1:]
     is_root = parent == torch.arange(1, parent.numel() + 1, device=fg.device)
     root_rank = torch.cumsum(is_root, 0)  # global 1..n over the batch, raster order
@@ -179,7 +179,7 @@ def largest_component(mask: Tensor, connectivity: int = 4) -> Tensor:
         raise ValueError(f"`connectivity` must be 4 or 8, got {connectivity}")
     fg = _as_batch(mask)
     b, h, w = fg.shape
-    runs = _Runs(fg, connectivity)
+    runs = Runs(fg, connectivity)
     nodes = runs.parent.numel()
     parent = runs.parent[1:]
     pixels = h * w

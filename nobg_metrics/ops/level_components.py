@@ -39,8 +39,8 @@ from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.union_find import union_find_roots
 
 
-def _level_steps(count: Tensor, base: Tensor, capacity: int | None = None,
-                 pad_level: int = 0) -> tuple[Tensor, Tensor]:
+def level_steps(count: Tensor, base: Tensor, capacity: int | None = None,
+                pad_level: int = 0) -> tuple[Tensor, Tensor]:
     """Expand each nonzero ``count`` into its levels ``base + 1 .. base + count``.
 
     Args:
@@ -71,7 +71,7 @@ def _level_steps(count: Tensor, base: Tensor, capacity: int | None = None,
     return position.repeat_interleave(repeats, output_size=total), level
 
 
-def _rises(level_map: Tensor, last: bool = False) -> tuple[Tensor, Tensor]:
+def rises(level_map: Tensor, last: bool = False) -> tuple[Tensor, Tensor]:
     """``(max(0, n(x) - n(x-1)), n(x-1))`` along the last dim (``x+1`` if ``last``), 0 beyond the border."""
     neighbour = torch.zeros_like(level_map)
     if last:
@@ -81,7 +81,7 @@ def _rises(level_map: Tensor, last: bool = False) -> tuple[Tensor, Tensor]:
     return level_map.sub(neighbour).clamp_min_(0), neighbour
 
 
-def _sorted_keys(position: Tensor, level: Tensor, pixels: int, num_levels: int) -> Tensor:
+def sorted_keys(position: Tensor, level: Tensor, pixels: int, num_levels: int) -> Tensor:
     """``level · pixels + position`` in (level, raster) order.
 
     ``position`` comes in raster order, so a stable sort of the small level values orders the keys: a
@@ -176,10 +176,10 @@ def _level_count(levels: Tensor, num_levels: int, by_data: bool, raster: bool = 
     bound = None if by_data else num_levels * ((w + 1) // 2)  # runs per row, all levels
     pad = {} if bound is None else {"capacity": b * h * bound, "pad_level": num_levels + 1}
     counts = torch.zeros(pixels + 2, dtype=torch.int32, device=device)
-    start_rise, left = _rises(levels)
-    end_rise, right = _rises(levels, last=True)
-    start_keys = _sorted_keys(*_level_steps(start_rise.view(-1), left.view(-1), **pad), pixels, num_levels)
-    end_keys = _sorted_keys(*_level_steps(end_rise.view(-1), right.view(-1), **pad), pixels, num_levels)
+    start_rise, left = rises(levels)
+    end_rise, right = rises(levels, last=True)
+    start_keys = sorted_keys(*level_steps(start_rise.view(-1), left.view(-1), **pad), pixels, num_levels)
+    end_keys = sorted_keys(*level_steps(end_rise.view(-1), right.view(-1), **pad), pixels, num_levels)
     runs = start_keys.numel()
     if runs == 0:
         return counts[:pixels].view(b, h, w)
@@ -189,13 +189,13 @@ def _level_count(levels: Tensor, num_levels: int, by_data: bool, raster: bool = 
     parent = torch.arange(runs, device=device)
     if h > 1:
         overlap = torch.minimum(levels[:, :-1], levels[:, 1:])  # (B, H-1, W)
-        rise, below = _rises(overlap)
+        rise, below = rises(overlap)
         if bound is not None:
             pad["capacity"] = b * (h - 1) * bound
-        where, edge_level = _level_steps(rise.view(-1), below.view(-1), **pad)
+        where, edge_level = level_steps(rise.view(-1), below.view(-1), **pad)
         rows = torch.div(where, w, rounding_mode="floor")
         upper = where + torch.div(rows, h - 1, rounding_mode="floor") * w  # (b, y, x) of (B, H-1, W) in (B, H, W)
-        keys = _sorted_keys(upper, edge_level, pixels, num_levels)  # sorted queries search ~3x faster (cache)
+        keys = sorted_keys(upper, edge_level, pixels, num_levels)  # sorted queries search ~3x faster (cache)
         upper_run = torch.searchsorted(start_keys, keys, right=True) - 1  # padding: the last run, twice (a loop)
         lower_run = torch.searchsorted(start_keys, keys + w, right=True) - 1
         parent = union_find_roots(runs, upper_run, lower_run, engine="data_sized" if bound is None else "fixed",

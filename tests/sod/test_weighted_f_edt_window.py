@@ -1,7 +1,7 @@
-"""The weighted F on the bounded transform and the band index changes no bit (issue 36), and takes tall images
-(issue 35): the saturation bound checked exhaustively around it, the band argument checked by filling ``Et`` off
-the band with garbage, both paths against the full exact transform with every index, and PySODMetrics on masks
-whose distances straddle 265 and on tie-heavy masks."""
+"""The weighted F on the bounded transform with the band-only nearest index equals the full exact transform bit
+for bit, and takes tall images (squared distances past 2^31): the saturation bound checked exhaustively around it,
+the band argument checked by filling ``Et`` off the band with garbage, both paths against the full exact transform
+with every index, and PySODMetrics on masks whose distances straddle 265 and on tie-heavy masks."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def _tie_heavy_pairs(rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndar
 
 def _full_transform_terms(gt: torch.Tensor) -> module._GtTerms:
     """The gt-only terms from the full exact transform: every distance and every nearest index of the crop (what
-    the weighted F computed before issue 36), in the package's own layout."""
+    the unbounded reference path), in the package's own layout."""
     batch = gt.shape[0]
     full = nearest_feature(gt)
     table = module._background_weight_table(gt.device)
@@ -142,8 +142,8 @@ def test_device_path_is_bit_identical_to_the_full_transform(monkeypatch):
 
 @pytest.mark.parametrize("shape", [(92_681, 1), (100_000, 1), (1, 100_000), (46_345, 2)])
 def test_tall_and_wide_images_equal_pysodmetrics(shape):
-    """Issue 35: a gt at one end of a tall image puts pixels 46 341+ rows away; their squared distances wrapped
-    in int32 (IndexError from H = 92 681 on, wrong weights before)."""
+    """A gt at one end of a tall image puts pixels 46 341+ rows away: their squared distances pass 2^31 and are
+    kept in int64 (in int32 they wrapped: an IndexError from H = 92 681 on, wrong weights below)."""
     rng = np.random.default_rng(shape[0])
     gt = np.zeros(shape, np.uint8)
     gt[:3, :1] = 255

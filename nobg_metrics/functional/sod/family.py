@@ -27,8 +27,8 @@ from nobg_metrics.functional.sod.confusion import (
     POOLED,
     ConfusionOptions,
     Request,
-    _confusion_update,
     check_requests,
+    confusion_update,
     pooled_value,
     trapezoid_auc,
 )
@@ -72,7 +72,7 @@ def mode_requests(measure: str, mode: Mode, reduction: SampleReduction) -> froze
 
 def mode_compute(measure: str, mode: Mode, reduction: SampleReduction, stats: dict[str, Tensor],
                  options: ConfusionOptions) -> Tensor:
-    """The dataset value from accumulated statistics (``{statistic key: sum}``, see ``_confusion_update``).
+    """The dataset value from accumulated statistics (``{statistic key: sum}``, see ``confusion_update``).
 
     Returns:
         float64: scalar, or :math:`(T,)` for ``mode="curve"``. The protocol is the mean of per-image curves
@@ -98,12 +98,13 @@ def family_value(measure: str, pred: InputMaps, gt: InputMaps, mode: Mode = "bin
     """Check, update once, compute: the body of every public function of the family."""
     options = options or ConfusionOptions()
     requests = mode_requests(measure, mode, reduction)
-    stats = _confusion_update(pred, gt, requests, options, validate_args)
+    stats = confusion_update(pred, gt, requests, options, validate_args)
     return mode_compute(measure, mode, reduction, stats, options)
 
 
-def _options(num_thresholds: int, threshold: float, normalize: bool, empty_gt: EmptyGt, beta2: float = 0.3,
-             chance: KappaChance | None = None) -> ConfusionOptions:
+def confusion_options(num_thresholds: int, threshold: float, normalize: bool, empty_gt: EmptyGt, beta2: float = 0.3,
+                      chance: KappaChance | None = None) -> ConfusionOptions:
+    """The :class:`ConfusionOptions` of a public function's arguments (Kappa's ``chance`` resolved)."""
     return ConfusionOptions(num_thresholds=num_thresholds, threshold=threshold, beta2=beta2, normalize=normalize,
                             empty_gt=empty_gt, chance=resolve_chance(chance, empty_gt))
 
@@ -135,7 +136,7 @@ def precision(pred: InputMaps, gt: InputMaps, mode: Mode = "binary", *, threshol
         tensor(0.6667, dtype=torch.float64)
     """
     return family_value("precision", pred, gt, mode, reduction=reduction, validate_args=validate_args,
-                        options=_options(num_thresholds, threshold, normalize, empty_gt))
+                        options=confusion_options(num_thresholds, threshold, normalize, empty_gt))
 
 
 def recall(pred: InputMaps, gt: InputMaps, mode: Mode = "binary", *, threshold: float = 0.5,
@@ -150,7 +151,7 @@ def recall(pred: InputMaps, gt: InputMaps, mode: Mode = "binary", *, threshold: 
         tensor(1., dtype=torch.float64)
     """
     return family_value("recall", pred, gt, mode, reduction=reduction, validate_args=validate_args,
-                        options=_options(num_thresholds, threshold, normalize, empty_gt))
+                        options=confusion_options(num_thresholds, threshold, normalize, empty_gt))
 
 
 def specificity(pred: InputMaps, gt: InputMaps, mode: Mode = "binary", *, threshold: float = 0.5,
@@ -165,7 +166,7 @@ def specificity(pred: InputMaps, gt: InputMaps, mode: Mode = "binary", *, thresh
         tensor(0.5000, dtype=torch.float64)
     """
     return family_value("specificity", pred, gt, mode, reduction=reduction, validate_args=validate_args,
-                        options=_options(num_thresholds, threshold, normalize, empty_gt))
+                        options=confusion_options(num_thresholds, threshold, normalize, empty_gt))
 
 
 def fpr(pred: InputMaps, gt: InputMaps, mode: Mode = "binary", *, threshold: float = 0.5,
@@ -180,7 +181,7 @@ def fpr(pred: InputMaps, gt: InputMaps, mode: Mode = "binary", *, threshold: flo
         tensor(0.5000, dtype=torch.float64)
     """
     return family_value("fpr", pred, gt, mode, reduction=reduction, validate_args=validate_args,
-                        options=_options(num_thresholds, threshold, normalize, empty_gt))
+                        options=confusion_options(num_thresholds, threshold, normalize, empty_gt))
 
 
 def kappa(pred: InputMaps, gt: InputMaps, mode: Mode = "binary", *, threshold: float = 0.5,
@@ -205,7 +206,7 @@ def kappa(pred: InputMaps, gt: InputMaps, mode: Mode = "binary", *, threshold: f
         (tensor(0.5000, dtype=torch.float64), tensor(0.4286, dtype=torch.float64))
     """
     return family_value("kappa", pred, gt, mode, reduction=reduction, validate_args=validate_args,
-                        options=_options(num_thresholds, threshold, normalize, empty_gt, chance=chance))
+                        options=confusion_options(num_thresholds, threshold, normalize, empty_gt, chance=chance))
 
 
 def pr_auc(pred: InputMaps, gt: InputMaps, *, num_thresholds: int = NUM_LEVELS, normalize: bool = False,
@@ -226,7 +227,7 @@ def pr_auc(pred: InputMaps, gt: InputMaps, *, num_thresholds: int = NUM_LEVELS, 
         tensor(0.6250, dtype=torch.float64)
     """
     return family_value("pr_auc", pred, gt, validate_args=validate_args,
-                        options=_options(num_thresholds, 0.5, normalize, empty_gt))
+                        options=confusion_options(num_thresholds, 0.5, normalize, empty_gt))
 
 
 def roc_auc(pred: InputMaps, gt: InputMaps, *, num_thresholds: int = NUM_LEVELS, normalize: bool = False,
@@ -240,7 +241,7 @@ def roc_auc(pred: InputMaps, gt: InputMaps, *, num_thresholds: int = NUM_LEVELS,
         tensor(0.7500, dtype=torch.float64)
     """
     return family_value("roc_auc", pred, gt, validate_args=validate_args,
-                        options=_options(num_thresholds, 0.5, normalize, empty_gt))
+                        options=confusion_options(num_thresholds, 0.5, normalize, empty_gt))
 
 
 def confusion_curves(pred: InputMaps, gt: InputMaps, measures: tuple[str, ...] = ("precision", "recall", "fpr"), *,
@@ -261,8 +262,8 @@ def confusion_curves(pred: InputMaps, gt: InputMaps, measures: tuple[str, ...] =
         >>> curves["thresholds"].tolist(), curves["fpr"].tolist()
         ([1.0, 0.5, 0.0], [0.0, 0.0, 1.0])
     """
-    options = _options(num_thresholds, 0.5, normalize, empty_gt, beta2=beta2, chance=chance)
-    stats = _confusion_update(pred, gt, check_requests((name, "curve") for name in measures), options, validate_args)
+    options = confusion_options(num_thresholds, 0.5, normalize, empty_gt, beta2=beta2, chance=chance)
+    stats = confusion_update(pred, gt, check_requests((name, "curve") for name in measures), options, validate_args)
     out = {name: stats[f"{name}_curve"] / stats[COUNT] for name in measures}
     out["thresholds"] = thresholds_of(num_thresholds, stats[COUNT].device)
     return out

@@ -13,7 +13,7 @@ from torch import Tensor
 
 from nobg_metrics._inputs import InputMaps
 from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
-from nobg_metrics.functional._per_image import sum_per_image
+from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.ops import uint8_stats
 from nobg_metrics.ops.arith import divide
 
@@ -55,7 +55,7 @@ def _mae_update(pred: InputMaps, gt: InputMaps, normalize: bool, validate_args: 
 
 def _mae_compute(total: Tensor, count: Tensor) -> Tensor:
     """Dataset MAE: the mean of per-image values."""
-    return total / count
+    return mean_over_images(total, count)
 
 
 def mae(pred: InputMaps, gt: InputMaps, *, normalize: bool = False, validate_args: bool = True) -> Tensor:

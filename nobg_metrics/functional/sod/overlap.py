@@ -16,7 +16,7 @@ from __future__ import annotations
 from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps
-from nobg_metrics.functional.sod.family import Mode, SampleReduction, _options, family_value
+from nobg_metrics.functional.sod.family import Mode, SampleReduction, confusion_options, family_value
 from nobg_metrics.ops.histogram import NUM_LEVELS
 
 __all__ = ["accuracy", "ber", "dice", "iou_metric"]
@@ -54,7 +54,7 @@ def iou_metric(
         tensor(1., dtype=torch.float64)
     """
     return family_value("iou", pred, gt, mode, reduction=reduction, validate_args=validate_args,
-                        options=_options(num_thresholds, threshold, normalize, empty_gt))
+                        options=confusion_options(num_thresholds, threshold, normalize, empty_gt))
 
 
 def dice(
@@ -72,7 +72,7 @@ def dice(
         tensor(0.8000, dtype=torch.float64)
     """
     return family_value("dice", pred, gt, mode, reduction=reduction, validate_args=validate_args,
-                        options=_options(num_thresholds, threshold, normalize, empty_gt))
+                        options=confusion_options(num_thresholds, threshold, normalize, empty_gt))
 
 
 def accuracy(
@@ -90,7 +90,7 @@ def accuracy(
         tensor(0.7500, dtype=torch.float64)
     """
     return family_value("accuracy", pred, gt, mode, reduction=reduction, validate_args=validate_args,
-                        options=_options(num_thresholds, threshold, normalize, empty_gt))
+                        options=confusion_options(num_thresholds, threshold, normalize, empty_gt))
 
 
 def ber(
@@ -109,4 +109,4 @@ def ber(
         tensor(0.2500, dtype=torch.float64)
     """
     return family_value("ber", pred, gt, mode, reduction=reduction, validate_args=validate_args,
-                        options=_options(num_thresholds, threshold, normalize, empty_gt))
+                        options=confusion_options(num_thresholds, threshold, normalize, empty_gt))

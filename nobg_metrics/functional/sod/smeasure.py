@@ -35,7 +35,7 @@ from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps, check_number, check_option
 from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
-from nobg_metrics.functional._per_image import sum_per_image
+from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.ops.histogram import NUM_LEVELS, bincount_fixed, level_values
 
 __all__ = ["s_measure"]
@@ -245,7 +245,7 @@ def _s_measure_update(pred: InputMaps, gt: InputMaps, alpha: float, normalize: b
 
 def _s_measure_compute(total: Tensor, count: Tensor) -> Tensor:
     """Dataset S-measure: the mean of per-image values."""
-    return total / count
+    return mean_over_images(total, count)
 
 
 def s_measure(

@@ -21,7 +21,7 @@ from typing import NamedTuple
 from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps
-from nobg_metrics.functional.sod.family import Mode, SampleReduction, _options, confusion_curves, family_value
+from nobg_metrics.functional.sod.family import Mode, SampleReduction, confusion_curves, confusion_options, family_value
 from nobg_metrics.ops.histogram import NUM_LEVELS
 
 __all__ = ["ThresholdCurves", "e_measure", "e_measure_adaptive", "e_measure_max", "e_measure_mean", "f_measure",
@@ -104,7 +104,7 @@ def f_measure(
         (tensor(1., dtype=torch.float64), tensor(0.8000, dtype=torch.float64))
     """
     return family_value("f_measure", pred, gt, mode, reduction=reduction, validate_args=validate_args,
-                        options=_options(num_thresholds, threshold, normalize, empty_gt, beta2=beta2))
+                        options=confusion_options(num_thresholds, threshold, normalize, empty_gt, beta2=beta2))
 
 
 def e_measure(
@@ -123,7 +123,7 @@ def e_measure(
         tensor(1.3333, dtype=torch.float64)
     """
     return family_value("e_measure", pred, gt, mode, reduction=reduction, validate_args=validate_args,
-                        options=_options(num_thresholds, threshold, normalize, empty_gt))
+                        options=confusion_options(num_thresholds, threshold, normalize, empty_gt))
 
 
 def f_measure_max(

@@ -31,7 +31,7 @@ from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps, check_number, check_option
 from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
-from nobg_metrics.functional._per_image import sum_per_image
+from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.ops import banded, host_reads
 from nobg_metrics.ops.distance import bounded_nearest
 from nobg_metrics.ops.gt_reuse import gt_only
@@ -226,7 +226,7 @@ def _weighted_f_update(pred: InputMaps, gt: InputMaps, beta2: float, normalize: 
 
 def _weighted_f_compute(total: Tensor, count: Tensor) -> Tensor:
     """Dataset weighted F: the mean of per-image values."""
-    return total / count
+    return mean_over_images(total, count)
 
 
 def weighted_f_measure(pred: InputMaps, gt: InputMaps, beta2: float = 1.0, *, normalize: bool = False,

@@ -26,8 +26,8 @@ from nobg_metrics.functional.sod.confusion import (
     TABLE,
     ConfusionOptions,
     Request,
-    _confusion_sums,
     check_requests,
+    confusion_sums,
     split_table,
     state_shapes,
 )
@@ -133,7 +133,7 @@ class ConfusionMetric(NobgMetric):
         return self._requests
 
     def _statistics(self, pred: InputMaps, gt: InputMaps) -> Statistics:
-        sums = _confusion_sums(pred, gt, self._requests, self.options, self.validate_args)
+        sums = confusion_sums(pred, gt, self._requests, self.options, self.validate_args)
         return {name: sums[key] for key, (name, _) in self._states.items()}
 
     def statistics(self, states: Mapping[str, Tensor] | None = None) -> dict[str, Tensor]:
@@ -167,11 +167,7 @@ class ConfusionMetric(NobgMetric):
         return plot_curves(self.curves(), self._measure, ax=ax)
 
 
-class _ModeFirst(ConfusionMetric):
-    """A family member whose first positional argument is the mode (as ``FMeasure("max")``)."""
-
-
-class _ThresholdFirst(ConfusionMetric):
+class ThresholdFirstMetric(ConfusionMetric):
     """A family member whose first positional argument is the binary threshold (as ``IoU(0.5)``)."""
 
     def __init__(self, threshold: float = 0.5, *, mode: Mode | None = None, reduction: SampleReduction = "mean",

@@ -8,12 +8,12 @@ mode of the family with ``mode=``. State and options: :mod:`nobg_metrics.metrics
 from __future__ import annotations
 
 from nobg_metrics.functional.sod.overlap import accuracy, ber, dice, iou_metric
-from nobg_metrics.metrics.sod.confusion import _ThresholdFirst
+from nobg_metrics.metrics.sod.confusion import ThresholdFirstMetric
 
 __all__ = ["BER", "Accuracy", "Dice", "IoU"]
 
 
-class IoU(_ThresholdFirst):
+class IoU(ThresholdFirstMetric):
     """IoU ``TP / (TP + FP + FN)`` (PySODMetrics ``IOUHandler``); see :func:`nobg_metrics.functional.iou_metric`.
 
     As input to ``forward`` and ``update`` the metric accepts the following input:
@@ -43,7 +43,7 @@ class IoU(_ThresholdFirst):
     functional = staticmethod(iou_metric)
 
 
-class Dice(_ThresholdFirst):
+class Dice(ThresholdFirstMetric):
     """Dice ``2TP / (2TP + FP + FN)`` (``DICEHandler``); see :func:`nobg_metrics.functional.dice`.
 
     As input to ``forward`` and ``update`` the metric accepts the following input:
@@ -71,7 +71,7 @@ class Dice(_ThresholdFirst):
     functional = staticmethod(dice)
 
 
-class Accuracy(_ThresholdFirst):
+class Accuracy(ThresholdFirstMetric):
     """Pixel accuracy ``(TP + TN) / N`` (``OverallAccuracyHandler``); see :func:`nobg_metrics.functional.accuracy`.
 
     As input to ``forward`` and ``update`` the metric accepts the following input:
@@ -99,7 +99,7 @@ class Accuracy(_ThresholdFirst):
     functional = staticmethod(accuracy)
 
 
-class BER(_ThresholdFirst):
+class BER(ThresholdFirstMetric):
     """Balanced error rate (``BERHandler``, lower is better); see :func:`nobg_metrics.functional.ber`.
 
     As input to ``forward`` and ``update`` the metric accepts the following input:

@@ -29,19 +29,19 @@ from torchmetrics import Metric
 from nobg_metrics._inputs import EmptyGt, InputMaps, check_flag
 from nobg_metrics.functional.sod.confusion import POOLED
 from nobg_metrics.functional.sod.confusion_measures import MEASURES, KappaChance
-from nobg_metrics.functional.sod.family import AUC_CURVES, Mode, _options
+from nobg_metrics.functional.sod.family import AUC_CURVES, Mode, confusion_options
 from nobg_metrics.functional.sod.si_family import (
     OVERFLOW,
     SAMPLES,
     TARGETS,
     SIRequest,
-    _si_compute,
-    _si_update,
     check_max_targets,
     check_si_requests,
+    si_compute,
     si_fingerprint,
     si_key,
     si_requests,
+    si_update,
 )
 from nobg_metrics.functional.sod.si_targets import DEFAULT_MAX_TARGETS
 from nobg_metrics.functional.sod.size_invariance import _si_mae_compute, _si_mae_update
@@ -160,7 +160,7 @@ class SizeInvariantConfusion(NobgMetric):
         requests = si_requests(measure, mode, sample_based)
         super().__init__(validate_args=validate_args, **kwargs)
         self.measure, self.mode, self.sample_based, self.max_targets = measure, mode, sample_based, max_targets
-        self.options = _options(num_thresholds, threshold, normalize, empty_gt, beta2=beta2, chance=chance)
+        self.options = confusion_options(num_thresholds, threshold, normalize, empty_gt, beta2=beta2, chance=chance)
         self.normalize, self.empty_gt, self.num_thresholds = normalize, empty_gt, num_thresholds
         self._requests = requests | check_si_requests(share_statistics)
         # sorted: every process registers (and so all-reduces) the states in one order
@@ -186,7 +186,7 @@ class SizeInvariantConfusion(NobgMetric):
         return self._requests
 
     def _statistics(self, pred: InputMaps, gt: InputMaps) -> Statistics:
-        stats = _si_update(pred, gt, self._requests, self.options, self.max_targets, self.validate_args)
+        stats = si_update(pred, gt, self._requests, self.options, self.max_targets, self.validate_args)
         return {name: stats[key] for key, name in self._state_names.items()}
 
     def statistics(self) -> dict[str, Tensor]:
@@ -197,7 +197,7 @@ class SizeInvariantConfusion(NobgMetric):
     def _value(self, states: Mapping[str, Tensor]) -> Tensor:
         """The dataset value: float64, scalar or :math:`(T,)` for ``mode="curve"``."""
         statistics = {key: states[name] for key, name in self._state_names.items()}
-        return _si_compute(self.measure, self.mode, self.sample_based, statistics, self.options, self.max_targets)
+        return si_compute(self.measure, self.mode, self.sample_based, statistics, self.options, self.max_targets)
 
 
 class SizeInvariant(abc.ABC):  # noqa: B024 - an ABC for its register()ed virtual subclasses, no abstract method
