@@ -15,7 +15,7 @@ Both sides check their values agree before timing. ratio = reference / ours (> 1
 ``--device-path``: ours on the sync-free path that runs off CPU by default (``host_reads.free_on`` forced to
 False: full frames, padded lists, fixed rounds) against ours on the CPU path (sized by the data) — the
 price of never reading the host; ratio = CPU path / sync-free path (< 1: the sync-free path is slower).
-On ``--device cuda`` the same pair is the default path against ``allow_host_sync=True``.
+On ``--device cuda`` the same pair is the default path against ``engine="data_sized"``.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def device_path_cases(size: int, device: str, batch: int = 1, seed: int = 0, deg
     preds, gts = _pairs(size, batch, seed, degraded)
     run = _runner(torch.from_numpy(preds).to(device), torch.from_numpy(gts).to(device))
     sync_free = HCE(normalize=True, validate_args=False).to(device)
-    by_data = HCE(normalize=True, allow_host_sync=True, validate_args=False).to(device)
+    by_data = HCE(normalize=True, engine="data_sized", validate_args=False).to(device)
     fixed = run(sync_free) if device == "cuda" else _on_device_path(run(sync_free))
     assert float(fixed()) == float(run(by_data)()), "the two paths differ"
     label = " degraded" if degraded else ""

@@ -1,9 +1,9 @@
-"""CCm's sync-free device path (``host_reads.free_on`` forced to False, as on CUDA) gives the CPU path's numbers: the
-camouflage degree map to 1e-12 (measured: bit for bit) on the scenes of test_ccm.py batched per shape (empty,
-full-frame, tiny and thin objects beside ordinary ones: a stress set of its own; CCm's value on the catalog's stress
-batch is tests/test_sync_free.py's); an overflowing near set is NaN and raises, never a wrong number; and
-``allow_host_sync=True`` reads only in the documented places of the data-sized path. The search itself, both forms
-against sklearn: tests/ops/test_ccm_search.py."""
+"""CCm's sync-free path (``engine="fixed"``, or ``host_reads.free_on`` forced to False as on CUDA where host syncs are
+counted) gives the CPU path's numbers: the camouflage degree map to 1e-12 (measured: bit for bit) on the scenes of
+test_ccm.py batched per shape (empty, full-frame, tiny and thin objects beside ordinary ones: a stress set of its own;
+CCm's value on the catalog's stress batch is tests/test_sync_free.py's); an overflowing near set is NaN and raises,
+never a wrong number; and ``engine="data_sized"`` off CPU reads only in the documented places of the data-sized path.
+The search itself, both forms against sklearn: tests/ops/test_ccm_search.py."""
 
 from __future__ import annotations
 
@@ -46,43 +46,42 @@ def _degrees():
     return [(degree_module.camouflage_degree(image, gt > 128), gt > 128, image) for _, gt, image in batches()]
 
 
-def test_the_degree_map_equals_the_cpu_path(monkeypatch):
-    monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
+def test_the_degree_map_equals_the_cpu_path():
     worst = 0.0
     for host, gt, image in _degrees():
-        device = degree_module.camouflage_degree(image, gt)
+        device = degree_module.camouflage_degree(image, gt, engine="fixed")
         assert not device.isnan().any()
         worst = max(worst, (device - host).abs().max().item())
     assert worst <= 1e-12
 
 
-def test_small_images_have_no_patches_on_the_device_path(device_paths):
+def test_small_images_have_no_patches_on_the_device_path():
     for height, width in [(5, 30), (6, 6), (7, 7), (1, 1)]:
         _, gt, image = scene(height, width, "tiny", 9)
         image = torch.from_numpy(image).permute(2, 0, 1)[None].contiguous()
-        assert not degree_module.camouflage_degree(image, torch.from_numpy(gt > 128)[None]).any()
+        assert not degree_module.camouflage_degree(image, torch.from_numpy(gt > 128)[None], engine="fixed").any()
 
 
-def test_an_overflowing_near_set_is_nan_and_raises(monkeypatch, device_paths):
+def test_an_overflowing_near_set_is_nan_and_raises(monkeypatch):
     """A flat image: the coordinates decide, mirror-image patches tie; with a near set of 2 the tie overflows."""
     monkeypatch.setattr(ccm_search, "NEAR_CANDIDATES", 2)
     gt = torch.zeros(2, 40, 40, dtype=torch.bool)
     gt[:, 12:28, 12:28] = True
     image = torch.full((2, 3, 40, 40), 90, dtype=torch.uint8)
     image[1] = torch.randint(0, 256, (3, 40, 40), generator=torch.Generator().manual_seed(0))
-    cd = degree_module.camouflage_degree(image, gt)
+    cd = degree_module.camouflage_degree(image, gt, engine="fixed")
     assert cd[0].isnan().all() and not cd[1].isnan().any()  # only the image that overflowed
-    with pytest.raises(RuntimeError, match="allow_host_sync=True"):
-        camouflage_context_measure(gt.float(), gt, image)
-    metric = CamouflageContextMeasure(validate_args=False)
+    with pytest.raises(RuntimeError, match='engine="data_sized"'):
+        camouflage_context_measure(gt.float(), gt, image, engine="fixed")
+    metric = CamouflageContextMeasure(validate_args=False, engine="fixed")
     metric.update(gt.float(), gt, image)  # no read here
-    with pytest.raises(RuntimeError, match="allow_host_sync=True"):
+    with pytest.raises(RuntimeError, match='engine="data_sized"'):
         metric.compute()
-    exact = camouflage_context_measure(gt.float(), gt, image, allow_host_sync=True)
+    exact = camouflage_context_measure(gt.float(), gt, image, engine="data_sized")
     assert not exact.isnan()
 
 
-def test_the_flag_is_a_bool():
+def test_the_deprecated_allow_host_sync_is_a_bool():
     gt = torch.zeros(1, 10, 10, dtype=torch.bool)
     image = torch.zeros(1, 3, 10, 10, dtype=torch.uint8)
     with pytest.raises(TypeError, match="allow_host_sync"):
@@ -92,7 +91,7 @@ def test_the_flag_is_a_bool():
 
 
 def _documented_reads() -> list[tuple[str, range]]:
-    """Where ``allow_host_sync=True`` may read: the data-sized similarity, reconstruction and search."""
+    """Where ``engine="data_sized"`` may read: the data-sized similarity, reconstruction and search."""
     places = []
     for function in (degree_module._similarity_data, degree_module._reconstruct, ccm_search.nearest_background,
                      ccm_search._search_listed):
@@ -102,11 +101,11 @@ def _documented_reads() -> list[tuple[str, range]]:
     return places
 
 
-def test_allow_host_sync_reads_only_in_the_data_sized_path(device_paths):
-    """The sync-free update (the default) is tests/test_sync_free.py's; with ``allow_host_sync=True`` off CPU the
-    reads are the data-sized search's ``nonzero`` lists, nowhere else."""
+def test_the_data_sized_engine_reads_only_in_the_data_sized_path(device_paths):
+    """The sync-free update (the default off CPU) is tests/test_sync_free.py's; with ``engine="data_sized"`` off CPU
+    the reads are the data-sized search's ``nonzero`` lists, nowhere else."""
     pred, gt, image = (part[:4] for part in batches()[3])  # 33 x 33: blobs, ellipse, border, thin
-    metric = CamouflageContextMeasure(normalize=True, validate_args=False, allow_host_sync=True)
+    metric = CamouflageContextMeasure(normalize=True, validate_args=False, engine="data_sized")
     metric.update(pred, gt, image)  # warm-up
     with HostSyncRecorder() as recorder:
         metric.update(pred, gt, image)

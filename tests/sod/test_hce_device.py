@@ -1,7 +1,7 @@
-"""HCE off CPU (``host_reads.free_on`` forced to False, as on CUDA): the sync-free path gives the CPU path's
-values image for image, makes no host sync in ``update``, and never returns a wrong number when its
-budgets are short; ``allow_host_sync=True`` runs the data-sized path (its host reads are those of the
-data-sized ops, listed in docs/hce.md)."""
+"""HCE's sync-free path (``engine="fixed"``, or ``host_reads.free_on`` forced to False as on CUDA where host syncs
+are counted) gives the CPU path's values image for image, makes no host sync in ``update``, and never returns a
+wrong number when its budgets are short; ``engine="data_sized"`` off CPU runs the data-sized path (its host reads
+are those of the data-sized ops, listed in docs/hce.md)."""
 
 from __future__ import annotations
 
@@ -38,11 +38,11 @@ def _cpu_values(protocol: str) -> torch.Tensor:
 
 
 @pytest.mark.parametrize("protocol", ["pysodmetrics", "dis"])
-def test_sync_free_path_equals_the_cpu_path(protocol, monkeypatch):
+def test_sync_free_path_equals_the_cpu_path(protocol):
     expected = _cpu_values(protocol)
-    monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)
     chosen = slice(None) if protocol == "pysodmetrics" else slice(-10, None)  # "dis": the stress pairs
-    got = hce_per_image(PREDS[chosen], GTS[chosen], protocol=protocol, normalize=protocol == "pysodmetrics")
+    got = hce_per_image(PREDS[chosen], GTS[chosen], protocol=protocol, normalize=protocol == "pysodmetrics",
+                        engine="fixed")
     assert torch.equal(got, expected[chosen])
     assert expected.max() > 100  # not vacuous: the stress pairs have many control points
 
@@ -50,14 +50,14 @@ def test_sync_free_path_equals_the_cpu_path(protocol, monkeypatch):
 def test_data_sized_path_off_cpu_equals_the_cpu_path(device_paths):
     preds, gts = [p for p, _ in STRESS], [g for _, g in STRESS]
     got = hce_per_image([torch.from_numpy(p) for p in preds], [torch.from_numpy(g) for g in gts],
-                        normalize=True, allow_host_sync=True)
+                        normalize=True, engine="data_sized")
     assert torch.equal(got, _cpu_values("pysodmetrics")[-10:])
 
 
-def test_cached_skeletons_on_the_sync_free_path(device_paths):
+def test_cached_skeletons_on_the_sync_free_path():
     gts = [g > 128 for g in GTS[-10:]]
     skeletons = [torch.from_numpy(np.where(skeletonize(g).skeleton.numpy(), 255, 0).astype(np.uint8)) for g in gts]
-    got = hce_per_image(PREDS[-10:], GTS[-10:], protocol="dis", gt_skeleton=skeletons)
+    got = hce_per_image(PREDS[-10:], GTS[-10:], protocol="dis", gt_skeleton=skeletons, engine="fixed")
     assert torch.equal(got, _cpu_values("dis")[-10:])
 
 
@@ -81,9 +81,9 @@ def test_cached_skeletons_make_no_host_sync_and_compute_reads_once(as_list, devi
     assert value.item() == pytest.approx(_cpu_values("pysodmetrics")[[-10, -8]].mean().item(), abs=1e-12)
 
 
-def test_allow_host_sync_reads_the_host_off_cpu(device_paths):
+def test_data_sized_engine_reads_the_host_off_cpu(device_paths):
     pred, gt = PREDS[-10], GTS[-10]
-    metric = HCE(normalize=True, allow_host_sync=True, validate_args=False)
+    metric = HCE(normalize=True, engine="data_sized", validate_args=False)
     with HostSyncRecorder() as recorder:
         metric.update(pred, gt)
     where = {place.split(":")[0] for _, place in recorder.hits}
@@ -93,50 +93,50 @@ def test_allow_host_sync_reads_the_host_off_cpu(device_paths):
     assert metric.compute().item() == _cpu_values("pysodmetrics")[-10].item()
 
 
-def test_short_thinning_budget_raises_never_a_wrong_number(device_paths, monkeypatch):
+def test_short_thinning_budget_raises_never_a_wrong_number(monkeypatch):
     monkeypatch.setattr(thinning, "thinning_budget", lambda height, width: 0)
-    values = hce_per_image(PREDS[-10:-7], GTS[-10:-7], normalize=True)
+    values = hce_per_image(PREDS[-10:-7], GTS[-10:-7], normalize=True, engine="fixed")
     # the wires are their own skeleton (nothing to remove: exact); fences and text are not
     assert torch.isnan(values).tolist() == [False, True, True]
     assert values[0] == _cpu_values("pysodmetrics")[-10]
-    with pytest.raises(RuntimeError, match="allow_host_sync=True"):
-        hce(PREDS[-10:-7], GTS[-10:-7], normalize=True)
-    metric = HCE(normalize=True)
+    with pytest.raises(RuntimeError, match='engine="data_sized"'):
+        hce(PREDS[-10:-7], GTS[-10:-7], normalize=True, engine="fixed")
+    metric = HCE(normalize=True, engine="fixed")
     metric.update(PREDS[-9], GTS[-9])
     with pytest.raises(RuntimeError, match="budget"):
         metric.compute()
-    assert hce(PREDS[-10:-7], GTS[-10:-7], normalize=True, allow_host_sync=True).item() == pytest.approx(
+    assert hce(PREDS[-10:-7], GTS[-10:-7], normalize=True, engine="data_sized").item() == pytest.approx(
         _cpu_values("pysodmetrics")[-10:-7].mean().item(), abs=1e-12)
 
 
-def test_short_douglas_peucker_budget_raises(device_paths, monkeypatch):
+def test_short_douglas_peucker_budget_raises(monkeypatch):
     monkeypatch.setattr(polyline, "DP_LEVELS", 0)
-    values = hce_per_image(PREDS[-10:], GTS[-10:], normalize=True)
+    values = hce_per_image(PREDS[-10:], GTS[-10:], normalize=True, engine="fixed")
     expected = _cpu_values("pysodmetrics")[-10:]
     assert torch.isnan(values).any()
     assert torch.equal(values[~torch.isnan(values)], expected[~torch.isnan(values)])  # the others are exact
 
 
-def test_an_empty_batch_of_frames(device_paths):
+def test_an_empty_batch_of_frames():
     gt = torch.zeros(2, 9, 13, dtype=torch.bool)
-    assert hce_per_image(gt.float(), gt).tolist() == [0.0, 0.0]
+    assert hce_per_image(gt.float(), gt, engine="fixed").tolist() == [0.0, 0.0]
     pred = torch.ones(2, 9, 13)
-    assert torch.equal(hce_per_image(pred, gt, protocol="pysodmetrics"),
+    assert torch.equal(hce_per_image(pred, gt, protocol="pysodmetrics", engine="fixed"),
                        torch.tensor([1.0, 1.0], dtype=torch.float64))  # the whole frame is one FP region
 
 
-def test_allow_host_sync_must_be_a_bool():
+def test_the_deprecated_allow_host_sync_must_be_a_bool():
     with pytest.raises(TypeError, match="allow_host_sync"):
         HCE(allow_host_sync=1)
     with pytest.raises(TypeError, match="allow_host_sync"):
         hce(torch.zeros(3, 3), torch.zeros(3, 3), allow_host_sync="yes")
 
 
-def test_blocks_of_images_give_the_same_values(device_paths, monkeypatch):
+def test_blocks_of_images_give_the_same_values(monkeypatch):
     """Large groups go through the sync-free path in blocks of images (memory); the values do not change."""
     pred = torch.stack([p for p in PREDS[-10:] if p.shape == (41, 67)])
     gt = torch.stack([g for g in GTS[-10:] if g.shape == (41, 67)])
-    whole = hce_per_image(pred, gt, normalize=True)
+    whole = hce_per_image(pred, gt, normalize=True, engine="fixed")
     monkeypatch.setattr(hce_module, "FIXED_PIXELS_PER_CALL", 2 * 41 * 67)
-    assert torch.equal(hce_per_image(pred, gt, normalize=True), whole)
+    assert torch.equal(hce_per_image(pred, gt, normalize=True, engine="fixed"), whole)
     assert pred.shape[0] == 5

@@ -23,16 +23,15 @@ takes the smallest, ties to the lowest candidate index as sklearn's brute-force 
 equal distances; 149 features: ``algorithm="auto"`` is brute force). sklearn itself ranks by the matrix-product
 form in float64, so where two candidates lie within its ~1e-9 rounding of each other it may pick the other.
 
-**Two paths**, one switch (``engine`` of :func:`camouflage_degree`, onto which the metrics map their
-``allow_host_sync``; docs/context_measure.md, "Without host syncs"):
+**Two paths**, one switch (``engine`` of :func:`camouflage_degree`, which the CCm functional and metric pass down;
+docs/context_measure.md, "Without host syncs"):
 
-- ``"data_sized"`` (on CPU, ``host_reads.free_on``, or with ``allow_host_sync=True``): the sizes are the data's —
-  the search runs image by image on the valid patches (read from the device per image); only the patches' pixels
-  are converted to Lab, the reconstruction is an exact integer ``index_add`` of the matched patches, and the colour
-  difference is evaluated on the gt pixels.
-- ``"fixed"`` (otherwise, off CPU): every position of the stride-3 grid is a patch, with fg / bg masks; the batched
-  search (the ``"fixed"`` :func:`~nobg_metrics.ops.ccm_search.nearest_background`) ranks invalid candidates at
-  ``+inf`` and recomputes a fixed near set per query; the whole images are converted and compared; an image whose
+- ``"data_sized"`` (``"auto"`` on CPU, or asked for): the sizes are the data's — the search runs image by image on the
+  valid patches (read from the device per image); only the patches' pixels are converted to Lab, the reconstruction is
+  an exact integer ``index_add`` of the matched patches, and the colour difference is evaluated on the gt pixels.
+- ``"fixed"`` (``"auto"`` off CPU, or asked for): every position of the stride-3 grid is a patch, with fg / bg masks;
+  the batched search (the ``"fixed"`` :func:`~nobg_metrics.ops.ccm_search.nearest_background`) ranks invalid candidates
+  at ``+inf`` and recomputes a fixed near set per query; the whole images are converted and compared; an image whose
   near set overflowed is NaN (``camouflage_context_measure`` and ``CamouflageContextMeasure.compute`` then raise).
 
 Both give the same numbers (tested with the device path forced on CPU).
@@ -211,7 +210,7 @@ def _similarity_fixed(image: Tensor, gt: Tensor, valid_fg: Tensor, valid_bg: Ten
 
 OVERFLOW_MESSAGE = ("CCm: the sync-free device path found more than NEAR_CANDIDATES (ops/ccm_search.py) background "
                     "patches within the float32 rounding bound of a foreground patch's nearest one for at least one "
-                    "image (its camouflage degree is NaN, its CCm +inf). Pass allow_host_sync=True to size the search "
+                    "image (its camouflage degree is NaN, its CCm +inf). Pass engine=\"data_sized\" to size the search "
                     "by the data (exact on any input).")
 """The error of :func:`check_overflow`: an infinite CCm only comes from a search whose near set overflowed."""
 
@@ -229,7 +228,7 @@ def camouflage_degree(image: Tensor, gt: Tensor, *, gamma: float = 8.0, lambda_s
                       engine: host_reads.Engine = "auto") -> Tensor:
     """The reference's camouflage degree map per image (see the module notes).
 
-    ``engine="data_sized"`` (the default ``"auto"`` on CPU; a metric's ``allow_host_sync=True``): the search runs on
+    ``engine="data_sized"`` (the default ``"auto"`` on CPU): the search runs on
     each image's data-sized patch sets (host reads); ``"fixed"`` (``"auto"`` off CPU): on every grid position with
     masks (no host read), where an image whose search overflowed its fixed near set
     (:data:`~nobg_metrics.ops.ccm_search.NEAR_CANDIDATES`) is NaN.

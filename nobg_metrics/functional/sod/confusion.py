@@ -179,18 +179,19 @@ TIE = 1e-12
 of the mean decides); genuine gaps are >= 1 / (255 N), far larger for any image below 1e9 pixels."""
 
 
-def reference_mean(fast: Tensor, near: Tensor, pixels: Callable[[Tensor | None], Tensor]) -> Tensor:
+def reference_mean(fast: Tensor, near: Tensor, pixels: Callable[[Tensor | None], Tensor],
+                   engine: host_reads.Engine = "auto") -> Tensor:
     """Per-image means as ``np.mean`` rounds them where a pixel value is near the adaptive threshold.
 
     Args:
         fast: :math:`(B,)` float64 means in any summation order (exact up to a few ulps).
         near: :math:`(B,)` bool, images with a value within :data:`TIE` of ``2 · fast``.
         pixels: the float64 pixel values of the images ``rows`` (all with ``None``), :math:`(b, H, W)`.
-
-    On CPU only the near images are summed again (numpy's pairwise order, :mod:`nobg_metrics.ops.numpy_sum`);
-    off CPU every image is (no host read decides).
+        engine: ``"data_sized"`` (``"auto"`` on CPU): only the near images are summed again (numpy's pairwise order,
+            :mod:`nobg_metrics.ops.numpy_sum`; a host read picks them); ``"fixed"`` (``"auto"`` off CPU): every
+            image is (no host read decides). Same values.
     """
-    if not host_reads.free_on(fast):
+    if host_reads.resolve_engine(engine, fast) == "fixed":
         return numpy_mean(pixels(None))
     if not bool(near.any()):
         return fast
@@ -331,8 +332,8 @@ def split_table(table: Tensor, requests: frozenset[Request]) -> dict[str, Tensor
     return out
 
 
-def _confusion_sums(pred: InputMaps, gt: InputMaps, requests: frozenset[Request], options: ConfusionOptions,
-                    validate_args: bool) -> dict[str, Tensor]:
+def confusion_sums(pred: InputMaps, gt: InputMaps, requests: frozenset[Request], options: ConfusionOptions,
+                   validate_args: bool) -> dict[str, Tensor]:
     """A batch's sums as the classes hold them: ``"table"`` :math:`(K, M)` float64 (when a measure is requested),
     ``"pooled"`` :math:`(4,)` int64 ``[TP, FP, TN, FN]`` (when pooled is), the image count (:data:`COUNT`)."""
     batches = prepare_segmentation(pred, gt, normalize=options.normalize, validate_args=validate_args)
@@ -340,14 +341,14 @@ def _confusion_sums(pred: InputMaps, gt: InputMaps, requests: frozenset[Request]
     return {**sums, COUNT: count}
 
 
-def _confusion_update(pred: InputMaps, gt: InputMaps, requests: frozenset[Request], options: ConfusionOptions,
-                      validate_args: bool) -> dict[str, Tensor]:
+def confusion_update(pred: InputMaps, gt: InputMaps, requests: frozenset[Request], options: ConfusionOptions,
+                     validate_args: bool) -> dict[str, Tensor]:
     """Sufficient statistics of a batch: ``{statistic key: sum over images}`` and the image count (:data:`COUNT`).
 
     Curve sums are :math:`(T,)` float64, value sums scalar float64, pooled counts :math:`(4,)` int64
     ``[TP, FP, TN, FN]``, the count a scalar int64.
     """
-    sums = _confusion_sums(pred, gt, requests, options, validate_args)
+    sums = confusion_sums(pred, gt, requests, options, validate_args)
     table = sums.pop(TABLE, None)
     return {**sums, **({} if table is None else split_table(table, requests))}
 

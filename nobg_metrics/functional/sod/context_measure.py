@@ -42,7 +42,7 @@ import math
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import EmptyGt, InputMaps, check_flag, check_number, check_option
+from nobg_metrics._inputs import EmptyGt, InputMaps, check_number, check_option
 from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.functional.sod.camouflage_degree import camouflage_degree, check_overflow
@@ -140,9 +140,9 @@ def context_measure(pred: InputMaps, gt: InputMaps, *, beta2: float = 1.0, alpha
 
 
 def _check_camouflage_args(beta2: float, alpha: float, gamma: float, lambda_spatial: float,
-                           empty_gt: EmptyGt, allow_host_sync: bool = False) -> None:
+                           empty_gt: EmptyGt, engine: host_reads.Engine = "auto") -> None:
     _check_context_measure_args(beta2, alpha, empty_gt)
-    check_flag("allow_host_sync", allow_host_sync)
+    check_option("engine", engine, host_reads.Engine)
     check_number("gamma", gamma, low=0.0, low_open=True, high=700.0)
     check_number("lambda_spatial", lambda_spatial, low=0.0)
 
@@ -150,7 +150,7 @@ def _check_camouflage_args(beta2: float, alpha: float, gamma: float, lambda_spat
 def _camouflage_context_measure_update(pred: InputMaps, gt: InputMaps, image: InputImages, beta2: float,
                                        alpha: float, gamma: float, lambda_spatial: float, normalize: bool,
                                        empty_gt: EmptyGt, validate_args: bool,
-                                       allow_host_sync: bool = False) -> tuple[Tensor, Tensor]:
+                                       engine: host_reads.Engine = "auto") -> tuple[Tensor, Tensor]:
     """Sum of per-image CCm and the number of images of a batch: ``(float64 scalar, int64 scalar)`` (the sum +inf
     where the sync-free search overflowed; NaN where a NaN pixel came through ``validate_args=False``)."""
     groups = prepare_camouflage(pred, gt, image, normalize=normalize, validate_args=validate_args)
@@ -158,18 +158,17 @@ def _camouflage_context_measure_update(pred: InputMaps, gt: InputMaps, image: In
     for batch, images in groups:  # one group per list item (CCm's search runs image by image anyway)
         with one_thread_if_small(batch.gt_raw.numel(), images.device):  # small CPU groups: no thread-pool trips
             per_group.append(_camouflage_per_image(batch, images, beta2, alpha, gamma, lambda_spatial, empty_gt,
-                                                   allow_host_sync))
+                                                   engine))
     values = torch.cat(per_group)
     return values.sum(), torch.full((), values.shape[0], dtype=torch.int64, device=values.device)
 
 
 def _camouflage_per_image(batch: SegBatch, images: Tensor, beta2: float, alpha: float, gamma: float,
-                          lambda_spatial: float, empty_gt: EmptyGt, allow_host_sync: bool) -> Tensor:
+                          lambda_spatial: float, empty_gt: EmptyGt, engine: host_reads.Engine = "auto") -> Tensor:
     """:math:`(B,)` float64 CCm of one group; +inf for an image whose sync-free search overflowed (its ``cd`` map is
     NaN, and only then: ``cd`` depends on the uint8 image and the bool gt alone), so that
     :func:`~nobg_metrics.functional.sod.camouflage_degree.check_overflow` tells it from a NaN input."""
-    degree = camouflage_degree(images, batch.gt, gamma=gamma, lambda_spatial=lambda_spatial,
-                               engine=host_reads.engine_for(allow_host_sync))  # the one mapping onto the ops' switch
+    degree = camouflage_degree(images, batch.gt, gamma=gamma, lambda_spatial=lambda_spatial, engine=engine)
     values = _context_measure_per_image(batch, beta2, alpha, empty_gt, degree)
     return torch.where(degree.isnan().flatten(1).any(dim=1), torch.inf, values)
 
@@ -189,7 +188,8 @@ def _camouflage_context_measure_compute(total: Tensor, count: Tensor) -> Tensor:
 def camouflage_context_measure(pred: InputMaps, gt: InputMaps, image: InputImages, *, beta2: float = 1.2,
                                alpha: float = 6.0, gamma: float = 8.0, lambda_spatial: float = 20.0,
                                normalize: bool = False, empty_gt: EmptyGt = "agreement",
-                               allow_host_sync: bool = False, validate_args: bool = True) -> Tensor:
+                               allow_host_sync: bool | None = None, validate_args: bool = True,
+                               engine: host_reads.Engine = "auto") -> Tensor:
     r"""Camouflage context measure CCm: Cm whose reverse term weighs each gt pixel by ``1 + cd``, the camouflage
     degree of :func:`~nobg_metrics.functional.sod.camouflage_degree.camouflage_degree` (PySODMetrics 1.6.2
     ``CamouflageContextMeasure``, β² = 1.2, γ = 8, λ = 20), per image, averaged over images::
@@ -201,15 +201,19 @@ def camouflage_context_measure(pred: InputMaps, gt: InputMaps, image: InputImage
         image: the RGB images, :math:`(B, 3, H, W)` uint8 (or a list beside list ``pred`` / ``gt``).
         beta2, alpha, normalize, empty_gt, validate_args: as :func:`context_measure` (β² defaults to 1.2).
         gamma: γ of the camouflage degree; lambda_spatial: λ, the weight of patch positions in the search.
-        allow_host_sync: off CPU, run the 1-NN search on the data-sized patch sets (host reads per image);
-            default: the sync-free search over every grid position (docs/context_measure.md, "Without host syncs").
+        allow_host_sync: deprecated alias of ``engine``: ``True`` is ``engine="data_sized"``, ``False`` ``"auto"``
+            (a ``DeprecationWarning``).
+        engine: ``"data_sized"`` runs the 1-NN search on the data-sized patch sets on every device (host reads per
+            image); ``"fixed"`` the sync-free search over every grid position (docs/context_measure.md, "Without
+            host syncs"); ``"auto"`` (default) is ``"data_sized"`` on CPU and ``"fixed"`` elsewhere. Same values.
 
     Returns:
         scalar float64 tensor.
 
     Raises:
-        RuntimeError: off CPU with ``allow_host_sync=False``, when a query had more near candidates than the
-            sync-free search recomputes (:data:`~nobg_metrics.functional.sod.camouflage_degree.OVERFLOW_MESSAGE`).
+        RuntimeError: on the sync-free path (``"fixed"``; off CPU by default), when a query had more near candidates
+            than the search recomputes (:data:`~nobg_metrics.functional.sod.camouflage_degree.OVERFLOW_MESSAGE`).
+        ValueError: ``engine`` is not one of :data:`~nobg_metrics.ops.host_reads.Engine`.
 
     Examples:
         >>> gt = torch.zeros(40, 40, dtype=torch.bool); gt[10:30, 12:28] = True
@@ -217,6 +221,7 @@ def camouflage_context_measure(pred: InputMaps, gt: InputMaps, image: InputImage
         >>> round(camouflage_context_measure(gt.float(), gt, image).item(), 4)
         0.7182
     """
-    _check_camouflage_args(beta2, alpha, gamma, lambda_spatial, empty_gt, allow_host_sync)
+    engine = host_reads.engine_option(engine, allow_host_sync, "camouflage_context_measure")
+    _check_camouflage_args(beta2, alpha, gamma, lambda_spatial, empty_gt, engine)
     return _camouflage_context_measure_compute(*_camouflage_context_measure_update(
-        pred, gt, image, beta2, alpha, gamma, lambda_spatial, normalize, empty_gt, validate_args, allow_host_sync))
+        pred, gt, image, beta2, alpha, gamma, lambda_spatial, normalize, empty_gt, validate_args, engine))

@@ -13,14 +13,14 @@ Per image (docs/references.md, "Human Correction Effort"; the steps are in
 
 and the dataset value is the mean over images. BiRefNet's tables print ``int(round(mean))`` of the DIS rule.
 
-Devices: on CPU the procedure sizes its work by the data (host reads are free there). Off CPU, by default
-(``allow_host_sync=False``) it runs the sync-free path — full frames, padded lists and round counts fixed by
-the frame size (the ``"fixed"`` forms of ``ops.thinning.skeletonize``, ``ops.contours.find_contours``,
-``ops.polyline.approx_poly_dp_open`` and ``functional.sod.hce_regions.region_effort``); two of those counts are
-budgets, not proofs (thinning iterations, Douglas–Peucker levels), and an image that needs more gets the value
-NaN, which makes ``hce()`` and ``HCE.compute()`` raise (:data:`BUDGET_MESSAGE`) — never a wrong count.
-``allow_host_sync=True`` runs the data-sized path on every device (docs/hce.md, "Without host syncs"): it maps onto
-the ops' ``engine`` switch in one place, :func:`_hce_per_image`.
+Devices: one switch, ``engine`` (:data:`~nobg_metrics.ops.host_reads.Engine`). On CPU the default ``"auto"`` sizes the
+work by the data (host reads are free there). Off CPU, by default it runs the sync-free path (``"fixed"``) — full
+frames, padded lists and round counts fixed by the frame size (the ``"fixed"`` forms of ``ops.thinning.skeletonize``,
+``ops.contours.find_contours``, ``ops.polyline.approx_poly_dp_open`` and ``functional.sod.hce_regions.region_effort``);
+two of those counts are budgets, not proofs (thinning iterations, Douglas–Peucker levels), and an image that needs more
+gets the value NaN, which makes ``hce()`` and ``HCE.compute()`` raise (:data:`BUDGET_MESSAGE`) — never a wrong count.
+``engine="data_sized"`` runs the data-sized path on every device (docs/hce.md, "Without host syncs"); the older
+``allow_host_sync=True`` is its deprecated alias. ``"auto"`` is resolved in one place, :func:`_hce_per_image`.
 
 Edge cases: an image whose prediction matches its gt scores 0 (no error region, no skeleton pixel missed);
 an empty gt has an empty skeleton, so only the false positives count. HCE is an integer count per image; the
@@ -35,7 +35,7 @@ from typing import Literal
 import torch
 from torch import Tensor
 
-from nobg_metrics._inputs import InputMaps, check_flag, check_number, check_option, prepare
+from nobg_metrics._inputs import InputMaps, check_number, check_option, prepare
 from nobg_metrics._seg_batch import SegBatch, prediction_values
 from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.functional.sod.hce_regions import hce_counts
@@ -61,7 +61,7 @@ CPU), so at most ~9 GiB; larger groups go in blocks of images (two 1024² images
 
 BUDGET_MESSAGE = ("HCE: the sync-free device path ran out of its fixed budget (thinning iterations or "
                   "Douglas-Peucker levels, docs/hce.md) for at least one image (its value is NaN). Pass "
-                  "allow_host_sync=True to size the work by the data (exact on any input).")
+                  "engine=\"data_sized\" to size the work by the data (exact on any input).")
 """The error of :func:`check_budget`: a NaN per-image value only comes from an exhausted budget (the inputs are
 binarised by comparisons, so a NaN pixel let through by ``validate_args=False`` never makes one)."""
 
@@ -85,8 +85,8 @@ def _hce_compute(total: Tensor, count: Tensor) -> Tensor:
 
 
 def _check_hce_args(relax: int, epsilon: float, protocol: str, normalize: bool,
-                    allow_host_sync: bool = False) -> None:
-    check_flag("allow_host_sync", allow_host_sync)
+                    engine: host_reads.Engine = "auto") -> None:
+    check_option("engine", engine, host_reads.Engine)
     check_number("relax", relax, low=0, integer=True)
     check_number("epsilon", epsilon, low=0, high=1e30)
     check_option("protocol", protocol, HceProtocol)
@@ -116,12 +116,11 @@ def _skeleton(batch: SegBatch, engine: host_reads.Engine) -> tuple[Tensor, Tenso
 
 
 def _hce_per_image(batch: SegBatch, relax: int, epsilon: float, protocol: str,
-                   allow_host_sync: bool = False) -> Tensor:
+                   engine: host_reads.Engine = "auto") -> Tensor:
     """(B,) float64 per-image HCE of one equal-size group (NaN where the sync-free path's budget was short)."""
     pred = _binarized_pred(batch, protocol)
     gt = batch.gt
-    # allow_host_sync onto the ops' switch, resolved once for the group: "data_sized" on CPU or when allowed
-    engine = host_reads.resolve_engine(host_reads.engine_for(allow_host_sync), gt)
+    engine = host_reads.resolve_engine(engine, gt)  # resolved once for the group: "auto" is "data_sized" on CPU
     skeleton, converged = _skeleton(batch, engine)
     count, height, width = gt.shape
     if count == 0:
@@ -143,19 +142,21 @@ def _prepare(pred: InputMaps, gt: InputMaps, gt_skeleton: InputMaps | None, norm
 
 def _hce_update(pred: InputMaps, gt: InputMaps, relax: int, epsilon: float, protocol: str, normalize: bool,
                 validate_args: bool, gt_skeleton: InputMaps | None = None,
-                allow_host_sync: bool = False) -> tuple[Tensor, Tensor]:
+                engine: host_reads.Engine = "auto") -> tuple[Tensor, Tensor]:
     """Sum of per-image HCE and the number of images of a batch: ``(float64 scalar, int64 scalar)``."""
-    _check_hce_args(relax, epsilon, protocol, normalize, allow_host_sync)
+    _check_hce_args(relax, epsilon, protocol, normalize, engine)
     batches = _prepare(pred, gt, gt_skeleton, normalize, validate_args)
-    return sum_per_image(lambda batch: _hce_per_image(batch, relax, epsilon, protocol, allow_host_sync), batches)
+    return sum_per_image(lambda batch: _hce_per_image(batch, relax, epsilon, protocol, engine), batches)
 
 
 def hce_per_image(pred: InputMaps, gt: InputMaps, *, relax: int = 5, epsilon: float = 2.0,
                   protocol: HceProtocol = "pysodmetrics", gt_skeleton: InputMaps | None = None,
-                  normalize: bool = False, allow_host_sync: bool = False, validate_args: bool = True) -> Tensor:
+                  normalize: bool = False, allow_host_sync: bool | None = None, validate_args: bool = True,
+                  engine: host_reads.Engine = "auto") -> Tensor:
     """The HCE of every image, in input order: :math:`(N,)` float64 (integers). Arguments as :func:`hce`.
 
-    Off CPU with ``allow_host_sync=False``, an image whose budget was short is NaN here (no read, no raise).
+    On the sync-free path (``engine="fixed"``; off CPU by default), an image whose budget was short is NaN here
+    (no read, no raise).
 
     Examples:
         >>> gt = torch.zeros(2, 30, 30, dtype=torch.bool); gt[:, 4:26, 4:26] = True
@@ -163,9 +164,10 @@ def hce_per_image(pred: InputMaps, gt: InputMaps, *, relax: int = 5, epsilon: fl
         >>> hce_per_image(pred, gt)
         tensor([0., 1.], dtype=torch.float64)
     """
-    _check_hce_args(relax, epsilon, protocol, normalize, allow_host_sync)
+    engine = host_reads.engine_option(engine, allow_host_sync, "hce_per_image")
+    _check_hce_args(relax, epsilon, protocol, normalize, engine)
     batches = _prepare(pred, gt, gt_skeleton, normalize, validate_args)
-    values = [_hce_per_image(batch, relax, epsilon, protocol, allow_host_sync) for batch in batches]
+    values = [_hce_per_image(batch, relax, epsilon, protocol, engine) for batch in batches]
     if len(values) == 1:
         return values[0]
     order = _input_order([pred, gt] + ([] if gt_skeleton is None else [gt_skeleton]))
@@ -183,7 +185,8 @@ def _input_order(lists: list[InputMaps]) -> Tensor:
 
 def hce(pred: InputMaps, gt: InputMaps, *, relax: int = 5, epsilon: float = 2.0,
         protocol: HceProtocol = "pysodmetrics", gt_skeleton: InputMaps | None = None,
-        normalize: bool = False, allow_host_sync: bool = False, validate_args: bool = True) -> Tensor:
+        normalize: bool = False, allow_host_sync: bool | None = None, validate_args: bool = True,
+        engine: host_reads.Engine = "auto") -> Tensor:
     r"""Human Correction Effort, the mean over images of the per-image click count (lower is better).
 
     Args:
@@ -196,17 +199,21 @@ def hce(pred: InputMaps, gt: InputMaps, *, relax: int = 5, epsilon: float = 2.0,
         gt_skeleton: optional cached skeletons (bool, or uint8 read as ``> 128``), same layout as ``gt``;
             default ``skimage.morphology.skeletonize(gt)``.
         normalize: PySODMetrics' per-image min-max stretch first (its default protocol; not with "dis").
-        allow_host_sync: off CPU, size the work by the data (thinning fronts, contour lists, Douglas–Peucker
-            levels; the host reads sizes back, docs/hce.md). Default False: the sync-free path, whose result
-            is read once at the end (the budget check). On CPU the data-sized path always runs. Same values.
+        allow_host_sync: deprecated alias of ``engine``: ``True`` is ``engine="data_sized"``, ``False`` ``"auto"``
+            (a ``DeprecationWarning``).
         validate_args: run the checks that force a device sync.
+        engine: ``"data_sized"`` sizes the work by the data on every device (thinning fronts, contour lists,
+            Douglas–Peucker levels; the host reads sizes back, docs/hce.md); ``"fixed"`` runs the sync-free path,
+            whose result is read once at the end (the budget check); ``"auto"`` (default) is ``"data_sized"`` on
+            CPU and ``"fixed"`` elsewhere. Same values.
 
     Returns:
         scalar float64 tensor.
 
     Raises:
-        RuntimeError: off CPU with ``allow_host_sync=False``, when an image needed more than the sync-free
-            path's budget (:data:`BUDGET_MESSAGE`).
+        RuntimeError: on the sync-free path (``"fixed"``; off CPU by default), when an image needed more than its
+            budget (:data:`BUDGET_MESSAGE`).
+        ValueError: ``engine`` is not one of :data:`~nobg_metrics.ops.host_reads.Engine`.
 
     Examples:
         >>> gt = torch.zeros(2, 30, 30, dtype=torch.bool); gt[:, 4:26, 4:26] = True
@@ -214,5 +221,6 @@ def hce(pred: InputMaps, gt: InputMaps, *, relax: int = 5, epsilon: float = 2.0,
         >>> hce(pred, gt)
         tensor(0.5000, dtype=torch.float64)
     """
+    engine = host_reads.engine_option(engine, allow_host_sync, "hce")
     return _hce_compute(*_hce_update(pred, gt, relax, epsilon, protocol, normalize, validate_args, gt_skeleton,
-                                     allow_host_sync))
+                                     engine))

@@ -184,8 +184,9 @@ def _quantized(batch: SegBatch) -> Tensor:
     return lookup_levels(table, batch.pred_raw).to(torch.int16)
 
 
-def _adaptive_mask(batch: SegBatch) -> Tensor:
-    """``pred >= min(2 * mean(pred), 1)`` (``get_adaptive_threshold``), the mean rounded as numpy rounds it."""
+def _adaptive_mask(batch: SegBatch, engine: host_reads.Engine = "auto") -> Tensor:
+    """``pred >= min(2 * mean(pred), 1)`` (``get_adaptive_threshold``), the mean rounded as numpy rounds it (which
+    images are summed again: :func:`~nobg_metrics.functional.sod.confusion.reference_mean`'s ``engine``)."""
     n = batch.num_pixels
     if batch.is_uint8:
         values = batch.level_values
@@ -197,14 +198,14 @@ def _adaptive_mask(batch: SegBatch) -> Tensor:
             return lookup_levels(values if rows is None else values[rows],
                                  batch.pred_raw if rows is None else batch.pred_raw[rows])
 
-        mean = reference_mean(fast, near, pixels)
+        mean = reference_mean(fast, near, pixels, engine)
         positive = (values >= torch.clamp(2 * mean, max=1.0)[:, None]).to(torch.uint8)
         return lookup_levels(positive, batch.pred_raw).bool()
     pred = batch.pred
     if pred.dtype == torch.float64:
         mean = pred.sum(dim=(-2, -1)) / n
         near = ((pred - torch.clamp(2 * mean, max=1.0)[:, None, None]).abs() <= TIE).flatten(1).any(dim=1)
-        mean = reference_mean(mean, near, lambda rows: pred if rows is None else pred[rows])
+        mean = reference_mean(mean, near, lambda rows: pred if rows is None else pred[rows], engine)
     else:  # float32: numpy's float32 pairwise mean, and the comparison in float32
         mean = numpy_mean(pred)
     return pred >= torch.clamp(2 * mean, max=1.0)[:, None, None]
@@ -230,23 +231,25 @@ def _agreement(levels_or_masks: Tensor, statistic: Statistic, empty: Tensor) -> 
     return torch.where(empty, n - positive, positive).double() / n
 
 
-def _msiou_per_image(batch: SegBatch, statistics: frozenset[Statistic], threshold: float,
-                     empty_gt: EmptyGt) -> dict[str, Tensor]:
-    """``{statistic: (B, ...) float64 per-image scores}`` of one equal-size group (curves :math:`(B, 257)`)."""
+def _msiou_per_image(batch: SegBatch, statistics: frozenset[Statistic], threshold: float, empty_gt: EmptyGt,
+                     engine: host_reads.Engine = "auto") -> dict[str, Tensor]:
+    """``{statistic: (B, ...) float64 per-image scores}`` of one equal-size group (curves :math:`(B, 257)`); the
+    ``engine`` (resolved once for the group) picks the data-sized or the sync-free form of each step, same values."""
     gt = batch.gt
+    engine = host_reads.resolve_engine(engine, gt)
     gt_cells = cell_pyramid(binary_edges(gt))
     denominators = _half_plus_one(torch.stack([cells.flatten(1).sum(dim=1) for cells in gt_cells], dim=1))  # (B, 10)
     foreground = gt.flatten(1).sum(dim=1)
     empty, degenerate = foreground == 0, (foreground == 0) | (foreground == batch.num_pixels)
     # the agreement policy reads the degenerate images only (none: nothing to do, a free read on CPU)
-    agreement = empty_gt == "agreement" and (not host_reads.free_on(degenerate) or bool(degenerate.any()))
+    agreement = empty_gt == "agreement" and (engine == "fixed" or bool(degenerate.any()))
     out: dict[str, Tensor] = {}
     for statistic in sorted(statistics):
         if statistic == "curve":
             binarised = _quantized(batch)
-            value = trapezoid((curve_hits(binarised, gt_cells) + 1).double() / denominators[:, None, :])
+            value = trapezoid((curve_hits(binarised, gt_cells, engine) + 1).double() / denominators[:, None, :])
         else:
-            binarised = _adaptive_mask(batch) if statistic == "adaptive" else _binary_mask(batch, threshold)
+            binarised = _adaptive_mask(batch, engine) if statistic == "adaptive" else _binary_mask(batch, threshold)
             value = trapezoid(_binary_ratios(binarised, gt_cells, denominators))
         if agreement:
             shape = (-1,) + (1,) * (value.ndim - 1)
@@ -262,10 +265,11 @@ def _check_msiou_args(mode: MSIoUMode, threshold: float, empty_gt: EmptyGt) -> N
 
 
 def _msiou_update(pred: InputMaps, gt: InputMaps, statistics: frozenset[Statistic], threshold: float,
-                  normalize: bool, empty_gt: EmptyGt, validate_args: bool) -> tuple[dict[str, Tensor], Tensor]:
+                  normalize: bool, empty_gt: EmptyGt, validate_args: bool,
+                  engine: host_reads.Engine = "auto") -> tuple[dict[str, Tensor], Tensor]:
     """Sums over images of the requested statistics (curve :math:`(257,)`, others scalar float64) and the count."""
     batches = prepare_segmentation(pred, gt, normalize=normalize, validate_args=validate_args)
-    return sum_per_image(lambda batch: _msiou_per_image(batch, statistics, threshold, empty_gt), batches)
+    return sum_per_image(lambda batch: _msiou_per_image(batch, statistics, threshold, empty_gt, engine), batches)
 
 
 def _msiou_compute(mode: MSIoUMode, total: Tensor, count: Tensor) -> Tensor:

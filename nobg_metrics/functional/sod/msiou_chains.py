@@ -142,8 +142,9 @@ def _count_union(low: Tensor, high: Tensor, image: Tensor, keep: Tensor | None, 
     count = low.shape[0]
     if low.shape[1] >= _SORT_BELOW:
         high = torch.maximum(high, low)  # empty intervals: (low, low], whose ends cancel
-        # int16 holds the <= 16 * 512 intervals of a cell; int32 off CPU, where atomic adds want 32-bit words
-        dtype = torch.int16 if host_reads.free_on(low) else torch.int32
+        # int16 holds the <= 16 * 512 intervals of a cell; int32 off CPU, where atomic adds want 32-bit words (a
+        # property of the device, not a host read: the values are the same)
+        dtype = torch.int16 if low.device.type == "cpu" else torch.int32
         coverage = torch.zeros((count, _BINS), dtype=dtype, device=low.device)
         coverage.scatter_add_(1, (low + 1).long(), torch.ones(low.shape, dtype=dtype, device=low.device))
         coverage.scatter_add_(1, (high + 1).long(), torch.full(low.shape, -1, dtype=dtype, device=low.device))
@@ -166,23 +167,25 @@ def _count_union(low: Tensor, high: Tensor, image: Tensor, keep: Tensor | None, 
     return (opens - closes).view(size, _BINS).cumsum(dim=1)[:, :NUM_THRESHOLDS]
 
 
-def _cells(cells: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
-    """``(image, row, col, keep)`` of the cells to read: on CPU the gt-edge cells (``nonzero``, free there), on other
-    devices every cell, ``keep`` marking the gt-edge ones (fixed sizes, no host read)."""
+def _cells(cells: Tensor, engine: host_reads.Engine = "auto") -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
+    """``(image, row, col, keep)`` of the cells to read: ``"data_sized"`` (``"auto"`` on CPU) the gt-edge cells
+    (``nonzero``, a host read), ``"fixed"`` every cell, ``keep`` marking the gt-edge ones (fixed sizes, no host
+    read)."""
     size, rows, cols = cells.shape
-    if host_reads.free_on(cells):
+    if host_reads.resolve_engine(engine, cells) == "data_sized":
         image, row, col = cells.nonzero(as_tuple=True)
         return image, row, col, None
     index = torch.arange(size * rows * cols, device=cells.device)
     return index // (rows * cols), index // cols % rows, index % cols, cells.reshape(-1).bool()
 
 
-def curve_hits(levels: Tensor, gt_cells: list[Tensor]) -> Tensor:
+def curve_hits(levels: Tensor, gt_cells: list[Tensor], engine: host_reads.Engine = "auto") -> Tensor:
     """:math:`(B, 257, 10)` ``|shrink(edge(u8 >= t)) & shrink(edge(gt))|`` for every threshold ``t`` and scale.
 
     Args:
         levels: :math:`(B, H, W)` int16 ``u8`` levels in 0..255.
         gt_cells: the gt's :func:`cell_pyramid`.
+        engine: which cells are read: the gt-edge ones (``"data_sized"``) or all (``"fixed"``); same counts.
 
     Per pixel, ``Sx(t) = #{m : q_m(below) >= t} - #{m : q_m(above) >= t}`` with the :func:`_node_levels` ``q`` of
     the row triples above and below (``-1`` outside), so ``Sx(t) != 0`` exactly on the four intervals
@@ -201,7 +204,7 @@ def curve_hits(levels: Tensor, gt_cells: list[Tensor]) -> Tensor:
     del padded
 
     # scale 1: a pixel's own pairs: the slot of its row in its 2-row cell (of its column in its 2-column cell)
-    image, row, col, keep = _cells(gt_cells[0])
+    image, row, col, keep = _cells(gt_cells[0], engine)
     octet = torch.arange(8, device=levels.device)
     v_row, h_col = row + height % 2, col + width % 2  # in the top / left padded grids
     v_lines = ((image * vertical.shape[1] + v_row // 2) * 2 + v_row % 2)[:, None] * 8 + octet  # (K, 8)
@@ -214,7 +217,7 @@ def curve_hits(levels: Tensor, gt_cells: list[Tensor]) -> Tensor:
     for scale in range(1, NUM_SCALES):
         if scale > 1:
             vertical, horizontal = _pool_chains(vertical), _pool_chains(horizontal)
-        image, row, col, keep = _cells(gt_cells[scale])
+        image, row, col, keep = _cells(gt_cells[scale], engine)
         cell = CELL_SIZES[scale]
         picked = torch.cat([_cell_chains(vertical, image, row, col, cell),
                             _cell_chains(horizontal, image, col, row, cell)], dim=1)  # (K, 4, 8, c)

@@ -41,7 +41,7 @@ SLICE_AREA = 1 << 12
 
 
 def target_stats(batch: SegBatch, targets: Targets, *, curve_levels: int | None, threshold: float | None,
-                 adaptive: bool, mae: bool) -> TargetStats:
+                 adaptive: bool, mae: bool, engine: host_reads.Engine = "auto") -> TargetStats:
     """Per-target counts of one equal-size group.
 
     Args:
@@ -52,6 +52,8 @@ def target_stats(batch: SegBatch, targets: Targets, *, curve_levels: int | None,
         threshold: the binary threshold, or ``None`` (no binary counts).
         adaptive: the adaptive counts.
         mae: the box and background error sums.
+        engine: ``"data_sized"`` (``"auto"`` on CPU): each box's pixels only (host reads); ``"fixed"`` (``"auto"``
+            off CPU): whole-image planes per target, no host read. Same counts.
 
     Returns:
         :class:`TargetStats`.
@@ -59,7 +61,7 @@ def target_stats(batch: SegBatch, targets: Targets, *, curve_levels: int | None,
     uint8 = batch.is_uint8
     wants_hist = curve_levels is not None or (uint8 and (adaptive or threshold is not None))
     low_high = uint8_stats.level_range(batch.pred_raw) if uint8 and mae and batch.normalize else None
-    if host_reads.free_on(batch.gt_raw):
+    if host_reads.resolve_engine(engine, batch.gt_raw) == "data_sized":
         stats = _cpu_stats(batch, targets, None if uint8 else curve_levels, threshold, adaptive, mae, low_high)
     else:
         stats = _plane_stats(batch, targets, None if uint8 else curve_levels, wants_hist, threshold, adaptive, mae,
@@ -293,7 +295,7 @@ def _plane_stats(batch: SegBatch, targets: Targets, curve_levels: int | None, hi
     if adaptive and not uint8:
         pred = batch.pred
         fast = float_sums(pred.double()) / n
-        mean = reference_means(batch, targets, fast, torch.ones_like(fast, dtype=torch.bool))
+        mean = reference_means(batch, targets, fast, torch.ones_like(fast, dtype=torch.bool), engine="fixed")
         cut = torch.clamp(2 * mean, max=1.0).to(pred.dtype).view(b, k)
         tp, pos = [], []
         for first in range(0, k, per_chunk):

@@ -38,6 +38,7 @@ from nobg_metrics.functional.sod.family import AUC_CURVES, Mode
 from nobg_metrics.functional.sod.si_box_counts import target_stats
 from nobg_metrics.functional.sod.si_statistics import TIE, TargetStats, reference_means
 from nobg_metrics.functional.sod.si_targets import Targets, find_targets
+from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.histogram import NUM_LEVELS, regroup_levels
 
 SI_MEASURES = tuple(name for name in MEASURES if name != "e_measure")
@@ -120,8 +121,9 @@ def _counts(tp: Tensor, positives: Tensor, fg: Tensor, n: int) -> Counts:
 
 
 def target_counts(batch: SegBatch, targets: Targets, stats: TargetStats, binarisations: Collection[str],
-                  options: ConfusionOptions) -> dict[str, Counts]:
-    """Per-target :class:`Counts` of each binarisation (``"curve"`` :math:`(T, L)`, others :math:`(T,)`)."""
+                  options: ConfusionOptions, engine: host_reads.Engine = "auto") -> dict[str, Counts]:
+    """Per-target :class:`Counts` of each binarisation (``"curve"`` :math:`(T, L)`, others :math:`(T,)`; ``engine``:
+    :func:`~nobg_metrics.functional.sod.si_statistics.reference_means`')."""
     n, fg = batch.num_pixels, stats.fg
     outside = n - targets.area
     out = {}
@@ -140,7 +142,8 @@ def target_counts(batch: SegBatch, targets: Targets, stats: TargetStats, binaris
             cut = torch.clamp(2 * fast, max=1.0)
             near = ((values - cut[:, None]).abs() <= TIE) & (per_level > 0)
             near = near.any(dim=1) | ((cut <= TIE) & (outside > 0))  # outside: the zeros
-            cut = torch.clamp(2 * reference_means(batch, targets, fast, near), max=1.0)  # get_adaptive_threshold
+            # get_adaptive_threshold
+            cut = torch.clamp(2 * reference_means(batch, targets, fast, near, engine), max=1.0)
             positive = (values >= cut[:, None]).long()
             out["adaptive"] = _counts((raw[:, 1] * positive).sum(dim=1),
                                       (per_level * positive).sum(dim=1) + torch.where(cut <= 0, outside, 0), fg, n)
@@ -178,15 +181,17 @@ def per_image_sum(values: Tensor, targets: Targets, images: int) -> Tensor:
 
 
 def _si_per_image(batch: SegBatch, requests: frozenset[SIRequest], options: ConfusionOptions,
-                  max_targets: int) -> dict[str, Tensor]:
-    """``{statistic key: (B, ...)}``: per-image means over targets, per-image sums of target curves / counts."""
+                  max_targets: int, engine: host_reads.Engine = "auto") -> dict[str, Tensor]:
+    """``{statistic key: (B, ...)}``: per-image means over targets, per-image sums of target curves / counts (the
+    ``engine``, resolved once for the group, picks each step's data-sized or sync-free form)."""
     images = batch.shape[0]
-    targets = find_targets(batch.gt, max_targets)
+    engine = host_reads.resolve_engine(engine, batch.gt)
+    targets = find_targets(batch.gt, max_targets, engine)
     binarisations = {_BINARISATION[reduction] for _, reduction in requests}
     stats = target_stats(batch, targets, curve_levels=options.num_thresholds if "curve" in binarisations else None,
                          threshold=options.threshold if "binary" in binarisations else None,
-                         adaptive="adaptive" in binarisations, mae=False)
-    counts = target_counts(batch, targets, stats, binarisations, options)
+                         adaptive="adaptive" in binarisations, mae=False, engine=engine)
+    counts = target_counts(batch, targets, stats, binarisations, options, engine)
     agreement = options.empty_gt == "agreement"
     cache: dict[tuple[str, str], Tensor] = {}
 
@@ -225,15 +230,15 @@ def _si_per_image(batch: SegBatch, requests: frozenset[SIRequest], options: Conf
     return out
 
 
-def _si_update(pred: InputMaps, gt: InputMaps, requests: frozenset[SIRequest], options: ConfusionOptions,
-               max_targets: int, validate_args: bool) -> dict[str, Tensor]:
+def si_update(pred: InputMaps, gt: InputMaps, requests: frozenset[SIRequest], options: ConfusionOptions,
+              max_targets: int, validate_args: bool, engine: host_reads.Engine = "auto") -> dict[str, Tensor]:
     """Sufficient statistics of a batch: ``{statistic key: sum over images}``, image, target and overflow counts.
 
     Curve sums are :math:`(T,)` float64, value sums scalar float64, pooled counts :math:`(4,)` int64
     ``[TP, FP, TN, FN]`` over all targets, the counts scalar int64.
     """
     batches = prepare_segmentation(pred, gt, normalize=options.normalize, validate_args=validate_args)
-    sums, count = sum_per_image(lambda batch: _si_per_image(batch, requests, options, max_targets), batches)
+    sums, count = sum_per_image(lambda batch: _si_per_image(batch, requests, options, max_targets, engine), batches)
     return {**sums, SAMPLES: count}
 
 
@@ -245,8 +250,8 @@ def check_overflow(overflow: Tensor, max_targets: int) -> None:
                          f"used off CPU); pass a larger `max_targets` to score them exactly")
 
 
-def _si_compute(measure: str, mode: Mode, sample_based: bool, stats: dict[str, Tensor], options: ConfusionOptions,
-                max_targets: int) -> Tensor:
+def si_compute(measure: str, mode: Mode, sample_based: bool, stats: dict[str, Tensor], options: ConfusionOptions,
+               max_targets: int) -> Tensor:
     """The dataset value from accumulated statistics: scalar float64, or :math:`(T,)` for ``mode="curve"``."""
     check_overflow(stats[OVERFLOW], max_targets)
     samples, targets = stats[SAMPLES], stats[TARGETS]

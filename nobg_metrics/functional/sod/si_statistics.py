@@ -109,20 +109,22 @@ def masked_means(batch: SegBatch, targets: Targets, chosen: Tensor) -> Tensor:
     return torch.cat(means) if means else torch.zeros(0, dtype=torch.float64, device=device)
 
 
-def reference_means(batch: SegBatch, targets: Targets, fast: Tensor, near: Tensor) -> Tensor:
+def reference_means(batch: SegBatch, targets: Targets, fast: Tensor, near: Tensor,
+                    engine: host_reads.Engine = "auto") -> Tensor:
     """Per-target means of ``pred · box`` as ``np.mean`` rounds them where a value may sit on the threshold.
 
     Args:
         fast: :math:`(T,)` float64 means in any summation order.
         near: :math:`(T,)` bool, targets with a value within :data:`TIE` of ``2 · fast``.
+        engine: ``"data_sized"`` (``"auto"`` on CPU): the near targets are re-summed (a host read picks them);
+            ``"fixed"`` (``"auto"`` off CPU): every target when the image has at most :data:`TIE_PIXELS` pixels
+            (no host read decides), else none.
 
-    CPU: the near targets are re-summed; off CPU every target when the image has at most :data:`TIE_PIXELS`
-    pixels (no host read decides), else none. float32 predictions keep the fast mean (the reference sums them
-    in float32; the family's documented tolerance).
+    float32 predictions keep the fast mean (the reference sums them in float32; the family's documented tolerance).
     """
     if batch.pred.dtype != torch.float64:
         return fast
-    if host_reads.free_on(fast):
+    if host_reads.resolve_engine(engine, fast) == "data_sized":
         rows = torch.nonzero(near).squeeze(1)
         return fast.index_put((rows,), masked_means(batch, targets, rows)) if rows.numel() else fast
     if batch.num_pixels > TIE_PIXELS:

@@ -12,7 +12,7 @@ overlapping boxes and overflow past 64 targets; bounds are exact for any number)
 
 Two paths, one answer (:func:`find_targets`):
 
-- where host reads are free (CPU), the runs of :class:`nobg_metrics.ops.components._Runs` and exactly as many
+- where host reads are free (CPU), the runs of :class:`nobg_metrics.ops.components.Runs` and exactly as many
   targets as there are (work ~ the runs of the gt);
 - elsewhere, fixed sizes: padded run and edge lists, the fixed-round union-find (the ``"fixed"`` form of
   :func:`~nobg_metrics.ops.union_find.union_find_roots`), and ``max_targets`` slots per image; an image with more
@@ -27,8 +27,8 @@ import torch
 from torch import Tensor
 
 from nobg_metrics.ops import host_reads
-from nobg_metrics.ops.components import _Runs
-from nobg_metrics.ops.level_components import FIXED_SLOTS_PER_CALL, _level_steps, _rises, _sorted_keys
+from nobg_metrics.ops.components import Runs
+from nobg_metrics.ops.level_components import FIXED_SLOTS_PER_CALL, level_steps, rises, sorted_keys
 from nobg_metrics.ops.union_find import union_find_roots
 
 AREA_THRESHOLD = 50
@@ -70,12 +70,14 @@ class Targets:
         return height * (self.right - self.left + 1).clamp_min(0)
 
 
-def find_targets(gt: Tensor, max_targets: int = DEFAULT_MAX_TARGETS) -> Targets:
+def find_targets(gt: Tensor, max_targets: int = DEFAULT_MAX_TARGETS, engine: host_reads.Engine = "auto") -> Targets:
     """The reference's targets of every image of a batch.
 
     Args:
         gt: :math:`(B, H, W)` bool.
-        max_targets: slots per image on the fixed-size path (no bound where host reads are free).
+        max_targets: slots per image on the fixed-size path (no bound on the data-sized one).
+        engine: ``"data_sized"`` (``"auto"`` on CPU): the exact targets (host reads); ``"fixed"`` (``"auto"`` off
+            CPU): ``max_targets`` slots per image, no host read.
 
     Returns:
         :class:`Targets`.
@@ -90,7 +92,7 @@ def find_targets(gt: Tensor, max_targets: int = DEFAULT_MAX_TARGETS) -> Targets:
         >>> t.count.tolist(), t.left.tolist(), t.right.tolist()
         ([2], [2, 6], [4, 8])
     """
-    if host_reads.free_on(gt):
+    if host_reads.resolve_engine(engine, gt) == "data_sized":
         return _exact_targets(gt)
     b, h, w = gt.shape
     block = max(1, FIXED_SLOTS_PER_CALL // max(1, h * ((w + 1) // 2)))
@@ -130,7 +132,7 @@ def _exact_targets(gt: Tensor) -> Targets:
     """Host reads free: label by the data, exactly as many targets as there are (image-major, raster order)."""
     b, h, w = gt.shape
     device = gt.device
-    runs = _Runs(gt.contiguous(), 4)
+    runs = Runs(gt.contiguous(), 4)
     parent = runs.parent[1:] - 1  # root run of every run (0-based; the smallest run id: its first pixel)
     image = runs.image_of_run()
     within = runs.start_index - image * (h * w)
@@ -169,9 +171,9 @@ def _fixed_targets(gt: Tensor, max_targets: int) -> Targets:
     levels = gt.to(torch.int16)
     bound = (w + 1) // 2
     capacity = b * h * bound
-    start_keys = _sorted_keys(*_level_steps(*_flat(_rises(levels)), capacity=capacity, pad_level=2), pixels, 1)
-    end_keys = _sorted_keys(*_level_steps(*_flat(_rises(levels, last=True)), capacity=capacity, pad_level=2),
-                            pixels, 1)
+    start_keys = sorted_keys(*level_steps(*_flat(rises(levels)), capacity=capacity, pad_level=2), pixels, 1)
+    end_keys = sorted_keys(*level_steps(*_flat(rises(levels, last=True)), capacity=capacity, pad_level=2),
+                           pixels, 1)
     runs = start_keys.numel()
     run_level = torch.div(start_keys, pixels, rounding_mode="floor")
     real = run_level == 1
@@ -180,10 +182,10 @@ def _fixed_targets(gt: Tensor, max_targets: int) -> Targets:
     parent = torch.arange(runs, device=device)
     if h > 1:
         overlap = torch.minimum(levels[:, :-1], levels[:, 1:])  # (B, H-1, W)
-        where, edge_level = _level_steps(*_flat(_rises(overlap)), capacity=b * (h - 1) * bound, pad_level=2)
+        where, edge_level = level_steps(*_flat(rises(overlap)), capacity=b * (h - 1) * bound, pad_level=2)
         rows = torch.div(where, w, rounding_mode="floor")
         upper = where + torch.div(rows, h - 1, rounding_mode="floor") * w  # (b, y, x) of (B, H-1, W) in (B, H, W)
-        keys = _sorted_keys(upper, edge_level, pixels, 1)
+        keys = sorted_keys(upper, edge_level, pixels, 1)
         upper_run = torch.searchsorted(start_keys, keys, right=True) - 1  # padding: the last run, twice (a loop)
         lower_run = torch.searchsorted(start_keys, keys + w, right=True) - 1
         parent = union_find_roots(runs, upper_run, lower_run, engine="fixed", first_chains=h)

@@ -29,22 +29,23 @@ from torch import Tensor
 
 from nobg_metrics._inputs import EmptyGt, InputMaps, check_option
 from nobg_metrics._seg_batch import SegBatch, prepare_segmentation
-from nobg_metrics.functional._per_image import sum_per_image
+from nobg_metrics.functional._per_image import mean_over_images, sum_per_image
 from nobg_metrics.functional.sod.confusion_measures import KappaChance
-from nobg_metrics.functional.sod.family import AUC_CURVES, Mode, _options, thresholds_of
+from nobg_metrics.functional.sod.family import AUC_CURVES, Mode, confusion_options, thresholds_of
 from nobg_metrics.functional.sod.si_box_counts import target_stats
 from nobg_metrics.functional.sod.si_family import (
     OVERFLOW,
     SAMPLES,
     SI_MEASURES,
-    _si_compute,
-    _si_update,
     check_max_targets,
     check_overflow,
     per_image_sum,
+    si_compute,
     si_requests,
+    si_update,
 )
 from nobg_metrics.functional.sod.si_targets import DEFAULT_MAX_TARGETS, find_targets
+from nobg_metrics.ops import host_reads
 from nobg_metrics.ops.histogram import NUM_LEVELS
 
 __all__ = ["si_mae", "size_invariant", "size_invariant_curves", "size_invariant_values"]
@@ -80,10 +81,10 @@ def size_invariant(measure: str, pred: InputMaps, gt: InputMaps, mode: Mode = "m
         tensor(0.7295, dtype=torch.float64)
     """
     check_max_targets(max_targets)
-    options = _options(num_thresholds, threshold, normalize, empty_gt, beta2=beta2, chance=chance)
+    options = confusion_options(num_thresholds, threshold, normalize, empty_gt, beta2=beta2, chance=chance)
     requests = si_requests(measure, mode, sample_based)
-    stats = _si_update(pred, gt, requests, options, max_targets, validate_args)
-    return _si_compute(measure, mode, sample_based, stats, options, max_targets)
+    stats = si_update(pred, gt, requests, options, max_targets, validate_args)
+    return si_compute(measure, mode, sample_based, stats, options, max_targets)
 
 
 def si_name(measure: str, mode: Mode = "max", sample_based: bool = True) -> str:
@@ -135,10 +136,10 @@ def size_invariant_values(pred: InputMaps, gt: InputMaps, names: Iterable[str] |
     names = list(SI_ENTRIES if names is None else names)
     for name in names:
         check_option("names", name, tuple(SI_ENTRIES))
-    options = _options(num_thresholds, threshold, normalize, empty_gt, beta2=beta2, chance=chance)
+    options = confusion_options(num_thresholds, threshold, normalize, empty_gt, beta2=beta2, chance=chance)
     requests = frozenset().union(*(si_requests(*SI_ENTRIES[name]) for name in names))
-    stats = _si_update(pred, gt, requests, options, max_targets, validate_args)
-    return {name: _si_compute(*SI_ENTRIES[name], stats, options, max_targets) for name in names}
+    stats = si_update(pred, gt, requests, options, max_targets, validate_args)
+    return {name: si_compute(*SI_ENTRIES[name], stats, options, max_targets) for name in names}
 
 
 def size_invariant_curves(pred: InputMaps, gt: InputMaps, measures: Iterable[str] = ("precision", "recall", "fpr"), *,
@@ -164,18 +165,19 @@ def size_invariant_curves(pred: InputMaps, gt: InputMaps, measures: Iterable[str
     """
     check_max_targets(max_targets)
     measures = list(measures)
-    options = _options(num_thresholds, 0.5, normalize, empty_gt, beta2=beta2, chance=chance)
+    options = confusion_options(num_thresholds, 0.5, normalize, empty_gt, beta2=beta2, chance=chance)
     requests = frozenset().union(*(si_requests(name, "curve", sample_based) for name in measures))
-    stats = _si_update(pred, gt, requests, options, max_targets, validate_args)
-    out = {name: _si_compute(name, "curve", sample_based, stats, options, max_targets) for name in measures}
+    stats = si_update(pred, gt, requests, options, max_targets, validate_args)
+    out = {name: si_compute(name, "curve", sample_based, stats, options, max_targets) for name in measures}
     out["thresholds"] = thresholds_of(num_thresholds, stats[SAMPLES].device)
     return out
 
 
-def _si_mae_per_image(batch: SegBatch, max_targets: int) -> dict[str, Tensor]:
+def _si_mae_per_image(batch: SegBatch, max_targets: int, engine: host_reads.Engine = "auto") -> dict[str, Tensor]:
     """:math:`(B,)` SI-MAE per image (``SizeInvarianceMAE.step``) and the overflow flags."""
-    targets = find_targets(batch.gt, max_targets)
-    stats = target_stats(batch, targets, curve_levels=None, threshold=None, adaptive=False, mae=True)
+    engine = host_reads.resolve_engine(engine, batch.gt)
+    targets = find_targets(batch.gt, max_targets, engine)
+    stats = target_stats(batch, targets, curve_levels=None, threshold=None, adaptive=False, mae=True, engine=engine)
     assert stats.background is not None and stats.error is not None, "counted for mae=True"
     outside, error = stats.background
     count = targets.count.double()
@@ -189,10 +191,10 @@ def _si_mae_per_image(batch: SegBatch, max_targets: int) -> dict[str, Tensor]:
 
 
 def _si_mae_update(pred: InputMaps, gt: InputMaps, normalize: bool, max_targets: int,
-                   validate_args: bool) -> dict[str, Tensor]:
+                   validate_args: bool, engine: host_reads.Engine = "auto") -> dict[str, Tensor]:
     """``{"si_mae": sum over images, SAMPLES: image count, OVERFLOW: images over max_targets}`` of a batch."""
     batches = prepare_segmentation(pred, gt, normalize=normalize, validate_args=validate_args)
-    sums, count = sum_per_image(lambda batch: _si_mae_per_image(batch, max_targets), batches)
+    sums, count = sum_per_image(lambda batch: _si_mae_per_image(batch, max_targets, engine), batches)
     return {**sums, SAMPLES: count}
 
 
@@ -227,4 +229,4 @@ def si_mae(pred: InputMaps, gt: InputMaps, *, normalize: bool = False, max_targe
 def _si_mae_compute(total: Tensor, count: Tensor, overflow: Tensor, max_targets: int) -> Tensor:
     """Dataset SI-MAE: the mean of per-image values (a ``ValueError`` if an image overflowed ``max_targets``)."""
     check_overflow(overflow, max_targets)
-    return total / count
+    return mean_over_images(total, count)

@@ -22,6 +22,7 @@ from nobg_metrics.functional.sod.context_measure import (
     _context_measure_update,
 )
 from nobg_metrics.metrics.per_image import PerImageMean
+from nobg_metrics.ops.host_reads import Engine, engine_option
 
 __all__ = ["CamouflageContextMeasure", "ContextMeasure"]
 
@@ -99,10 +100,12 @@ class CamouflageContextMeasure(PerImageMean):
         lambda_spatial: λ, the weight of the patch positions in the 1-NN search.
         normalize: per-image min-max stretch of ``pred`` first (PySODMetrics' protocol).
         empty_gt: ``"agreement"`` or ``"reference"`` for all-background / all-foreground gts.
-        allow_host_sync: off CPU, run the 1-NN search on the data-sized patch sets (host reads in every update);
-            default: the sync-free search over every grid position, whose overflow check is one read in
-            ``compute()`` (raises ``RuntimeError`` when a query had more near candidates than it recomputes).
+        allow_host_sync: deprecated alias of ``engine``: ``True`` is ``engine="data_sized"``, ``False`` ``"auto"``.
         validate_args: run the checks that force a device sync.
+        engine: ``"data_sized"`` runs the 1-NN search on the data-sized patch sets on every device (host reads in
+            every update); ``"fixed"`` the sync-free search over every grid position, whose overflow check is one
+            read in ``compute()`` (raises ``RuntimeError`` when a query had more near candidates than it
+            recomputes); ``"auto"`` (default) is ``"data_sized"`` on CPU and ``"fixed"`` elsewhere.
 
     Examples:
         >>> import torch
@@ -118,14 +121,16 @@ class CamouflageContextMeasure(PerImageMean):
     _state_prefix = "camouflage_context_measure"
 
     def __init__(self, beta2: float = 1.2, alpha: float = 6.0, gamma: float = 8.0, lambda_spatial: float = 20.0, *,
-                 normalize: bool = False, empty_gt: EmptyGt = "agreement", allow_host_sync: bool = False,
-                 validate_args: bool = True, **kwargs: Any) -> None:
-        _check_camouflage_args(beta2, alpha, gamma, lambda_spatial, empty_gt, allow_host_sync)
+                 normalize: bool = False, empty_gt: EmptyGt = "agreement", allow_host_sync: bool | None = None,
+                 validate_args: bool = True, engine: Engine = "auto", **kwargs: Any) -> None:
+        engine = engine_option(engine, allow_host_sync, "CamouflageContextMeasure")
+        _check_camouflage_args(beta2, alpha, gamma, lambda_spatial, empty_gt, engine)
         super().__init__(options={"beta2": float(beta2), "alpha": float(alpha), "gamma": float(gamma),
                                   "lambda_spatial": float(lambda_spatial), "normalize": normalize,
                                   "empty_gt": empty_gt}, validate_args=validate_args, **kwargs)
         self.beta2, self.alpha, self.gamma, self.lambda_spatial = beta2, alpha, gamma, lambda_spatial
-        self.normalize, self.empty_gt, self.allow_host_sync = normalize, empty_gt, allow_host_sync
+        self.normalize, self.empty_gt = normalize, empty_gt
+        self.engine: Engine = engine
 
     def update(self, pred: InputMaps, gt: InputMaps, image: InputImages | None = None) -> None:
         """Add a batch: ``pred``, ``gt`` as every segmentation metric takes them and the RGB ``image``
@@ -140,7 +145,7 @@ class CamouflageContextMeasure(PerImageMean):
                              "update(pred, gt, image=image) with image a (B, 3, H, W) uint8 tensor")
         return _camouflage_context_measure_update(pred, gt, image, self.beta2, self.alpha, self.gamma,
                                                   self.lambda_spatial, self.normalize, self.empty_gt,
-                                                  self.validate_args, self.allow_host_sync)
+                                                  self.validate_args, self.engine)
 
     def _value(self, states: Mapping[str, Any]) -> Tensor:
         """The mean per-image CCm (NaN, with torchmetrics' warning, before any image); raises ``RuntimeError`` if the

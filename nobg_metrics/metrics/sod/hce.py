@@ -15,6 +15,7 @@ from nobg_metrics.functional.sod.hce import (
     _hce_update,
 )
 from nobg_metrics.metrics.per_image import PerImageMean
+from nobg_metrics.ops.host_reads import Engine, engine_option
 
 __all__ = ["HCE"]
 
@@ -43,10 +44,11 @@ class HCE(PerImageMean):
         protocol: ``"pysodmetrics"`` (``pred > 0.5``; PySODMetrics 1.6.2 ``HumanCorrectionEffortMeasure``) or
             ``"dis"`` (``pred_u8 > 128``, the DIS authors' tool and BiRefNet's tables; uint8 predictions).
         normalize: PySODMetrics' per-image min-max stretch first (not with ``"dis"``).
-        allow_host_sync: off CPU, size the work by the data (host reads); default: the sync-free path, whose
-            budget check is one read in ``compute()`` (raises ``RuntimeError`` when an image exceeded it;
-            docs/hce.md). On CPU always the data-sized path.
+        allow_host_sync: deprecated alias of ``engine``: ``True`` is ``engine="data_sized"``, ``False`` ``"auto"``.
         validate_args: run the checks that force a device sync.
+        engine: ``"data_sized"`` sizes the work by the data on every device (host reads); ``"fixed"`` runs the
+            sync-free path, whose budget check is one read in ``compute()`` (raises ``RuntimeError`` when an image
+            exceeded it; docs/hce.md); ``"auto"`` (default) is ``"data_sized"`` on CPU and ``"fixed"`` elsewhere.
 
     Examples:
         >>> import torch
@@ -63,18 +65,19 @@ class HCE(PerImageMean):
     _state_prefix = "hce"
 
     def __init__(self, *, relax: int = 5, epsilon: float = 2.0, protocol: HceProtocol = "pysodmetrics",
-                 normalize: bool = False, allow_host_sync: bool = False, validate_args: bool = True,
-                 **kwargs: Any) -> None:
-        _check_hce_args(relax, epsilon, protocol, normalize, allow_host_sync)
+                 normalize: bool = False, allow_host_sync: bool | None = None, validate_args: bool = True,
+                 engine: Engine = "auto", **kwargs: Any) -> None:
+        engine = engine_option(engine, allow_host_sync, "HCE")
+        _check_hce_args(relax, epsilon, protocol, normalize, engine)
         super().__init__(options={"relax": int(relax), "epsilon": float(epsilon), "protocol": protocol,
                                   "normalize": normalize}, validate_args=validate_args, **kwargs)
         self.relax, self.epsilon, self.protocol, self.normalize = relax, epsilon, protocol, normalize
-        self.allow_host_sync = allow_host_sync
+        self.engine: Engine = engine
 
     def _per_image_sums(self, pred: InputMaps, gt: InputMaps, gt_skeleton: InputMaps | None = None
                         ) -> tuple[Tensor, Tensor]:
         return _hce_update(pred, gt, self.relax, self.epsilon, self.protocol, self.normalize, self.validate_args,
-                           gt_skeleton, self.allow_host_sync)
+                           gt_skeleton, self.engine)
 
     def update(self, pred: InputMaps, gt: InputMaps, gt_skeleton: InputMaps | None = None) -> None:
         """Add a batch: ``pred``, ``gt`` (and optional ``gt_skeleton``) of shape :math:`(B, 1, H, W)`,
