@@ -42,7 +42,7 @@ def structured_rows() -> list[tuple[str, str, str, str, str]]:
 
 def render() -> str:
     """The page's text."""
-    from nobg_metrics.cli.eval.toolkit import TOOLKIT_METRICS
+    from nobg_metrics.cli.eval.toolkit import toolkit_metrics
 
     rows = metric_rows()
     collection = sum(row[2] != "--protocol birefnet" for row in rows)  # BiRefNet's are catalog names too
@@ -68,10 +68,11 @@ def render() -> str:
               ("`--metric-names` (PySODEvalToolkit's flag) takes these with the toolkit's meaning, `--metrics` too "
                "where the name is not a collection name above (`dice`, `mae` keep the collection's meaning there). "
                "Its result columns (`maxem`, `avgfmeasure`, `adpiou`, ...) and `tools/converter.py`'s (`maxF`, `adpE`, "
-               "`wFm`, `SM`; any case) name one entry each ([cli](cli.md#coming-from-pysodevaltoolkit))."), "",
+               "`wFm`, `SM`; any case) name one entry each ([cli](cli.md#coming-from-pysodevaltoolkit)); each "
+               "entry's names are its catalog descriptor's `toolkit`."), "",
               "| toolkit name | entries |", "|---|---|"]
     lines += [f"| `{name}` | {' '.join(f'`{entry}`' for entry in entries)} |"
-              for name, entries in TOOLKIT_METRICS.items()]
+              for name, entries in toolkit_metrics().items()]
     return "\n".join(lines) + "\n"
 
 

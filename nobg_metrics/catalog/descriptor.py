@@ -53,6 +53,9 @@ class Descriptor:
             ``None``: :func:`derived_label` of the name (the confusion family's ``P^max``, ``SI-F^max_β``).
         printed: ``(factor, decimals)`` the matting protocols' tables print the value with (``SAD (÷1000)``: ``(1e-3,
             2)``); ``None``: raw.
+        toolkit: the names PySODEvalToolkit gives it: its metric names (``em``: the E-measure's max, mean and adaptive
+            entries) and result columns (``maxem``; its converter's ``maxE``), which ``--metric-names`` and
+            ``--metrics`` take.
     """
 
     name: str
@@ -71,6 +74,7 @@ class Descriptor:
     preparer: str = MAPS_PREPARER
     label: tuple[str, str] | None = None
     printed: tuple[float, int] | None = None
+    toolkit: tuple[str, ...] = ()
 
     @functools.cached_property
     def options(self) -> frozenset[str]:

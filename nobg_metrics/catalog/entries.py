@@ -31,6 +31,24 @@ _AUC_LABELS = {name: (text, text) for name, text in (("pr_auc", "AUC-PR"), ("roc
                                                       ("si_pr_auc", "SI-AUC-PR"), ("si_roc_auc", "SI-AUC-ROC"))}
 
 
+_THRESHOLD_MEASURES = ("f1", "precision", "recall", "iou", "dice", "specificity")
+"""PySODEvalToolkit's threshold measures named as ours (``BINARY_METRIC_MAPPING`` without ``bi``; its ``fmeasure`` is
+our ``f_measure``): each name stands for the max, mean and adaptive entries."""
+_BINARY_NAMES = {"f1": "bif1", "precision": "biprecision", "recall": "birecall", "iou": "biiou",
+                 "accuracy": "bioa", "kappa": "bikappa"}
+"""PySODEvalToolkit's ``bi*`` measures: the binary entry pooled over the dataset (``sample_based=False``)."""
+_COLUMN_PREFIX = {"max": "max", "mean": "avg", "adaptive": "adp"}
+
+
+def _toolkit(*names: str, mode: str, letter: str = "") -> tuple[str, ...]:
+    """PySODEvalToolkit's names of the ``mode`` entry of its metrics ``names``: the names themselves and its result
+    columns (``maxem``; the converter's ``maxE`` for ``letter`` E, kept in lower case: any case is taken)."""
+    if mode not in _COLUMN_PREFIX:
+        return ()
+    prefix = _COLUMN_PREFIX[mode]
+    return (*names, *(prefix + name for name in names), *((prefix + letter.lower(),) if letter else ()))
+
+
 def _label(markdown: str, latex: str | None = None) -> dict[str, tuple[str, str]]:
     """The ``label`` field: the header papers print, ``(Markdown / Unicode, LaTeX)`` (the same text by default)."""
     return {"label": (markdown, markdown if latex is None else latex)}
@@ -43,7 +61,8 @@ def _printed(markdown: str, factor: float, decimals: int) -> dict[str, Any]:
 
 _DECLARED: tuple[Descriptor, ...] = (
     # cheap
-    declare("mae", M.MAE, F.mae, tier="cheap", **_label("MAE"), reference=f"{_PYSOD} MAE", page="mae.md"),
+    declare("mae", M.MAE, F.mae, tier="cheap", **_label("MAE"), toolkit=("mae",), reference=f"{_PYSOD} MAE",
+            page="mae.md"),
     declare("iou_metric", M.IoU, F.iou_metric, tier="cheap", **_label("IoU"), statistic="confusion",
             reference=f"{_PYSOD} FmeasureV2 IOUHandler", page="overlap.md"),
     declare("dice", M.Dice, F.dice, tier="cheap", **_label("Dice"), statistic="confusion",
@@ -61,7 +80,9 @@ _DECLARED: tuple[Descriptor, ...] = (
             page="boundary_iou.md"),
     # medium
     *(declare(f"{measure}_{mode}", metric, functional, arguments={"mode": mode}, tier="medium", **_CURVES,
-               label=(f"{letter}^{short}_{sub}", f"${letter}^{{{short}}}_\\{tex}$"))
+               label=(f"{letter}^{short}_{sub}", f"${letter}^{{{short}}}_\\{tex}$"),
+              toolkit=_toolkit(measure[0] + "m", *(("fmeasure",) if letter == "F" else ()), mode=mode,
+                               letter=letter))
       for measure, metric, functional, letter, sub, tex in (("f_measure", M.FMeasure, F.f_measure, "F", "β", "beta"),
                                                              ("e_measure", M.EMeasure, F.e_measure, "E", "φ", "phi"))
       for mode, short in (("max", "max"), ("mean", "m"), ("adaptive", "adp"))),
@@ -75,17 +96,17 @@ _DECLARED: tuple[Descriptor, ...] = (
             reference="the Boundary IoU paper's boundary F-measure", page="boundary_measures.md"),
     # expensive
     declare("s_measure", M.SMeasure, F.s_measure, tier="expensive", **_label("S_α", r"$S_\alpha$"),
-            reference=f"{_PYSOD} Smeasure",
+            reference=f"{_PYSOD} Smeasure", toolkit=("sm",),
             page="s_measure.md"),
     declare("weighted_f_measure", M.WeightedFMeasure, F.weighted_f_measure, tier="expensive",
-             **_label("F^ω_β", r"$F^\omega_\beta$"),
+             **_label("F^ω_β", r"$F^\omega_\beta$"), toolkit=("wfm",),
             reference=f"{_PYSOD} WeightedFmeasure", page="weighted_f_measure.md"),
     declare("connectivity_error", M.ConnectivityError, F.connectivity_error, tier="expensive", **_MATTING,
              **_printed("Conn", 1e-3, 2),
             reference=_DIM, page="matting.md"),
     *(declare(f"msiou_{mode}", M.MSIoU, F.msiou, arguments={"mode": mode}, tier="expensive" if mode in ("max", "mean")
               else None, statistic="msiou_curve" if mode in ("max", "mean") else None, reference=f"{_PYSOD} MSIoU",
-              page="msiou.md")
+              page="msiou.md", toolkit=_toolkit("msiou", mode=mode))
       for mode in ("max", "mean", "adaptive", "binary")),
     declare("context_measure", M.ContextMeasure, F.context_measure, tier="expensive", **_label("C_m", r"$C_m$"),
             reference=f"{_PYSOD} ContextMeasure", page="context_measure.md"),
@@ -167,25 +188,29 @@ def _family() -> tuple[Descriptor, ...]:
         return metric, arguments.get("mode", metric._default_mode), arguments.get("reduction", "mean")
 
     declared = {effective(d.metric, d.arguments) for d in _DECLARED
-                 if isinstance(d.metric, type) and issubclass(d.metric, ConfusionMetric)}
+                if isinstance(d.metric, type) and issubclass(d.metric, ConfusionMetric)}
     entries: list[Descriptor] = []
     for name in sorted(M.__all__):  # the classes in name order (the registry's order of these entries)
         metric = getattr(M, name)
         measure = metric.__dict__.get("_measure") if isinstance(metric, type) else None
         if not (issubclass(metric, ConfusionMetric) and measure):
-             continue
+            continue
         fields = {"statistic": "confusion", "reference": f"{_PYSOD} FmeasureV2", "page": "confusion_family.md"}
         if measure in AUC_CURVES:
-             entries.append(declare(measure, metric, metric.functional, **fields, label=_AUC_LABELS[measure]))
-             continue
+            entries.append(declare(measure, metric, metric.functional, **fields, label=_AUC_LABELS[measure]))
+            continue
         modes: dict[str, dict[str, Any]] = {mode: {"mode": mode} for mode in ("max", "mean", "adaptive")}
         if MEASURES[measure].binary_reference:  # the E-measure's binary mode has no reference
-             modes["binary"] = {"mode": "binary"}
-             modes["pooled"] = {"mode": "binary", "reduction": "pooled"}
+            modes["binary"] = {"mode": "binary"}
+            modes["pooled"] = {"mode": "binary", "reduction": "pooled"}
         for mode, arguments in modes.items():
-             candidate = declare(f"{measure}_{mode}", metric, metric.functional, arguments=arguments, **fields)
-             if effective(metric, candidate.arguments) not in declared:
-                 entries.append(candidate)
+            toolkit = _toolkit(measure, mode=mode) if measure in _THRESHOLD_MEASURES else ()
+            if mode == "pooled" and measure in _BINARY_NAMES:
+                toolkit = (_BINARY_NAMES[measure],)
+            candidate = declare(f"{measure}_{mode}", metric, metric.functional, arguments=arguments, **fields,
+                                toolkit=toolkit)
+            if effective(metric, candidate.arguments) not in declared:
+                entries.append(candidate)
     return tuple(entries)
 
 

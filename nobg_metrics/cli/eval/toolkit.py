@@ -13,7 +13,8 @@ names (``maxfmeasure``, ``adpem``, ...) and ``tools/converter.py``'s (``maxF``, 
 name one entry. Given to ``--metric-names`` every name has the toolkit's meaning; given to ``--metrics``, a
 collection name wins (``dice`` is the collection's binary Dice there, the toolkit's ``dice`` its max, avg, adp).
 
-Importable without torch (the argument parser uses it).
+The names are the catalog's (``Descriptor.toolkit``), read when a name is translated. Importable without torch (the
+argument parser uses it).
 """
 
 from __future__ import annotations
@@ -24,34 +25,6 @@ from typing import Any
 
 from nobg_metrics.cli.core.errors import ConfigError
 from nobg_metrics.cli.core.ranks import prints_notes
-
-_MODES = ("max", "mean", "adaptive")
-_THRESHOLD_MEASURES = {"fmeasure": "f_measure", "f1": "f1", "precision": "precision", "recall": "recall",
-                       "iou": "iou", "dice": "dice", "specificity": "specificity"}
-"""The toolkit's threshold measures (``BINARY_METRIC_MAPPING`` without ``bi``) -> the collection's measure."""
-
-TOOLKIT_METRICS: dict[str, tuple[str, ...]] = {
-    "sm": ("s_measure",),
-    "wfm": ("weighted_f_measure",),
-    "mae": ("mae",),
-    "em": tuple(f"e_measure_{mode}" for mode in _MODES),
-    "fm": tuple(f"f_measure_{mode}" for mode in _MODES),  # the name before "fmeasure"
-    **{name: tuple(f"{measure}_{mode}" for mode in _MODES) for name, measure in _THRESHOLD_MEASURES.items()},
-    "msiou": ("msiou_max", "msiou_mean", "msiou_adaptive"),
-    "bif1": ("f1_pooled",), "biprecision": ("precision_pooled",), "birecall": ("recall_pooled",),
-    "biiou": ("iou_pooled",), "bioa": ("accuracy_pooled",), "bikappa": ("kappa_pooled",),
-}
-"""``--metric-names``: each toolkit name -> the collection entries it reports (docs/cli.md's mapping table)."""
-
-_COLUMNS: dict[str, str] = {
-    **{f"{prefix}{name}": f"{entries[0][: -len(_MODES[0])]}{mode}"
-       for name, entries in TOOLKIT_METRICS.items() if len(entries) == 3
-       for prefix, mode in (("max", "max"), ("avg", "mean"), ("adp", "adaptive"))},
-    **{f"{prefix}{letter}": f"{measure}_{mode}" for letter, measure in (("f", "f_measure"), ("e", "e_measure"))
-       for prefix, mode in (("max", "max"), ("avg", "mean"), ("adp", "adaptive"))},
-}
-"""The toolkit's result columns (``maxem``, ``avgfmeasure``, ``adpiou``, ...) and the converter's (``maxF``, ``adpE``:
-case-insensitive) -> one collection entry."""
 
 MSIOU_NOTE = ("PySODEvalToolkit's 'msiou' calls PySODMetrics' MSIoU() without arguments, which PySODMetrics 1.6 "
               "refuses (older versions scored pred > 128 without the min-max stretch): here it is the current "
@@ -67,25 +40,36 @@ REFUSED: dict[str, str] = {
 """The toolkit's output-file flags: refused with what to use instead (the command writes one folder, atomically)."""
 
 
+def toolkit_metrics() -> dict[str, tuple[str, ...]]:
+    """Every PySODEvalToolkit name the command takes -> the collection entries it stands for, in the catalog's order:
+    its metric names (``em``: max, mean, adaptive; ``bioa``: the pooled binary accuracy) and its result columns
+    (``maxem``, ``avgfmeasure``; the converter's ``maxF``), from the catalog's ``Descriptor.toolkit`` (docs/cli.md's
+    mapping table)."""
+    # the catalog imports torch: toolkit names are translated after parsing, never by the argument parser
+    from nobg_metrics.catalog import CATALOG
+
+    names: dict[str, list[str]] = {}
+    for entry in CATALOG.values():
+        for name in entry.toolkit:
+            names.setdefault(name, []).append(entry.name)
+    return {name: tuple(entries) for name, entries in names.items()}
+
+
 def toolkit_entries(name: str) -> tuple[str, ...] | None:
-    """The collection entries a toolkit metric or column name stands for (``None``: not a toolkit name).
+    """The collection entries a toolkit metric or column name stands for (``None``: not a toolkit name); a name
+    given in another case is looked up in lower case as well (the converter's ``SM``, ``MAE``, ``wFm``).
 
     Examples:
         >>> toolkit_entries("em"), toolkit_entries("maxF"), toolkit_entries("bioa"), toolkit_entries("s_measure")
         (('e_measure_max', 'e_measure_mean', 'e_measure_adaptive'), ('f_measure_max',), ('accuracy_pooled',), None)
     """
-    if name in TOOLKIT_METRICS:
-        return TOOLKIT_METRICS[name]
-    lower = name.lower()
-    if lower in TOOLKIT_METRICS and lower != name:  # SM, MAE, wFm (the converter's spelling)
-        return TOOLKIT_METRICS[lower]
-    column = _COLUMNS.get(name) or _COLUMNS.get(lower)
-    return None if column is None else (column,)
+    names = toolkit_metrics()
+    return names.get(name) or names.get(name.lower())
 
 
 def toolkit_names() -> list[str]:
     """Every toolkit metric and column name the command accepts (for the closest-name suggestions)."""
-    return list(TOOLKIT_METRICS) + list(_COLUMNS)
+    return list(toolkit_metrics())
 
 
 def translate(names: list[str], ours: tuple[str, ...] | list[str], toolkit_first: bool) -> tuple[list[str], list[str]]:

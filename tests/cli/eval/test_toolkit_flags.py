@@ -15,8 +15,8 @@ from PIL import Image
 from nobg_metrics.cli.eval.main import EXIT_USAGE, main
 from nobg_metrics.cli.eval.toolkit import (
     REFUSED,
-    TOOLKIT_METRICS,
     toolkit_entries,
+    toolkit_metrics,
     toolkit_names,
 )
 from nobg_metrics.cli.parser import build_parser
@@ -37,12 +37,13 @@ def folders(tmp_path_factory) -> Path:
 
 
 def test_every_toolkit_name_stands_for_registered_entries():
-    assert set(SUPPORTED) <= set(TOOLKIT_METRICS)
+    assert set(SUPPORTED) <= set(toolkit_metrics())
     for name in toolkit_names():
         assert set(toolkit_entries(name)) <= set(METRIC_NAMES), name
     assert toolkit_entries("em") == ("e_measure_max", "e_measure_mean", "e_measure_adaptive")  # maxem avgem adpem
     assert toolkit_entries("adpfmeasure") == ("f_measure_adaptive",)
     assert toolkit_entries("wFm") == ("weighted_f_measure",)
+    assert toolkit_entries("MaxF") == toolkit_entries("maxf") == ("f_measure_max",)  # the converter's, any case
 
 
 @pytest.mark.parametrize("flag", sorted(REFUSED))
