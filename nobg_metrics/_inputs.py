@@ -339,3 +339,78 @@ def _scan_trimap(trimap: Tensor, name: str) -> None:
     if not bool(ok.all()):
         bad = trimap[~ok][0].item()
         raise ValueError(f"`{name}` values must be {allowed} for {trimap.dtype}; got {bad}")
+
+
+# -------------------------------------------------------------------------------- the structured inputs' checks
+# The preparers of per-image dicts and maps (instance AP, Cityscapes, panoptic) word every error as the checks
+# above do: "`<argument>` must <expected>, got <what came>", the argument named with its index and key.
+
+
+def item_name(argument: str, index: int | None = None, key: str | None = None) -> str:
+    """The name an error gives an input element: ``preds``, ``preds[3]``, ``preds[3]["masks"]``.
+
+    Examples:
+        >>> item_name("preds", 3, "masks")
+        'preds[3]["masks"]'
+    """
+    name = argument if index is None else f"{argument}[{index}]"
+    return name if key is None else f'{name}["{key}"]'
+
+
+def input_error(name: str, expected: str, got: object, kind: type[Exception] = ValueError) -> Exception:
+    """The error for input ``name`` (ValueError for a wrong value or shape, TypeError for a wrong type or dtype).
+
+    Examples:
+        >>> input_error('preds[0]["masks"]', "have shape (N, H, W)", (2, 30))
+        ValueError('`preds[0]["masks"]` must have shape (N, H, W), got (2, 30)')
+    """
+    return kind(f"`{name}` must {expected}, got {got}")
+
+
+def check_tensor(name: str, value: object) -> Tensor:
+    """``value`` if it is a tensor, else a ``TypeError`` naming ``name``."""
+    if not isinstance(value, Tensor):
+        raise input_error(name, "be a torch.Tensor", type(value).__name__, TypeError)
+    return value
+
+
+def check_sequence(name: str, value: object, expected: str) -> Sequence:
+    """``value`` if it is a list, tuple or other sequence (not a string), else a ``TypeError`` ("`name` must be
+    ``expected``, got <type>")."""
+    if not isinstance(value, Sequence) or isinstance(value, (str, bytes)):
+        raise input_error(name, f"be {expected}", type(value).__name__, TypeError)
+    return value
+
+
+def check_same_length(lengths: dict[str, int], per: str) -> None:
+    """The arguments must have one entry each ``per`` image (``lengths``: argument -> length).
+
+    Examples:
+        >>> check_same_length({"preds": 2, "target": 1}, "one dict per image")
+        Traceback (most recent call last):
+        ...
+        ValueError: `preds` and `target` must have the same length (one dict per image), got 2 and 1
+    """
+    if len(set(lengths.values())) > 1:
+        names = " and ".join(f"`{name}`" for name in lengths)
+        raise ValueError(f"{names} must have the same length ({per}), got "
+                         f"{' and '.join(str(length) for length in lengths.values())}")
+
+
+def check_holds_data(name: str, tensor: Tensor) -> None:
+    """A tensor on the meta device holds no values to score."""
+    if tensor.device.type == "meta":
+        raise input_error(name, "hold data (a CPU or CUDA tensor)", "a tensor on the meta device")
+
+
+def check_device(name: str, tensor: Tensor, reference: str, device: torch.device) -> None:
+    """``tensor`` must lie on ``device``, the device of the input named ``reference``."""
+    if tensor.device != device:
+        raise input_error(name, f"be on the device of `{reference}` ({device})", tensor.device)
+
+
+def check_integer_dtype(name: str, tensor: Tensor, expected: str) -> None:
+    """An integer tensor (any width; bool, float and complex refused): a ``TypeError`` "`name` must be
+    ``expected``, got <dtype>"."""
+    if tensor.dtype == torch.bool or tensor.dtype.is_floating_point or tensor.dtype.is_complex:
+        raise input_error(name, f"be {expected}", tensor.dtype, TypeError)

@@ -76,7 +76,7 @@ def test_a_rejected_batch_changes_nothing():
     value, count = metric.compute(), metric._update_count
     bad = [preds[3], {**preds[4], "labels": torch.full_like(preds[4]["labels"], 99)}]
     for call in (metric.update, metric.forward):
-        with pytest.raises(ValueError, match=r"preds\[1\]\['labels'\]"):
+        with pytest.raises(ValueError, match=r'preds\[1\]\["labels"\]'):
             call(bad, target[3:5])
         assert metric._update_count == count
         for name, state in before.items():

@@ -9,7 +9,8 @@
   (sizes may differ), values ``label id * 1000 + instance`` or a bare label id (``-1 .. 33`` or ``1000 .. 33999``).
 
 Value checks (NaN scores, unknown label ids, values outside the encoding) read the tensors on the host; they are
-skipped with ``validate_args=False``. Shapes, dtypes and devices are always checked.
+skipped with ``validate_args=False``. Shapes, dtypes and devices are always checked. Errors name the element
+(``preds[3]["masks"]``, ``target[3]``) in the words of :mod:`nobg_metrics._inputs`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,16 @@ from typing import Union
 import torch
 from torch import Tensor
 
+from nobg_metrics._inputs import (
+    check_device,
+    check_holds_data,
+    check_integer_dtype,
+    check_same_length,
+    check_sequence,
+    check_tensor,
+    input_error,
+    item_name,
+)
 from nobg_metrics.functional.instance.cityscapes_labels import (
     GROUP_LIMIT,
     HIGHEST_LABEL_ID,
@@ -54,27 +65,26 @@ def _gt_list(target: InstanceIds) -> list[tuple[str, Tensor]]:
         if target.ndim == 2:
             return [("target", target)]
         if target.ndim != 3:
-            raise ValueError(f"`target` must be (B, H, W) or (H, W) instanceIds maps; got shape {tuple(target.shape)}")
-        return [(f"target[{i}]", image) for i, image in enumerate(target)]
+            raise input_error("target", "have shape (B, H, W) or (H, W) (instanceIds maps)",
+                              f"shape {tuple(target.shape)}")
+        return [(item_name("target", i), image) for i, image in enumerate(target)]
     if not isinstance(target, (list, tuple)):
-        raise TypeError(f"`target` must be a tensor or a list/tuple of tensors, got {type(target).__name__}")
+        raise input_error("target", "be a torch.Tensor or a list/tuple of tensors", type(target).__name__, TypeError)
     items = []
     for i, image in enumerate(target):
-        if not isinstance(image, Tensor):
-            raise TypeError(f"`target[{i}]` must be a torch.Tensor, got {type(image).__name__}")
+        name = item_name("target", i)
+        check_tensor(name, image)
         if image.ndim != 2:
-            raise ValueError(f"`target[{i}]` must be an (H, W) instanceIds map; got shape {tuple(image.shape)}")
-        items.append((f"target[{i}]", image))
+            raise input_error(name, "have shape (H, W) (an instanceIds map)", f"shape {tuple(image.shape)}")
+        items.append((name, image))
     return items
 
 
 def _check_gt(name: str, gt: Tensor, validate_args: bool) -> Tensor:
-    if gt.dtype == torch.bool or gt.dtype.is_floating_point or gt.dtype.is_complex:
-        raise TypeError(f"`{name}` must be an integer instanceIds map (label id * 1000 + instance); got {gt.dtype}")
-    if gt.device.type == "meta":
-        raise ValueError(f"`{name}` must hold data (a CPU or CUDA tensor); got a tensor on the meta device")
+    check_integer_dtype(name, gt, "an integer instanceIds map (label id * 1000 + instance)")
+    check_holds_data(name, gt)
     if gt.shape[0] == 0 or gt.shape[1] == 0:
-        raise ValueError(f"`{name}` must have H >= 1 and W >= 1, got shape {tuple(gt.shape)}")
+        raise input_error(name, "have H >= 1 and W >= 1", f"shape {tuple(gt.shape)}")
     if validate_args:  # the range here; values 34 .. 999 are found in the segment table (cityscapes_matching)
         low, high = (int(v) for v in torch.aminmax(gt.to(torch.int64) if gt.dtype == torch.uint16 else gt))
         if low < LOWEST_LABEL_ID or high >= (HIGHEST_LABEL_ID + 1) * GROUP_LIMIT:
@@ -84,42 +94,43 @@ def _check_gt(name: str, gt: Tensor, validate_args: bool) -> Tensor:
 
 def raise_bad_value(name: str, value: int) -> None:
     """The error for an instanceIds value outside the encoding."""
-    raise ValueError(f"`{name}` holds {value}, which is not a Cityscapes instanceIds value (a label id -1..33, or "
-                     f"label id * 1000 + instance for ids 1..33: 1000..33999)")
+    raise input_error(name, "hold Cityscapes instanceIds values (a label id -1..33, or label id * 1000 + instance "
+                      "for ids 1..33: 1000..33999)", value)
 
 
-def _check_prediction(where: str, pred: object, size: tuple[int, int], device: torch.device,
+def _check_prediction(index: int, pred: object, size: tuple[int, int], gt_name: str, device: torch.device,
                       validate_args: bool) -> tuple[Tensor, Tensor, Tensor]:
+    where = item_name("preds", index)
     if not isinstance(pred, Mapping):
-        raise TypeError(f"`{where}` must be a dict with 'masks', 'scores' and 'labels'; got {type(pred).__name__}")
+        raise input_error(where, "be a dict with 'masks', 'scores' and 'labels'", type(pred).__name__, TypeError)
     for key in ("masks", "scores", "labels"):
         if key not in pred:
-            raise ValueError(f"`{where}` has no {key!r} (it needs 'masks', 'scores' and 'labels')")
-        if not isinstance(pred[key], Tensor):
-            raise TypeError(f"`{where}[{key!r}]` must be a torch.Tensor, got {type(pred[key]).__name__}")
-        if pred[key].device != device:
-            raise ValueError(f"`{where}[{key!r}]` is on {pred[key].device}, its gt on {device}: put them on one device")
+            raise input_error(where, f"have the key {key!r} (it needs 'masks', 'scores' and 'labels')",
+                              f"the keys {sorted(map(str, pred))}")
+        check_tensor(item_name("preds", index, key), pred[key])
+        check_device(item_name("preds", index, key), pred[key], gt_name, device)
     masks, scores, labels = pred["masks"], pred["scores"], pred["labels"]
     if masks.ndim != 3 or tuple(masks.shape[1:]) != size:
-        raise ValueError(f"`{where}['masks']` must have shape (N, {size[0]}, {size[1]}) (its gt's size); "
-                         f"got {tuple(masks.shape)}")
+        raise input_error(item_name("preds", index, "masks"), f"have shape (N, {size[0]}, {size[1]}) (its gt's size)",
+                          tuple(masks.shape))
     if masks.dtype.is_floating_point or masks.dtype.is_complex:
-        raise TypeError(f"`{where}['masks']` must be bool (or integer, non-zero = foreground); got {masks.dtype}")
+        raise input_error(item_name("preds", index, "masks"), "be bool (or integer, non-zero = foreground)",
+                          masks.dtype, TypeError)
     count = masks.shape[0]
     for key, tensor in (("scores", scores), ("labels", labels)):
         if tuple(tensor.shape) != (count,):
-            raise ValueError(f"`{where}[{key!r}]` must have shape ({count},), one per mask; got {tuple(tensor.shape)}")
+            raise input_error(item_name("preds", index, key), f"have shape ({count},) (one per mask)",
+                              tuple(tensor.shape))
     if not scores.dtype.is_floating_point:
-        raise TypeError(f"`{where}['scores']` must be a float tensor; got {scores.dtype}")
-    if labels.dtype == torch.bool or labels.dtype.is_floating_point or labels.dtype.is_complex:
-        raise TypeError(f"`{where}['labels']` must be integer Cityscapes label ids; got {labels.dtype}")
+        raise input_error(item_name("preds", index, "scores"), "be a float tensor", scores.dtype, TypeError)
+    check_integer_dtype(item_name("preds", index, "labels"), labels, "integer Cityscapes label ids")
     if validate_args and count:
         if bool(torch.isnan(scores).any()):
-            raise ValueError(f"`{where}['scores']` must not be NaN")
+            raise input_error(item_name("preds", index, "scores"), "not hold NaN", "NaN")
         unknown = (labels < LOWEST_LABEL_ID) | (labels > HIGHEST_LABEL_ID)
         if bool(unknown.any()):
-            raise ValueError(f"`{where}['labels']` holds {int(labels[unknown][0])}, which is not a Cityscapes label "
-                             f"id (-1..33, labels.py's `id`; evaluated: 24-28, 31-33)")
+            raise input_error(item_name("preds", index, "labels"), "hold Cityscapes label ids (-1..33, labels.py's "
+                              "`id`; evaluated: 24-28, 31-33)", int(labels[unknown][0]))
     return masks if masks.dtype == torch.bool else masks != 0, scores.to(torch.float64), labels.to(torch.int64)
 
 
@@ -127,18 +138,16 @@ def size_groups(preds: Predictions, target: InstanceIds, validate_args: bool = T
     """Check every input and stack the images of each size (in order of first appearance).
 
     Raises:
-        TypeError, ValueError: naming the argument (``preds[3]['masks']``), what was expected and what came.
+        TypeError, ValueError: naming the argument (``preds[3]["masks"]``), what was expected and what came.
     """
-    if not isinstance(preds, (list, tuple)):
-        raise TypeError(f"`preds` must be a list/tuple of dicts, one per image; got {type(preds).__name__}")
+    check_sequence("preds", preds, "a list/tuple of dicts, one per image")
     gts = _gt_list(target)
-    if len(preds) != len(gts):
-        raise ValueError(f"`preds` has {len(preds)} images and `target` {len(gts)}: give one prediction dict per gt")
+    check_same_length({"preds": len(preds), "target": len(gts)}, "one prediction dict per gt image")
     grouped: dict[tuple[int, int], list[tuple[str, Tensor, Tensor, Tensor, Tensor]]] = {}
     for index, ((name, gt), pred) in enumerate(zip(gts, preds)):
         gt = _check_gt(name, gt, validate_args)
         size = (int(gt.shape[0]), int(gt.shape[1]))
-        masks, scores, labels = _check_prediction(f"preds[{index}]", pred, size, gt.device, validate_args)
+        masks, scores, labels = _check_prediction(index, pred, size, name, gt.device, validate_args)
         grouped.setdefault(size, []).append((name, gt, masks, scores, labels))
     groups = []
     for images in grouped.values():  # a loop over image sizes: each size is one vectorised pass

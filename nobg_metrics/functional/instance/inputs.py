@@ -12,8 +12,9 @@ tensor: orders score ties across images, see docs/instance_segmentation.md) and,
 ``neg_category_ids`` / ``not_exhaustive_category_ids`` (1-D int tensors or lists of ints: LVIS' per-image federated
 lists).
 
-Every error names the element (``preds[3]["masks"]``), what was expected and what came. The checks that read
-values (NaN scores, 0/1 flags, label range) force a device sync and run only with ``validate_args``.
+Every error names the element (``preds[3]["masks"]``), what was expected and what came, in the words of
+:mod:`nobg_metrics._inputs` (whose checks it uses). The checks that read values (NaN scores, 0/1 flags, label
+range) force a device sync and run only with ``validate_args``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,15 @@ from dataclasses import dataclass
 
 import torch
 from torch import Tensor
+
+from nobg_metrics._inputs import (
+    check_device,
+    check_same_length,
+    check_sequence,
+    check_tensor,
+    input_error,
+    item_name,
+)
 
 LABEL_LIMIT = 2**32
 """Labels must lie in ``[-2**32, 2**32)`` (they are packed with the image index into one int64 sort key)."""
@@ -63,40 +73,33 @@ class ImageInstances:
         return self.gt_masks.shape[-2], self.gt_masks.shape[-1]
 
 
-def _where(argument: str, index: int, key: str) -> str:
-    return f'{argument}[{index}]["{key}"]'
-
-
-def _tensor(value: object, name: str) -> Tensor:
-    if not isinstance(value, Tensor):
-        raise TypeError(f"`{name}` must be a torch.Tensor, got {type(value).__name__}")
-    return value
+_where = item_name
 
 
 def _masks(value: object, name: str) -> Tensor:
-    masks = _tensor(value, name)
+    masks = check_tensor(name, value)
     if masks.dtype != torch.bool:
-        raise TypeError(f"`{name}` must be a bool tensor of shape (N, H, W), got dtype {masks.dtype} "
-                        f"(binarise first, e.g. `probabilities > 0.5`)")
+        raise input_error(name, "be a bool tensor of shape (N, H, W)",
+                          f"dtype {masks.dtype} (binarise first, e.g. `probabilities > 0.5`)", TypeError)
     if masks.ndim != 3:
-        raise ValueError(f"`{name}` must have shape (N, H, W), got shape {tuple(masks.shape)}")
+        raise input_error(name, "have shape (N, H, W)", f"shape {tuple(masks.shape)}")
     if masks.shape[1] == 0 or masks.shape[2] == 0:
-        raise ValueError(f"`{name}` images must have H >= 1 and W >= 1, got shape {tuple(masks.shape)}")
+        raise input_error(name, "hold images of H >= 1 and W >= 1", f"shape {tuple(masks.shape)}")
     return masks.contiguous()
 
 
 def _vector(value: object, name: str, count: int, kind: str) -> Tensor:
     """A :math:`(count,)` tensor of ``kind`` ("float", "int" or "flag"), converted to float64 / int64 / bool."""
-    vector = _tensor(value, name)
+    vector = check_tensor(name, value)
     if vector.ndim != 1 or vector.shape[0] != count:
-        raise ValueError(f"`{name}` must have shape ({count},) (one entry per mask), got shape {tuple(vector.shape)}")
+        raise input_error(name, f"have shape ({count},) (one entry per mask)", f"shape {tuple(vector.shape)}")
     if kind == "float":
         if vector.dtype == torch.bool or vector.is_complex():
-            raise TypeError(f"`{name}` must be a float or int tensor, got {vector.dtype}")
+            raise input_error(name, "be a float or int tensor", vector.dtype, TypeError)
         return vector.to(torch.float64)
     if vector.dtype.is_floating_point or vector.is_complex():
-        raise TypeError(f"`{name}` must be an {'integer' if kind == 'int' else 'bool or 0/1 integer'} tensor, "
-                        f"got {vector.dtype}")
+        expected = "an integer tensor" if kind == "int" else "a bool or 0/1 integer tensor"
+        raise input_error(name, f"be {expected}", vector.dtype, TypeError)
     return vector.to(torch.bool if kind == "flag" else torch.int64)
 
 
@@ -104,42 +107,44 @@ def _id_list(value: object, name: str, device: torch.device) -> Tensor:
     """A per-image list of category ids: a 1-D integer tensor or a list of ints (empty: any dtype)."""
     if isinstance(value, (list, tuple)):
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-            raise TypeError(f"`{name}` must be a list of int category ids or a 1-D integer tensor, got {value!r}")
+            raise input_error(name, "be a list of int category ids or a 1-D integer tensor", repr(value), TypeError)
         return torch.tensor(value, dtype=torch.int64).to(device)
-    ids = _tensor(value, name)
+    ids = check_tensor(name, value)
     if ids.ndim != 1 or (ids.numel() and (ids.dtype.is_floating_point or ids.dtype == torch.bool or ids.is_complex())):
-        raise TypeError(f"`{name}` must be a 1-D integer tensor of category ids, got {ids.dtype} of shape "
-                        f"{tuple(ids.shape)}")
+        raise input_error(name, "be a 1-D integer tensor of category ids", f"{ids.dtype} of shape {tuple(ids.shape)}",
+                          TypeError)
     return ids.to(torch.int64)
 
 
 def _image_id(value: object, name: str, device: torch.device) -> Tensor:
     if isinstance(value, int) and not isinstance(value, bool):
         return torch.full((), value, dtype=torch.int64, device=device)
-    image_id = _tensor(value, name)
+    image_id = check_tensor(name, value)
     if image_id.numel() != 1 or image_id.dtype.is_floating_point or image_id.dtype == torch.bool:
-        raise TypeError(f"`{name}` must be an int or a one-element integer tensor, got {image_id.dtype} of shape "
-                        f"{tuple(image_id.shape)}")
+        raise input_error(name, "be an int or a one-element integer tensor",
+                          f"{image_id.dtype} of shape {tuple(image_id.shape)}", TypeError)
     return image_id.reshape(()).to(device=device, dtype=torch.int64)
 
 
 def _check_keys(item: object, argument: str, index: int, required: tuple[str, ...], known: tuple[str, ...]) -> None:
+    name = item_name(argument, index)
     if not isinstance(item, Mapping):
-        raise TypeError(f"`{argument}[{index}]` must be a dict, got {type(item).__name__}")
+        raise input_error(name, "be a dict", type(item).__name__, TypeError)
     for key in required:
         if key not in item:
-            raise ValueError(f"`{argument}[{index}]` must have the key {key!r} (keys: {sorted(map(str, item))})")
+            raise input_error(name, f"have the key {key!r}", f"the keys {sorted(map(str, item))}")
     unknown = sorted(str(key) for key in item if key not in known and key != "boxes")
     if unknown:
-        raise ValueError(f"`{argument}[{index}]` has unknown keys {unknown} (known: {list(known)})")
+        raise input_error(name, f"have only known keys {list(known)}", f"the unknown keys {unknown}")
 
 
 def _one_image(pred: Mapping, gt: Mapping, index: int) -> ImageInstances:
     det_masks = _masks(pred["masks"], _where("preds", index, "masks"))
     gt_masks = _masks(gt["masks"], _where("target", index, "masks"))
     if det_masks.shape[1:] != gt_masks.shape[1:]:
-        raise ValueError(f"`preds[{index}][\"masks\"]` and `target[{index}][\"masks\"]` must have the same image size "
-                         f"(H, W); got {tuple(det_masks.shape[1:])} and {tuple(gt_masks.shape[1:])}")
+        raise input_error(_where("preds", index, "masks"), f"have the same image size (H, W) as "
+                          f"`{_where('target', index, 'masks')}` {tuple(gt_masks.shape[1:])}",
+                          tuple(det_masks.shape[1:]))
     device = gt_masks.device
     num_dets, num_gts = det_masks.shape[0], gt_masks.shape[0]
     det = {key: _vector(pred[key], _where("preds", index, key), num_dets, kind)
@@ -150,10 +155,10 @@ def _one_image(pred: Mapping, gt: Mapping, index: int) -> ImageInstances:
     lists = {key: _id_list(gt[key], _where("target", index, key), gt_masks.device)
              for key in ("neg_category_ids", "not_exhaustive_category_ids") if key in gt}
     tensors = [det_masks, *det.values(), *tgt.values(), *lists.values()]
-    for tensor, name in zip(tensors, ["masks", *det, *tgt, *lists]):
-        if tensor.device != device:
-            raise ValueError(f"all tensors of image {index} must be on one device: `target[{index}][\"masks\"]` is "
-                             f"on {device}, `{name}` on {tensor.device}")
+    names = [_where("preds", index, "masks"), *(_where("preds", index, key) for key in det),
+             *(_where("target", index, key) for key in (*tgt, *lists))]
+    for tensor, name in zip(tensors, names):
+        check_device(name, tensor, _where("target", index, "masks"), device)
     no_flags = torch.zeros(num_gts, dtype=torch.bool, device=device)
     return ImageInstances(
         det_masks, det["scores"], det["labels"], det.get("area"), gt_masks, tgt["labels"],
@@ -166,19 +171,18 @@ def _one_image(pred: Mapping, gt: Mapping, index: int) -> ImageInstances:
 def _check_values(image: ImageInstances, pred: Mapping, gt: Mapping, index: int) -> None:
     """The checks that read values (a device sync): finite scores and areas, 0/1 flags, labels in range."""
     if not bool(torch.isfinite(image.det_scores).all()):
-        raise ValueError(f"`{_where('preds', index, 'scores')}` must be finite; got NaN or inf")
+        raise input_error(_where("preds", index, "scores"), "be finite", "NaN or inf")
     areas = ((image.det_area, _where("preds", index, "area")), (image.gt_area, _where("target", index, "area")))
     for area, name in areas:
         if area is not None and bool(torch.isnan(area).any()):
-            raise ValueError(f"`{name}` must not hold NaN")
+            raise input_error(name, "not hold NaN", "NaN")
     for key in ("iscrowd", "ignore"):
         if key in gt and bool(((gt[key] != 0) & (gt[key] != 1)).any()):
-            raise ValueError(f"`{_where('target', index, key)}` values must be 0 or 1")
+            raise input_error(_where("target", index, key), "hold 0 or 1 only", "other values")
     for labels, name in ((image.det_labels, _where("preds", index, "labels")),
                          (image.gt_labels, _where("target", index, "labels"))):
         if labels.numel() and bool(((labels < -LABEL_LIMIT) | (labels >= LABEL_LIMIT)).any()):
-            raise ValueError(f"`{name}` must lie in [-2**32, 2**32), got range "
-                             f"[{int(labels.min())}, {int(labels.max())}]")
+            raise input_error(name, "lie in [-2**32, 2**32)", f"range [{int(labels.min())}, {int(labels.max())}]")
 
 
 def prepare_instances(preds: Sequence[Mapping[str, Tensor]], target: Sequence[Mapping[str, Tensor]],
@@ -201,11 +205,8 @@ def prepare_instances(preds: Sequence[Mapping[str, Tensor]], target: Sequence[Ma
         ((4, 6), [False])
     """
     for name, value in (("preds", preds), ("target", target)):
-        if not isinstance(value, Sequence) or isinstance(value, (str, bytes, Mapping)):
-            raise TypeError(f"`{name}` must be a list of dicts (one per image), got {type(value).__name__}")
-    if len(preds) != len(target):
-        raise ValueError(f"`preds` and `target` must have the same length (one dict per image); got {len(preds)} "
-                         f"and {len(target)}")
+        check_sequence(name, value, "a list of dicts (one per image)")
+    check_same_length({"preds": len(preds), "target": len(target)}, "one dict per image")
     images = []
     for index, (pred, gt) in enumerate(zip(preds, target)):
         _check_keys(pred, "preds", index, ("masks", "scores", "labels"), _PRED_KEYS)
@@ -216,6 +217,6 @@ def prepare_instances(preds: Sequence[Mapping[str, Tensor]], target: Sequence[Ma
         images.append(image)
     with_ids = [image.image_id is not None for image in images]
     if any(with_ids) and not all(with_ids):
-        raise ValueError(f"`target[i][\"image_id\"]` must be given for every image or for none; images "
-                         f"{[i for i, has in enumerate(with_ids) if not has]} have none")
+        raise input_error('target[i]["image_id"]', "be given for every image or for none",
+                          f"none for images {[i for i, has in enumerate(with_ids) if not has]}")
     return images

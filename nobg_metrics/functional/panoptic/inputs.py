@@ -28,6 +28,14 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from nobg_metrics._inputs import (
+    check_holds_data,
+    check_integer_dtype,
+    check_same_length,
+    check_tensor,
+    input_error,
+    item_name,
+)
 from nobg_metrics._panoptic_batch import SegmentBatch
 from nobg_metrics.functional.panoptic.slots import assign_slots
 from nobg_metrics.ops import host_reads
@@ -158,35 +166,32 @@ def _as_items(name: str, value: PanopticMaps | None, pixel_dims: int) -> list[Te
     if isinstance(value, Tensor):
         if value.ndim != 3 + (pixel_dims == 2):
             shape = "(B, H, W, 2)" if pixel_dims == 2 else "(B, H, W)"
-            raise ValueError(f"`{name}` must have shape {shape}, got {tuple(value.shape)}")
-        items, where = [value], [""]
+            raise input_error(name, f"have shape {shape}", tuple(value.shape))
+        items, names = [value], [name]
     elif isinstance(value, (list, tuple)):
         if not value:
-            raise ValueError(f"`{name}` must hold at least one image, got an empty {type(value).__name__}")
-        items, where = [], []
+            raise input_error(name, "hold at least one image", f"an empty {type(value).__name__}")
+        items, names = [], []
         for index, item in enumerate(value):
-            if not isinstance(item, Tensor):
-                raise TypeError(f"`{name}[{index}]` must be a torch.Tensor, got {type(item).__name__}")
+            check_tensor(item_name(name, index), item)
             if item.ndim != 2 + (pixel_dims == 2):
                 shape = "(H, W, 2)" if pixel_dims == 2 else "(H, W)"
-                raise ValueError(f"`{name}[{index}]` must have shape {shape}, got {tuple(item.shape)}")
+                raise input_error(item_name(name, index), f"have shape {shape}", tuple(item.shape))
             items.append(item[None])
-            where.append(f"[{index}]")
+            names.append(item_name(name, index))
     else:
-        raise TypeError(f"`{name}` must be a torch.Tensor or a list/tuple of tensors, got {type(value).__name__}")
-    for item, at in zip(items, where):
-        label = f"`{name}{at}`"
+        raise input_error(name, "be a torch.Tensor or a list/tuple of tensors", type(value).__name__, TypeError)
+    for item, label in zip(items, names):
         if pixel_dims == 2 and item.shape[-1] != 2:
-            raise ValueError(f"{label} must end in 2 channels (category_id, instance_id), got shape "
-                             f"{tuple(item.shape[1:] if at else item.shape)}")
+            given = tuple(item.shape if label == name else item.shape[1:])
+            raise input_error(label, "end in 2 channels (category_id, instance_id)", f"shape {given}")
         if item.shape[0] == 0 or item.shape[1] == 0 or item.shape[2] == 0:
-            raise ValueError(f"{label} must hold images of H >= 1 and W >= 1{channel}, got shape {tuple(item.shape)}")
-        if pixel_dims == 2 and (item.dtype.is_floating_point or item.dtype.is_complex or item.dtype == torch.bool):
-            raise TypeError(f"{label} must be an integer tensor of (category_id, instance_id), got {item.dtype}")
+            raise input_error(label, f"hold images of H >= 1 and W >= 1{channel}", f"shape {tuple(item.shape)}")
+        if pixel_dims == 2:
+            check_integer_dtype(label, item, "an integer tensor of (category_id, instance_id)")
         if pixel_dims == 1 and item.dtype != torch.bool:
-            raise TypeError(f"{label} must be a bool tensor marking crowd pixels, got {item.dtype}")
-        if item.device.type == "meta":
-            raise ValueError(f"{label} must hold data (a CPU or CUDA tensor), got a tensor on the meta device")
+            raise input_error(label, "be a bool tensor marking crowd pixels", item.dtype, TypeError)
+        check_holds_data(label, item)
     return items
 
 
@@ -206,25 +211,22 @@ def prepare_panoptic(preds: PanopticMaps, target: PanopticMaps, iscrowd: Panopti
     if isinstance(preds, Tensor) != isinstance(target, Tensor) or (
             crowd_items is not None and isinstance(iscrowd, Tensor) != isinstance(target, Tensor)):
         raise TypeError("`preds`, `target` (and `iscrowd`) must all be tensors or all be lists")
-    if len(pred_items) != len(gt_items) or (crowd_items is not None and len(crowd_items) != len(gt_items)):
-        counts = {"preds": len(pred_items), "target": len(gt_items)}
-        if crowd_items is not None:
-            counts["iscrowd"] = len(crowd_items)
-        raise ValueError(f"the lists must have the same length, got {counts}")
+    counts = {"preds": len(pred_items), "target": len(gt_items)}
+    if crowd_items is not None:
+        counts["iscrowd"] = len(crowd_items)
+    check_same_length(counts, "one entry per image")
     groups: dict[tuple, list[int]] = {}
     for index, (pred, gt) in enumerate(zip(pred_items, gt_items)):
         at = f"[{index}]" if not isinstance(target, Tensor) else ""
         if pred.shape != gt.shape:
-            raise ValueError(f"`preds{at}` and `target{at}` must have the same shape, got {tuple(pred.shape)} and "
-                             f"{tuple(gt.shape)}")
+            raise input_error(f"preds{at}", f"have the shape of `target{at}` {tuple(gt.shape)}", tuple(pred.shape))
         if pred.device != gt.device:
-            raise ValueError(f"`preds{at}` and `target{at}` must be on the same device, got {pred.device} and "
-                             f"{gt.device}")
+            raise input_error(f"preds{at}", f"be on the device of `target{at}` ({gt.device})", pred.device)
         if crowd_items is not None and (
             crowd_items[index].shape != gt.shape[:3] or crowd_items[index].device != gt.device
         ):
-            raise ValueError(f"`iscrowd{at}` must have shape {tuple(gt.shape[:3])} on {gt.device}, got "
-                             f"{tuple(crowd_items[index].shape)} on {crowd_items[index].device}")
+            raise input_error(f"iscrowd{at}", f"have shape {tuple(gt.shape[:3])} on {gt.device}",
+                              f"{tuple(crowd_items[index].shape)} on {crowd_items[index].device}")
         groups.setdefault(tuple(gt.shape[1:3]), []).append(index)
     batches = []
     for indices in groups.values():
