@@ -6,8 +6,8 @@ metric added to the catalog is on the page without a hand step. ``python tools/m
 FILE`` writes it); ``tests/cli/test_metric_names_page.py`` checks it against the catalog. The unknown-metric message of
 ``nobg-metrics eval --metrics`` points at this page.
 
-The rows come from one function, :func:`metric_rows`, which reads the catalog (``nobg_metrics.catalog``) and the
-command's labels (``nobg_metrics.cli.core.names``).
+The rows come from the catalog (``nobg_metrics.catalog``): names, classes, tiers, headers, references, kinds and
+preparers, PySODEvalToolkit's names.
 """
 
 from __future__ import annotations
@@ -23,13 +23,12 @@ def metric_rows() -> list[tuple[str, str, str, str, str]]:
     """``(name, class, tier, table header, reference)`` of every ``"maps"`` catalog entry, in the catalog's order (the
     tiers' first); BiRefNet's own columns (``--protocol birefnet`` only) last."""
     from nobg_metrics.catalog import CATALOG
-    from nobg_metrics.cli.core.names import PROTOCOL_ONLY_METRICS, paper_label
 
     maps = [d for d in CATALOG.values() if d.kind == "maps"]
-    rows = [(d.name, d.metric.__name__, d.tier or "by name", paper_label(d.name)[0], d.reference)
-            for d in maps if d.name not in PROTOCOL_ONLY_METRICS]
-    return rows + [(name, f"{CATALOG[name].metric.__name__} (BiRefNet's column)", "--protocol birefnet",
-                    paper_label(name)[0], CATALOG[name].reference) for name in PROTOCOL_ONLY_METRICS]
+    rows = [(d.name, d.metric.__name__, d.tier or "by name", d.header[0], d.reference)
+            for d in maps if d.protocol is None]
+    return rows + [(d.name, f"{d.metric.__name__} (BiRefNet's column)", f"--protocol {d.protocol}", d.header[0],
+                    d.reference) for d in maps if d.protocol is not None]
 
 
 def structured_rows() -> list[tuple[str, str, str, str, str]]:

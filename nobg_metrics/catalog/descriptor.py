@@ -56,6 +56,10 @@ class Descriptor:
         toolkit: the names PySODEvalToolkit gives it: its metric names (``em``: the E-measure's max, mean and adaptive
             entries) and result columns (``maxem``; its converter's ``maxE``), which ``--metric-names`` and
             ``--metrics`` take.
+        birefnet: BiRefNet's column name of it under ``--protocol birefnet`` (``maxFm``, ``HCE``).
+        protocol: the one ``--protocol`` of the command that scores it (BiRefNet's own readings); ``None``: any.
+        stands_for: under that protocol, the entry of the other protocols it takes the place of (``birefnet_hce``:
+            ``hce``).
     """
 
     name: str
@@ -75,6 +79,9 @@ class Descriptor:
     label: tuple[str, str] | None = None
     printed: tuple[float, int] | None = None
     toolkit: tuple[str, ...] = ()
+    birefnet: str | None = None
+    protocol: str | None = None
+    stands_for: str | None = None
 
     @functools.cached_property
     def options(self) -> frozenset[str]:

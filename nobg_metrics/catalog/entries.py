@@ -26,6 +26,9 @@ _MATTING = {"task": "matting", "inputs": ("trimap",)}
 _CURVES = {"statistic": "confusion", "reference": f"{_PYSOD} Fmeasure / Emeasure", "page": "confusion_family.md"}
 _P3M_ERRORS = {**_MATTING, "statistic": "p3m_pixel_errors", "reference": _P3M, "page": "matting_protocols.md"}
 _P3M_TRIMAP = {**_P3M_ERRORS, "requires": ("trimap",)}
+_BIREFNET_PREFIX = {"max": "max", "mean": "mean", "adaptive": "adp"}
+_BIREFNET_OWN = {"protocol": "birefnet"}
+"""BiRefNet's own readings: its columns under ``--protocol birefnet`` only."""
 
 _AUC_LABELS = {name: (text, text) for name, text in (("pr_auc", "AUC-PR"), ("roc_auc", "AUC-ROC"),
                                                       ("si_pr_auc", "SI-AUC-PR"), ("si_roc_auc", "SI-AUC-ROC"))}
@@ -61,8 +64,8 @@ def _printed(markdown: str, factor: float, decimals: int) -> dict[str, Any]:
 
 _DECLARED: tuple[Descriptor, ...] = (
     # cheap
-    declare("mae", M.MAE, F.mae, tier="cheap", **_label("MAE"), toolkit=("mae",), reference=f"{_PYSOD} MAE",
-            page="mae.md"),
+    declare("mae", M.MAE, F.mae, tier="cheap", **_label("MAE"), toolkit=("mae",), birefnet="MAE",
+            reference=f"{_PYSOD} MAE", page="mae.md"),
     declare("iou_metric", M.IoU, F.iou_metric, tier="cheap", **_label("IoU"), statistic="confusion",
             reference=f"{_PYSOD} FmeasureV2 IOUHandler", page="overlap.md"),
     declare("dice", M.Dice, F.dice, tier="cheap", **_label("Dice"), statistic="confusion",
@@ -82,7 +85,7 @@ _DECLARED: tuple[Descriptor, ...] = (
     *(declare(f"{measure}_{mode}", metric, functional, arguments={"mode": mode}, tier="medium", **_CURVES,
                label=(f"{letter}^{short}_{sub}", f"${letter}^{{{short}}}_\\{tex}$"),
               toolkit=_toolkit(measure[0] + "m", *(("fmeasure",) if letter == "F" else ()), mode=mode,
-                               letter=letter))
+                               letter=letter), birefnet=f"{_BIREFNET_PREFIX[mode]}{letter}m")
       for measure, metric, functional, letter, sub, tex in (("f_measure", M.FMeasure, F.f_measure, "F", "β", "beta"),
                                                              ("e_measure", M.EMeasure, F.e_measure, "E", "φ", "phi"))
       for mode, short in (("max", "max"), ("mean", "m"), ("adaptive", "adp"))),
@@ -96,10 +99,10 @@ _DECLARED: tuple[Descriptor, ...] = (
             reference="the Boundary IoU paper's boundary F-measure", page="boundary_measures.md"),
     # expensive
     declare("s_measure", M.SMeasure, F.s_measure, tier="expensive", **_label("S_α", r"$S_\alpha$"),
-            reference=f"{_PYSOD} Smeasure", toolkit=("sm",),
+            reference=f"{_PYSOD} Smeasure", toolkit=("sm",), birefnet="Smeasure",
             page="s_measure.md"),
     declare("weighted_f_measure", M.WeightedFMeasure, F.weighted_f_measure, tier="expensive",
-             **_label("F^ω_β", r"$F^\omega_\beta$"), toolkit=("wfm",),
+             **_label("F^ω_β", r"$F^\omega_\beta$"), toolkit=("wfm",), birefnet="wFmeasure",
             reference=f"{_PYSOD} WeightedFmeasure", page="weighted_f_measure.md"),
     declare("connectivity_error", M.ConnectivityError, F.connectivity_error, tier="expensive", **_MATTING,
              **_printed("Conn", 1e-3, 2),
@@ -148,16 +151,17 @@ _DECLARED: tuple[Descriptor, ...] = (
     declare("mba", M.MBA, F.mean_boundary_accuracy, **_label("mBA"), reference="CascadePSP compute_boundary_acc",
             page="birefnet_protocol.md"),
     *(declare(f"grey_biou_{mode}", M.GreyBoundaryIoU, F.grey_boundary_iou, arguments={"mode": mode},
-               **_label(f"{mode}BIoU"),
+               **_label(f"{mode}BIoU"), birefnet=f"{mode}BIoU",
               statistic="grey_boundary_curve", reference="BiRefNet evaluation/metrics.py", page="birefnet_protocol.md")
       for mode in ("max", "mean")),
     declare("birefnet_mse", M.BinarisedGtMSE, F.binarised_gt_mse, uint8_only=True, **_label("MSE"),
+            **_BIREFNET_OWN, birefnet="MSE",
             reference="BiRefNet evaluation/metrics.py", page="birefnet_protocol.md"),
     declare("birefnet_hce", M.HCE, F.hce, arguments={"protocol": "dis", "normalize": False}, inputs=("gt_skeleton",),
-             uint8_only=True, **_label("HCE_γ", r"$HCE_\gamma$"),
+             uint8_only=True, **_label("HCE_γ", r"$HCE_\gamma$"), **_BIREFNET_OWN, birefnet="HCE", stands_for="hce",
             reference="DIS hce_metric_main.py (BiRefNet's column)", page="birefnet_protocol.md"),
     declare("birefnet_mba", M.MBA, F.mean_boundary_accuracy, arguments={"empty_gt": "reference", "normalize": False},
-             **_label("mBA"),
+             **_label("mBA"), **_BIREFNET_OWN, birefnet="mBA", stands_for="mba",
             reference="CascadePSP compute_boundary_acc (BiRefNet's column)", page="birefnet_protocol.md"),
     # HQ-SAM's training-time mIoU / mBIoU (SysCV/sam-hq train/utils/misc.py)
     declare("hqsam_iou", M.HQSAMIoU, F.hqsam_iou, reference="SysCV/sam-hq compute_iou", page="birefnet_protocol.md"),

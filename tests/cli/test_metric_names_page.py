@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from nobg_metrics.catalog import CATALOG, METRIC_NAMES
-from nobg_metrics.cli.core.names import PROTOCOL_ONLY_METRICS, paper_label
+from nobg_metrics.cli.core.names import paper_label
 from nobg_metrics.cli.eval.toolkit import toolkit_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,7 +26,7 @@ def _module(name: str):
 
 def test_the_generated_page_lists_every_catalog_entry_with_its_label_and_reference():
     text = _module("metric_names").render()
-    for name in (*METRIC_NAMES, *PROTOCOL_ONLY_METRICS):
+    for name in METRIC_NAMES:
         entry = CATALOG[name]
         row = next(line for line in text.splitlines() if line.startswith(f"| `{name}` |"))
         assert f"`{entry.metric.__name__}" in row and f"| {paper_label(name)[0]} |" in row, row

@@ -60,7 +60,9 @@ def test_the_tiers_are_cumulative_and_every_statistic_group_holds_one_state_layo
 
 def test_the_command_layer_agrees_with_the_catalog():
     assert tuple(TIERS) == names.TIER_NAMES
-    assert set(names.PROTOCOL_ONLY_METRICS) <= set(CATALOG)
+    own = [d for d in CATALOG.values() if d.protocol]
+    assert {d.name for d in own} == {"birefnet_mse", "birefnet_hce", "birefnet_mba"}  # BiRefNet's own columns
+    assert all(d.protocol == "birefnet" and (d.stands_for is None or d.stands_for in CATALOG) for d in own)
     assert set(PRINTED) == {d.name for d in CATALOG.values() if d.printed} <= set(names_with(task="matting"))
     for name in METRIC_NAMES:
         markdown, latex = names.paper_label(name)

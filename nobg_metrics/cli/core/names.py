@@ -1,8 +1,8 @@
 """The command's names that the argument parser needs, importable without torch (``nobg-metrics --help`` is instant).
 
-Tasks and protocols (:mod:`nobg_metrics.cli.eval.protocols` holds what each one means), the tier names (the keys of
-:data:`nobg_metrics.collection.TIERS`, checked equal by a test) and BiRefNet's own columns. The metrics' labels are
-their catalog descriptors' (:func:`paper_label` reads them when a table is written).
+Tasks and protocols (:mod:`nobg_metrics.cli.eval.protocols` holds what each one means) and the tier names (the keys
+of :data:`nobg_metrics.collection.TIERS`, checked equal by a test). The metrics' labels, and which are BiRefNet's own
+columns, are their catalog descriptors' (:func:`paper_label` reads the labels when a table is written).
 """
 
 from __future__ import annotations
@@ -15,9 +15,6 @@ PROTOCOLS = SOD_PROTOCOLS + MATTING_PROTOCOLS + ("birefnet",)
 
 TIER_NAMES = ("cheap", "medium", "expensive")
 """The cost tiers of ``make_collection`` (cumulative)."""
-
-PROTOCOL_ONLY_METRICS = ("birefnet_mse", "birefnet_mba", "birefnet_hce")
-"""BiRefNet's own columns (not collection names): only with --protocol birefnet."""
 
 PRESET_NAMES = ("sod", "dis", "cod", "hrsod", "matting")
 """``--preset``: the metric sets and column orders of the field's tables

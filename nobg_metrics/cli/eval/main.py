@@ -23,6 +23,7 @@ from pathlib import Path
 import torch.distributed
 
 from nobg_metrics.allocator import tune_cpu_allocator
+from nobg_metrics.catalog import CATALOG
 from nobg_metrics.cli.core.dist import init_from_env, pick_device, world
 from nobg_metrics.cli.core.guard import guarded
 from nobg_metrics.cli.core.launch import (
@@ -31,7 +32,6 @@ from nobg_metrics.cli.core.launch import (
     resolve_procs,
     run_ranks,
 )
-from nobg_metrics.cli.core.names import PROTOCOL_ONLY_METRICS
 from nobg_metrics.cli.core.signals import checkpoint
 from nobg_metrics.cli.core.statuses import EXIT_BUSY as EXIT_BUSY  # the exit statuses, importable from here too
 from nobg_metrics.cli.core.statuses import EXIT_INPUTS, EXIT_OK
@@ -65,7 +65,8 @@ from nobg_metrics.collection import METRIC_NAMES
 from nobg_metrics.io.folders import Source
 from nobg_metrics.io.images import check_file
 
-_PROTOCOL_ONLY = list(PROTOCOL_ONLY_METRICS)
+_PROTOCOL_ONLY = [d.name for d in CATALOG.values() if d.protocol == "birefnet"]
+"""BiRefNet's own columns (the catalog's ``Descriptor.protocol``): only with --protocol birefnet."""
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "data" / "sample"
 

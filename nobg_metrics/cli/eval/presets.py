@@ -67,10 +67,6 @@ PRESETS: dict[str, Preset] = {
 }
 """The presets by name (:data:`~nobg_metrics.cli.core.names.PRESET_NAMES`)."""
 
-_BIREFNET_NAMES = {"hce": "birefnet_hce", "mba": "birefnet_mba"}
-"""A preset's columns under ``--protocol birefnet``: BiRefNet's own HCE and mBA."""
-
-
 def add_arguments(group: argparse._ArgumentGroup) -> None:
     """The ``eval`` flags of this module."""
     group.add_argument("--preset", choices=PRESET_NAMES + LAYOUT_PRESETS, default=None,
@@ -83,15 +79,16 @@ def add_arguments(group: argparse._ArgumentGroup) -> None:
 def preset_metrics(name: str, protocol: str, task: str, available: Sequence[str]) -> tuple[list[str], list[str]]:
     """``(metrics, left out)`` of preset ``name`` under ``protocol`` / ``task``: its columns in order, those this
     build lacks left out; ``([], [])`` when the protocol keeps its own set (another protocol of the task)."""
-    from nobg_metrics.cli.eval.protocols import (
-        protocol_metrics,  # loads the metric registry (torch): not for the parser
-    )
+    # the catalog and the protocols load the metric registry (torch): not for the parser
+    from nobg_metrics.catalog import CATALOG
+    from nobg_metrics.cli.eval.protocols import protocol_metrics
 
     preset = PRESETS[name]
     fixed = protocol_metrics(protocol, task)
     if protocol == "birefnet":
         assert fixed is not None  # BiRefNet's protocol has its fixed columns
-        wanted = [_BIREFNET_NAMES.get(n, n) for n in preset.metrics]
+        own = {d.stands_for: d.name for d in CATALOG.values() if d.protocol == "birefnet" and d.stands_for}
+        wanted = [own.get(n, n) for n in preset.metrics]  # BiRefNet's own HCE and mBA in their place
         return [n for n in wanted if n in fixed], []
     if fixed is not None and protocol != preset.protocol:
         return [], []

@@ -115,12 +115,8 @@ def job_metrics(names: list[str], protocol: str, dataset: str, has_trimap: bool)
 
 
 # ---------------------------------------------------------------------------------------------- BiRefNet
-_BIREFNET_NAMES = {
-    "maxFm": "f_measure_max", "meanFm": "f_measure_mean", "adpFm": "f_measure_adaptive",
-    "maxEm": "e_measure_max", "meanEm": "e_measure_mean", "adpEm": "e_measure_adaptive",
-    "wFmeasure": "weighted_f_measure", "Smeasure": "s_measure", "MAE": "mae", "MSE": "birefnet_mse",
-    "HCE": "birefnet_hce", "mBA": "birefnet_mba", "maxBIoU": "grey_biou_max", "meanBIoU": "grey_biou_mean",
-}
+_BIREFNET_NAMES = {d.birefnet: d.name for d in CATALOG.values() if d.birefnet}
+"""BiRefNet's field names -> our entries (the catalog's ``Descriptor.birefnet``)."""
 _FIELDS = {  # task_to_field_names without "Dataset", "Method"
     "DIS5K": "maxFm wFmeasure MAE Smeasure meanEm HCE maxEm meanFm adpEm adpFm mBA maxBIoU meanBIoU",
     "COD": "Smeasure wFmeasure meanFm meanEm maxEm MAE maxFm adpEm adpFm HCE mBA maxBIoU meanBIoU",
