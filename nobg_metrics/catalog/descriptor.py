@@ -53,6 +53,8 @@ class Descriptor:
             ``None``: :func:`derived_label` of the name (the confusion family's ``P^max``, ``SI-F^max_β``).
         printed: ``(factor, decimals)`` the matting protocols' tables print the value with (``SAD (÷1000)``: ``(1e-3,
             2)``); ``None``: raw.
+        count: its value counts something (HCE: corrections per image): the tables print it as an integer, as the
+            DIS5K tables do.
         toolkit: the names PySODEvalToolkit gives it: its metric names (``em``: the E-measure's max, mean and adaptive
             entries) and result columns (``maxem``; its converter's ``maxE``), which ``--metric-names`` and
             ``--metrics`` take.
@@ -78,6 +80,7 @@ class Descriptor:
     preparer: str = MAPS_PREPARER
     label: tuple[str, str] | None = None
     printed: tuple[float, int] | None = None
+    count: bool = False
     toolkit: tuple[str, ...] = ()
     birefnet: str | None = None
     protocol: str | None = None

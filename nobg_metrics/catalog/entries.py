@@ -113,8 +113,8 @@ _DECLARED: tuple[Descriptor, ...] = (
       for mode in ("max", "mean", "adaptive", "binary")),
     declare("context_measure", M.ContextMeasure, F.context_measure, tier="expensive", **_label("C_m", r"$C_m$"),
             reference=f"{_PYSOD} ContextMeasure", page="context_measure.md"),
-    declare("hce", M.HCE, F.hce, tier="expensive", inputs=("gt_skeleton",), **_label("HCE_γ", r"$HCE_\gamma$"),
-            reference=f"{_PYSOD} HumanCorrectionEffortMeasure", page="hce.md"),
+    declare("hce", M.HCE, F.hce, tier="expensive", inputs=("gt_skeleton",), count=True,
+            **_label("HCE_γ", r"$HCE_\gamma$"), reference=f"{_PYSOD} HumanCorrectionEffortMeasure", page="hce.md"),
     # by name
     declare("camouflage_context_measure", M.CamouflageContextMeasure, F.camouflage_context_measure, inputs=("image",),
             requires=("image",), **_label("CC_m", r"$CC_m$"), reference=f"{_PYSOD} CamouflageContextMeasure",
@@ -159,6 +159,7 @@ _DECLARED: tuple[Descriptor, ...] = (
             reference="BiRefNet evaluation/metrics.py", page="birefnet_protocol.md"),
     declare("birefnet_hce", M.HCE, F.hce, arguments={"protocol": "dis", "normalize": False}, inputs=("gt_skeleton",),
              uint8_only=True, **_label("HCE_γ", r"$HCE_\gamma$"), **_BIREFNET_OWN, birefnet="HCE", stands_for="hce",
+            count=True,
             reference="DIS hce_metric_main.py (BiRefNet's column)", page="birefnet_protocol.md"),
     declare("birefnet_mba", M.MBA, F.mean_boundary_accuracy, arguments={"empty_gt": "reference", "normalize": False},
              **_label("mBA"), **_BIREFNET_OWN, birefnet="mBA", stands_for="mba",

@@ -27,8 +27,10 @@ def _is_matting(name: str) -> bool:
     return name in CATALOG and CATALOG[name].task == "matting"
 
 
-COUNT_NAMES = ("hce", "birefnet_hce")
-"""Metrics that count (HCE: corrections per image): printed as integers, as the DIS5K tables print them."""
+def _is_count(name: str) -> bool:
+    """A metric that counts (HCE: corrections per image; the catalog's ``count``): printed as an integer, as the
+    DIS5K tables print it."""
+    return name in CATALOG and CATALOG[name].count
 
 
 def format_value(value: float | None, digits: int | None = None) -> str:
@@ -75,7 +77,7 @@ def table_columns(document: dict[str, Any], digits: int | None = None) -> list[C
         if name in PRINTED and (protocol in ("dim", "p3m") or _is_matting(name)):
             printed = PRINTED[name] if digits is None else dataclasses.replace(PRINTED[name], digits=digits)
             columns.append((name, printed.header(), printed.format))
-        elif name in COUNT_NAMES:
+        elif _is_count(name):
             columns.append((name, name, format_count))
         else:
             columns.append((name, name, functools.partial(format_value, digits=digits)))
