@@ -29,7 +29,7 @@ def _load() -> dict[str, Any]:
 
     names = {"functional": functional, "make_collection": make_collection, "tune_cpu_allocator": tune_cpu_allocator}
     names.update({name: getattr(metrics, name) for name in metrics.__all__})
-    names.update({entry.metric.__name__: entry.metric for entry in catalog.values()})  # classes the catalog defines
+    names.update({entry.metric.__name__: entry.metric for entry in catalog.values()})  # and every registered class
     classes = sorted(name for name in names if name not in ("functional", "make_collection", "tune_cpu_allocator"))
     names["__all__"] = ["__version__", "functional", "make_collection", "tune_cpu_allocator", *classes]
     globals().update(names)

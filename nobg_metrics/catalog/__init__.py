@@ -3,8 +3,9 @@
 Every public metric class has one (or, with fixed arguments, several) entries. Everything that lists metrics reads
 it: the registry and the tiers (:mod:`nobg_metrics.collection`), the compute groups of a collection, the extra inputs
 a collection routes (``trimap=``, ``image=``), the command's metric sets and columns, and the docs' tables of names
-(``tools/metric_names.py``, run at docs build). Adding a metric is one entry here (or :func:`register`), its
-functional module and its tests (docs/adding_a_metric.md).
+(``tools/metric_names.py``, run at docs build), reading :data:`CATALOG` when they are used. The entries are declared
+in :mod:`nobg_metrics.catalog.entries`, the :class:`Descriptor` in :mod:`nobg_metrics.catalog.descriptor`; adding a
+metric is one entry there (or :func:`register`), its functional, its class and its test (docs/adding_a_metric.md).
 
 Each entry names its input kind (:data:`Kind`): the ``"maps"`` entries (``update(pred, gt)``) make the tiers, the
 collections and ``nobg-metrics eval``'s names; the structured-input classes (``MeanAveragePrecision``,
