@@ -21,6 +21,12 @@ Every error names the argument (``pred[3]``), what was expected and what came. C
 (NaN/inf, value range, trimap levels) are skipped with ``validate_args=False``; shape, dtype and device checks cost
 nothing and always run. The option checks of every constructor and function (:func:`check_option`,
 :func:`check_flag`, :func:`check_number`) live here too.
+
+Inputs with a structure of their own (instance dicts, panoptic id maps, Cityscapes instance lists, DAVIS sequences)
+have their own preparers beside their functionals (``functional/instance/inputs.py``, ``functional/panoptic/inputs.py``,
+...); they check through the vocabulary at the end of this module (:func:`item_name`, :func:`input_error`,
+:func:`check_tensor`, :func:`check_sequence`, ...), so every error of the library has one shape:
+``preds[3]["masks"] must be <expected>, got <what came>``.
 """
 
 from __future__ import annotations
