@@ -89,6 +89,9 @@ class _Names(Sequence[str]):
     def __len__(self) -> int:
         return len(self._names())
 
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
     def __contains__(self, name: object) -> bool:
         return name in CATALOG and CATALOG[name].kind == "maps"
 
