@@ -4,12 +4,13 @@ agrees with it."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 import pytest
 import torch
 
-from nobg_metrics.catalog import CATALOG, METRIC_NAMES, TIERS, descriptor, names_with
+from nobg_metrics.catalog import CATALOG, METRIC_NAMES, TIERS, descriptor, names_with, register
 from nobg_metrics.cli.core import names
 from nobg_metrics.cli.eval.protocols import PRINTED
 from nobg_metrics.collection import make_collection
@@ -95,3 +96,7 @@ def test_a_collection_and_the_tiers_take_map_metrics_only():
     for name in structured:
         with pytest.raises(ValueError, match=r"input kind 'maps'.*takes \w+ inputs"):
             make_collection(metrics=["mae", name])
+    tiered = dataclasses.replace(CATALOG["davis_j"], name="davis_j_in_a_tier", tier="cheap")
+    with pytest.raises(ValueError, match="a tier takes pred / gt maps only"):
+        register(tiered)
+    assert "davis_j_in_a_tier" not in CATALOG
