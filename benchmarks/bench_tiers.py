@@ -6,7 +6,7 @@ No trimap: the matting members score the whole image, as when a salient-object m
 trimap with a small unknown region makes the gradient error much cheaper on CPU).
 
 Off CPU one more row, ``tier expensive, host syncs allowed``: the connectivity error labels with lists sized
-by the data (``allow_host_sync=True``, what the command uses) instead of its fixed-size default."""
+by the data (``engine="data_sized"``, what the command uses) instead of its fixed-size default."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def cases(size: int, device: str, batch: int = 1, seed: int = 0) -> list[Case]:
     out = []
     variants = [("cheap", {}), ("medium", {}), ("expensive", {})]
     if device != "cpu":  # on CPU the labelling is sized by the data either way
-        variants.append(("expensive", {"allow_host_sync": True}))
+        variants.append(("expensive", {"engine": "data_sized"}))
     for tier, options in variants:
         # validate_args=False: the checks that read values back to the host are off, as in training
         collection = nm.make_collection(tier, normalize=True, validate_args=False, **options).to(device)

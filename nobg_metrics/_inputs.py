@@ -139,10 +139,10 @@ def check_flag(name: str, value: object) -> None:
     """Reject a non-bool flag option (``1`` or ``"yes"`` would silently mean True).
 
     Examples:
-        >>> check_flag("allow_host_sync", 1)
+        >>> check_flag("validate_args", 1)
         Traceback (most recent call last):
         ...
-        TypeError: `allow_host_sync` must be a bool, got int
+        TypeError: `validate_args` must be a bool, got int
     """
     if not isinstance(value, bool):
         raise TypeError(f"`{name}` must be a bool, got {type(value).__name__}")

@@ -3,7 +3,7 @@
 :func:`nearest_background`, two forms (``engine``, :data:`~nobg_metrics.ops.host_reads.Engine`):
 
 - ``"data_sized"``: image by image on the listed queries and candidates (host reads: the lists, the ambiguous
-  queries and their near candidates are ``nonzero`` lists). The CPU path, and ``allow_host_sync=True`` elsewhere.
+  queries and their near candidates are ``nonzero`` lists). The CPU path, and ``engine="data_sized"`` elsewhere.
 - ``"fixed"``: the whole batch over every position, with the masks: shapes depend only on the input's; invalid
   candidates rank at ``+inf``; each query keeps its :data:`NEAR_CANDIDATES` lowest in float32 and recomputes the
   float64 distances of those within the rounding bound. A query with more candidates within the bound than that is

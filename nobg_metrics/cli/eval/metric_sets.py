@@ -1,5 +1,5 @@
 """The metric set of a run: which names a tier, list or protocol gives, and their collection with the options
-of the protocol (``normalize``, ``empty_gt``, ``validate_args``, ``allow_host_sync``), BiRefNet's own columns included.
+of the protocol (``normalize``, ``empty_gt``, ``validate_args``, ``engine``), BiRefNet's own columns included.
 """
 
 from __future__ import annotations
@@ -50,12 +50,13 @@ def build_collection(names: list[str], protocol: str, device: torch.device, sync
     p3m = defaults. BiRefNet's own columns (``birefnet_mse``, ``birefnet_hce``, ``birefnet_mba``) are catalog entries
     whose fixed arguments (no stretch, the DIS rule, the reference's empty band) take precedence.
 
-    ``allow_host_sync``: the command has no training step for the host to run ahead of, so on a GPU the
-    connectivity error labels with lists sized by the data — far less device work (no effect on CPU).
+    ``engine="data_sized"``: the command has no training step for the host to run ahead of, so on a GPU the
+    members with two forms (connectivity and gradient errors, HCE, CCm) size their work by the data — far less device
+    work (no effect on CPU, where ``"auto"`` is already ``"data_sized"``).
     """
     stretch = protocol in ("pysodmetrics", "birefnet")
     options: dict[str, Any] = {"normalize": stretch, "empty_gt": "reference" if stretch else "agreement",
-               "validate_args": VALIDATE_ARGS, "allow_host_sync": True}
+               "validate_args": VALIDATE_ARGS, "engine": "data_sized"}
     accepted = set().union(*(accepted_options(name) for name in names))
     options = {k: v for k, v in options.items() if k in accepted}
     # the scratch collection of one image never syncs
