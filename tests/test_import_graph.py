@@ -4,6 +4,7 @@ every module, at the top or inside a function, is parsed."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "nobg_metrics"
@@ -212,3 +213,28 @@ def test_an_import_inside_a_function_says_why():
             if not any("#" in line for line in block):
                 silent.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: {lines[node.lineno - 1].strip()}")
     assert not silent, "imports inside functions without a comment saying why:\n" + "\n".join(silent)
+
+
+SPLIT = re.compile(r"_check_\w+_args|_\w+_(update|compute)")
+"""The torchmetrics split (``_x_update`` -> statistics, ``_x_compute`` -> value, ``_check_x_args``): the helpers a
+class calls so that the maths lives once, in its functional module (docs/design.md "Layers")."""
+
+
+def _private_imports() -> list[tuple[str, str, str]]:
+    """``(importer, source module, name)`` for every underscored name a package module imports from another."""
+    modules, found = _modules(), []
+    for module, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("nobg_metrics"):
+                found += [(module, node.module, alias.name) for alias in node.names
+                          if alias.name.startswith("_") and not alias.name.startswith("__")]
+    return found
+
+
+def test_a_private_name_crosses_modules_only_from_a_functional_to_its_class():
+    """A helper two modules need has a public name (or lives in ``ops/`` or a ``_common`` module); the one exception
+    is the torchmetrics split, which a class under ``metrics/`` takes from a functional module."""
+    crossing = [f"{importer} <- {source}.{name}" for importer, source, name in _private_imports()
+                if not (importer.startswith("nobg_metrics.metrics.") and source.startswith("nobg_metrics.functional.")
+                        and SPLIT.fullmatch(name))]
+    assert not crossing, "private names imported across modules:\n" + "\n".join(sorted(crossing))
