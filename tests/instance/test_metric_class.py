@@ -115,7 +115,7 @@ def test_rejected_batch_changes_nothing():
     preds, target = to_torch(DATA)
     metric = _updated(MeanAveragePrecision("boundary"), preds[:4], target[:4], 4)
     expected = metric.compute()
-    bad = [dict(target[4]), {**target[5], "masks": target[5]["masks"].float()}]
+    bad = [dict(target[4]), {**target[5], "masks": target[5]["masks"].to(torch.complex64)}]
     with pytest.raises(TypeError, match=r'target\[1\]\["masks"\]'):
         metric.update(preds[4:6], bad)
     _equal(metric.compute(), expected)
@@ -132,7 +132,7 @@ def _one(**changes):
 
 
 @pytest.mark.parametrize("changes, error, message", [
-    ({"pred__masks": torch.zeros(2, 5, 6)}, TypeError, r'preds\[0\]\["masks"\]` must be a bool tensor'),
+    ({"pred__masks": torch.zeros(2, 5, 6, dtype=torch.complex64)}, TypeError, r'preds\[0\]\["masks"\]` must be a bool tensor'),
     ({"pred__masks": torch.zeros(2, 30, dtype=torch.bool)}, ValueError, r"shape \(N, H, W\)"),
     ({"pred__masks": torch.zeros(2, 5, 7, dtype=torch.bool)}, ValueError, "the same image size"),
     ({"pred__scores": torch.tensor([0.5])}, ValueError, r'preds\[0\]\["scores"\]` must have shape \(2,\)'),

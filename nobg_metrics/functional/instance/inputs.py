@@ -1,18 +1,27 @@
 """The instance-segmentation input contract: torchmetrics' detection dicts, one per image, validated once.
 
-``preds[i]``: ``masks`` :math:`(N, H, W)` bool, ``scores`` :math:`(N,)` float, ``labels`` :math:`(N,)` int, and
-optionally ``area`` :math:`(N,)` (the area that decides a detection's area range; default: its mask's pixel
-count — pycocotools' ``loadRes`` takes it from the ``bbox`` when the results carry one, which the
-``nobg-metrics instances`` command passes here).
+``preds[i]``: ``masks`` :math:`(N, H, W)` (mask IoU types), ``boxes`` :math:`(N, 4)` (``"bbox"``), ``scores``
+:math:`(N,)` float, ``labels`` :math:`(N,)` int, and optionally ``area`` :math:`(N,)` (the area that decides a
+detection's area range; default: its mask's pixel count — pycocotools' ``loadRes`` takes it from the ``bbox``
+when the results carry one, which the ``nobg-metrics instances`` command passes here).
 
-``target[i]``: ``masks`` :math:`(M, H, W)` bool, ``labels`` :math:`(M,)` int, and optionally ``iscrowd``
-:math:`(M,)` (bool or 0/1), ``area`` :math:`(M,)` (default: the mask's pixel count), ``ignore`` :math:`(M,)`
+``target[i]``: ``masks`` :math:`(M, H, W)`, ``boxes`` :math:`(M, 4)`, ``labels`` :math:`(M,)` int, and optionally
+``iscrowd`` :math:`(M,)` (bool or 0/1), ``area`` :math:`(M,)` (default: the mask's pixel count), ``ignore`` :math:`(M,)`
 (bool or 0/1: boundary-iou-api's ``ignore`` flag, OR-ed with ``iscrowd``), ``image_id`` (an int or a 0-d int
 tensor: orders score ties across images, see docs/instance_segmentation.md) and, for ``protocol="lvis"``,
 ``neg_category_ids`` / ``not_exhaustive_category_ids`` (1-D int tensors or lists of ints: LVIS' per-image federated
-lists).
+lists). A ``scores`` key in ``target`` is ignored (torchmetrics ignores it).
 
-Every error names the element (``preds[3]["masks"]``), what was expected and what came, in the words of
+Masks as torchmetrics takes them: bool, or any integer / float dtype holding 0 and 1 (read as ``mask != 0``; the
+0/1 check reads values and runs with ``validate_args``); an image without instances may give its masks as
+``Tensor([])``, :math:`(0,)` or :math:`(0, H, W)`. Boxes: :math:`(N, 4)` of any real dtype in ``box_format``
+(``"xyxy"``, ``"xywh"``, ``"cxcywh"``), converted to float64 ``xyxy`` as ``torchvision.ops.box_convert`` converts
+them, in float64 (``x2 = x + w``; ``x1 = cx - 0.5 * w``); no boxes: ``Tensor([])``, :math:`(0,)` or :math:`(0, 4)`.
+Keys an IoU type does not read may still be given (they are checked, and boxes converted, where given).
+
+torchmetrics' structural checks come first, in its order and with its words
+(:mod:`~nobg_metrics.functional.instance.contract`). Every error names the element (``preds[3]["masks"]``), what
+was expected and what came, in the words of
 :mod:`nobg_metrics._inputs` (whose checks it uses). The checks that read values (NaN scores, 0/1 flags, label
 range) force a device sync and run only with ``validate_args``.
 """
@@ -27,19 +36,24 @@ from torch import Tensor
 
 from nobg_metrics._inputs import (
     check_device,
-    check_same_length,
-    check_sequence,
     check_tensor,
     input_error,
     item_name,
+)
+from nobg_metrics.functional.instance.contract import (
+    BOX_FORMATS,
+    KEY_OF_TYPE,
+    check_structure,
+    needed_keys,
+    read_boxes,
 )
 
 LABEL_LIMIT = 2**32
 """Labels must lie in ``[-2**32, 2**32)`` (they are packed with the image index into one int64 sort key)."""
 
-_PRED_KEYS = ("masks", "scores", "labels", "area")
-_TARGET_KEYS = ("masks", "labels", "iscrowd", "area", "ignore", "image_id", "neg_category_ids",
-                "not_exhaustive_category_ids")
+_PRED_KEYS = ("masks", "boxes", "scores", "labels", "area")
+_TARGET_KEYS = ("masks", "boxes", "labels", "iscrowd", "area", "ignore", "image_id", "neg_category_ids",
+                "not_exhaustive_category_ids", "scores")
 
 
 @dataclass
@@ -47,11 +61,15 @@ class ImageInstances:
     """One image's detections and ground truths in canonical form (all on one device).
 
     Attributes:
-        det_masks: :math:`(N, H, W)` bool. det_scores: :math:`(N,)` float64. det_labels: :math:`(N,)` int64.
+        det_masks: :math:`(N, H, W)` bool (:math:`(N, 0, 0)` where no masks were given: box IoU only).
+        det_scores: :math:`(N,)` float64. det_labels: :math:`(N,)` int64.
         det_area: :math:`(N,)` float64 or ``None`` (the mask's pixel count).
-        gt_masks: :math:`(M, H, W)` bool. gt_labels: :math:`(M,)` int64. gt_crowd, gt_ignore: :math:`(M,)` bool.
+        gt_masks: :math:`(M, H, W)` bool (:math:`(M, 0, 0)` where no masks were given). gt_labels: :math:`(M,)`
+        int64. gt_crowd, gt_ignore: :math:`(M,)` bool.
         gt_area: :math:`(M,)` float64 or ``None``. image_id: 0-d int64 or ``None``.
         neg_category_ids, not_exhaustive_category_ids: :math:`(L,)` int64 or ``None``.
+        det_boxes, gt_boxes: :math:`(N, 4)` / :math:`(M, 4)` float64 ``xyxy`` (module notes), or ``None`` where
+        the dicts had no ``boxes``.
     """
 
     det_masks: Tensor
@@ -66,33 +84,45 @@ class ImageInstances:
     image_id: Tensor | None
     neg_category_ids: Tensor | None
     not_exhaustive_category_ids: Tensor | None
+    det_boxes: Tensor | None = None
+    gt_boxes: Tensor | None = None
 
     @property
     def size(self) -> tuple[int, int]:
-        """``(H, W)``."""
+        """``(H, W)`` (``(0, 0)`` without masks)."""
         return self.gt_masks.shape[-2], self.gt_masks.shape[-1]
 
 
 _where = item_name
 
 
-def _masks(value: object, name: str) -> Tensor:
+def _is_empty(tensor: Tensor) -> bool:
+    """No instances, given as ``Tensor([])``, :math:`(0,)` or another empty tensor of rank < 3."""
+    return tensor.numel() == 0 and tensor.ndim < 3
+
+
+def _masks(value: object, name: str) -> Tensor | None:
+    """:math:`(N, H, W)` bool, or ``None`` for an empty tensor of rank < 3 (the size comes from the other side)."""
     masks = check_tensor(name, value)
-    if masks.dtype != torch.bool:
-        raise input_error(name, "be a bool tensor of shape (N, H, W)",
-                          f"dtype {masks.dtype} (binarise first, e.g. `probabilities > 0.5`)", TypeError)
+    if masks.dtype.is_complex:
+        raise input_error(name, "be a bool tensor (or 0/1 integer or float) of shape (N, H, W)", masks.dtype,
+                          TypeError)
+    if _is_empty(masks):
+        return None
     if masks.ndim != 3:
         raise input_error(name, "have shape (N, H, W)", f"shape {tuple(masks.shape)}")
     if masks.shape[1] == 0 or masks.shape[2] == 0:
         raise input_error(name, "hold images of H >= 1 and W >= 1", f"shape {tuple(masks.shape)}")
-    return masks.contiguous()
+    return (masks if masks.dtype == torch.bool else masks != 0).contiguous()
 
 
 def _vector(value: object, name: str, count: int, kind: str) -> Tensor:
     """A :math:`(count,)` tensor of ``kind`` ("float", "int" or "flag"), converted to float64 / int64 / bool."""
     vector = check_tensor(name, value)
     if vector.ndim != 1 or vector.shape[0] != count:
-        raise input_error(name, f"have shape ({count},) (one entry per mask)", f"shape {tuple(vector.shape)}")
+        raise input_error(name, f"have shape ({count},) (one entry per instance)", f"shape {tuple(vector.shape)}")
+    if count == 0 and not vector.is_complex():  # no instances: torchmetrics' ``Tensor([])`` of any dtype
+        return vector.to(torch.float64 if kind == "float" else torch.bool if kind == "flag" else torch.int64)
     if kind == "float":
         if vector.dtype == torch.bool or vector.is_complex():
             raise input_error(name, "be a float or int tensor", vector.dtype, TypeError)
@@ -126,56 +156,89 @@ def _image_id(value: object, name: str, device: torch.device) -> Tensor:
     return image_id.reshape(()).to(device=device, dtype=torch.int64)
 
 
-def _check_keys(item: object, argument: str, index: int, required: tuple[str, ...], known: tuple[str, ...]) -> None:
-    name = item_name(argument, index)
-    if not isinstance(item, Mapping):
-        raise input_error(name, "be a dict", type(item).__name__, TypeError)
-    for key in required:
-        if key not in item:
-            raise input_error(name, f"have the key {key!r}", f"the keys {sorted(map(str, item))}")
-    unknown = sorted(str(key) for key in item if key not in known and key != "boxes")
+def _check_unknown(item: Mapping, argument: str, index: int, known: tuple[str, ...]) -> None:
+    unknown = sorted(str(key) for key in item if key not in known)
     if unknown:
-        raise input_error(name, f"have only known keys {list(known)}", f"the unknown keys {unknown}")
+        raise input_error(item_name(argument, index), f"have only known keys {list(known)}",
+                          f"the unknown keys {unknown}")
 
 
-def _one_image(pred: Mapping, gt: Mapping, index: int) -> ImageInstances:
-    det_masks = _masks(pred["masks"], _where("preds", index, "masks"))
-    gt_masks = _masks(gt["masks"], _where("target", index, "masks"))
-    if det_masks.shape[1:] != gt_masks.shape[1:]:
+def _geometry(item: Mapping, argument: str, index: int, box_format: str
+              ) -> tuple[Tensor | None, Tensor | None, int | None]:
+    """The item's masks and xyxy boxes (``None`` where absent or empty-masks) and its instance count (``None``: no
+    count known from them)."""
+    masks = _masks(item["masks"], _where(argument, index, "masks")) if "masks" in item else None
+    boxes = read_boxes(item["boxes"], _where(argument, index, "boxes"), box_format) if "boxes" in item else None
+    count = masks.shape[0] if masks is not None else None
+    if boxes is not None:
+        if count is not None and boxes.shape[0] != count:
+            raise input_error(_where(argument, index, "boxes"), f"have shape ({count}, 4) (one box per mask)",
+                              f"shape {tuple(boxes.shape)}")
+        count = boxes.shape[0]
+    return masks, boxes, count
+
+
+def _one_image(pred: Mapping, gt: Mapping, index: int, box_format: str) -> ImageInstances:
+    det_masks, det_boxes, num_dets = _geometry(pred, "preds", index, box_format)
+    gt_masks, gt_boxes, num_gts = _geometry(gt, "target", index, box_format)
+    if det_masks is not None and gt_masks is not None and det_masks.shape[1:] != gt_masks.shape[1:]:
         raise input_error(_where("preds", index, "masks"), f"have the same image size (H, W) as "
                           f"`{_where('target', index, 'masks')}` {tuple(gt_masks.shape[1:])}",
                           tuple(det_masks.shape[1:]))
-    device = gt_masks.device
-    num_dets, num_gts = det_masks.shape[0], gt_masks.shape[0]
+    reference = gt_masks if gt_masks is not None else det_masks
+    size = tuple(reference.shape[1:]) if reference is not None else ((1, 1) if "masks" in gt else (0, 0))
+    first = next((t for t in (gt_masks, gt_boxes, det_masks, det_boxes) if t is not None), None)
+    device = first.device if first is not None else check_tensor(_where("target", index, "labels"),
+                                                                  gt["labels"]).device
+    num_dets = num_dets if num_dets is not None else check_tensor(_where("preds", index, "labels"),
+                                                                  pred["labels"]).reshape(-1).shape[0]
+    num_gts = num_gts if num_gts is not None else check_tensor(_where("target", index, "labels"),
+                                                               gt["labels"]).reshape(-1).shape[0]
+    if det_masks is None:
+        det_masks = torch.zeros((num_dets, *size), dtype=torch.bool, device=device)
+    if gt_masks is None:
+        gt_masks = torch.zeros((num_gts, *size), dtype=torch.bool, device=device)
     det = {key: _vector(pred[key], _where("preds", index, key), num_dets, kind)
            for key, kind in (("scores", "float"), ("labels", "int"), ("area", "float")) if key in pred}
     tgt = {key: _vector(gt[key], _where("target", index, key), num_gts, kind)
            for key, kind in (("labels", "int"), ("iscrowd", "flag"), ("ignore", "flag"), ("area", "float"))
            if key in gt}
-    lists = {key: _id_list(gt[key], _where("target", index, key), gt_masks.device)
+    lists = {key: _id_list(gt[key], _where("target", index, key), device)
              for key in ("neg_category_ids", "not_exhaustive_category_ids") if key in gt}
-    tensors = [det_masks, *det.values(), *tgt.values(), *lists.values()]
-    names = [_where("preds", index, "masks"), *(_where("preds", index, key) for key in det),
-             *(_where("target", index, key) for key in (*tgt, *lists))]
-    for tensor, name in zip(tensors, names):
-        check_device(name, tensor, _where("target", index, "masks"), device)
+    named = [(det_masks, _where("preds", index, "masks")), (gt_masks, _where("target", index, "masks")),
+             *((tensor, _where(side, index, "boxes")) for tensor, side in ((det_boxes, "preds"), (gt_boxes, "target"))
+               if tensor is not None),
+             *((tensor, _where("preds", index, key)) for key, tensor in det.items()),
+             *((tensor, _where("target", index, key)) for key, tensor in (*tgt.items(), *lists.items()))]
+    reference_name = _where("target", index, "masks" if "masks" in gt else "boxes")
+    for tensor, name in named:
+        check_device(name, tensor, reference_name, device)
     no_flags = torch.zeros(num_gts, dtype=torch.bool, device=device)
     return ImageInstances(
         det_masks, det["scores"], det["labels"], det.get("area"), gt_masks, tgt["labels"],
         tgt.get("iscrowd", no_flags), tgt.get("ignore", no_flags), tgt.get("area"),
         _image_id(gt["image_id"], _where("target", index, "image_id"), device) if "image_id" in gt else None,
-        lists.get("neg_category_ids"), lists.get("not_exhaustive_category_ids"),
+        lists.get("neg_category_ids"), lists.get("not_exhaustive_category_ids"), det_boxes, gt_boxes,
     )
 
 
 def _check_values(image: ImageInstances, pred: Mapping, gt: Mapping, index: int) -> None:
-    """The checks that read values (a device sync): finite scores and areas, 0/1 flags, labels in range."""
+    """The checks that read values (a device sync): finite scores and boxes, 0/1 masks and flags, labels in range."""
     if not bool(torch.isfinite(image.det_scores).all()):
         raise input_error(_where("preds", index, "scores"), "be finite", "NaN or inf")
+    for boxes, name in ((image.det_boxes, _where("preds", index, "boxes")),
+                        (image.gt_boxes, _where("target", index, "boxes"))):
+        if boxes is not None and not bool(torch.isfinite(boxes).all()):
+            raise input_error(name, "be finite", "NaN or inf")
     areas = ((image.det_area, _where("preds", index, "area")), (image.gt_area, _where("target", index, "area")))
     for area, name in areas:
         if area is not None and bool(torch.isnan(area).any()):
             raise input_error(name, "not hold NaN", "NaN")
+    for argument, item in (("preds", pred), ("target", gt)):
+        masks = item.get("masks")
+        if isinstance(masks, Tensor) and masks.dtype != torch.bool and bool(((masks != 0) & (masks != 1)).any()):
+            raise input_error(_where(argument, index, "masks"), "hold 0 or 1 only (binarise first, e.g. "
+                              "`probabilities > 0.5`)", "other values")
     for key in ("iscrowd", "ignore"):
         if key in gt and bool(((gt[key] != 0) & (gt[key] != 1)).any()):
             raise input_error(_where("target", index, key), "hold 0 or 1 only", "other values")
@@ -186,13 +249,17 @@ def _check_values(image: ImageInstances, pred: Mapping, gt: Mapping, index: int)
 
 
 def prepare_instances(preds: Sequence[Mapping[str, Tensor]], target: Sequence[Mapping[str, Tensor]],
-                      validate_args: bool = True) -> list[ImageInstances]:
+                      validate_args: bool = True, iou_types: Sequence[str] = ("segm",),
+                      box_format: str = "xyxy") -> list[ImageInstances]:
     """Validate one ``update``'s lists and return one :class:`ImageInstances` per image.
 
     Args:
-        preds: a list of dicts ``{"masks", "scores", "labels"[, "area"]}`` (module notes).
-        target: a list of dicts ``{"masks", "labels"[, "iscrowd", "area", "ignore", "image_id", ...]}``.
+        preds: a list of dicts ``{"masks" | "boxes", "scores", "labels"[, "area"]}`` (module notes).
+        target: a list of dicts ``{"masks" | "boxes", "labels"[, "iscrowd", "area", "ignore", "image_id", ...]}``.
         validate_args: also run the checks that read values (a device sync).
+        iou_types: the IoU types to be computed (``"bbox"``, ``"segm"``, ``"boundary"``): they decide which of
+            ``masks`` and ``boxes`` every dict must hold.
+        box_format: ``"xyxy"``, ``"xywh"`` or ``"cxcywh"``: how ``boxes`` are read.
 
     Returns:
         The images, in order.
@@ -203,15 +270,23 @@ def prepare_instances(preds: Sequence[Mapping[str, Tensor]], target: Sequence[Ma
         ...                            [{"masks": masks[:1], "labels": torch.tensor([1])}])
         >>> images[0].size, images[0].gt_crowd.tolist()
         ((4, 6), [False])
+        >>> boxes = prepare_instances([{"boxes": torch.tensor([[1.0, 2.0, 3.0, 4.0]]), "scores": torch.ones(1),
+        ...                             "labels": torch.tensor([1])}], [{"boxes": torch.tensor([]),
+        ...                             "labels": torch.tensor([])}], iou_types=("bbox",), box_format="xywh")
+        >>> boxes[0].det_boxes.tolist(), boxes[0].gt_boxes.shape
+        ([[1.0, 2.0, 4.0, 6.0]], torch.Size([0, 4]))
     """
-    for name, value in (("preds", preds), ("target", target)):
-        check_sequence(name, value, "a list of dicts (one per image)")
-    check_same_length({"preds": len(preds), "target": len(target)}, "one dict per image")
+    for iou_type in iou_types:
+        if iou_type not in KEY_OF_TYPE:
+            raise ValueError(f"`iou_type` must be one of {tuple(KEY_OF_TYPE)} or a tuple of them, got {iou_type!r}")
+    if box_format not in BOX_FORMATS:
+        raise ValueError(f"`box_format` must be one of {BOX_FORMATS}, got {box_format!r}")
+    check_structure(preds, target, needed_keys(iou_types))
     images = []
     for index, (pred, gt) in enumerate(zip(preds, target)):
-        _check_keys(pred, "preds", index, ("masks", "scores", "labels"), _PRED_KEYS)
-        _check_keys(gt, "target", index, ("masks", "labels"), _TARGET_KEYS)
-        image = _one_image(pred, gt, index)
+        _check_unknown(pred, "preds", index, _PRED_KEYS)
+        _check_unknown(gt, "target", index, _TARGET_KEYS)
+        image = _one_image(pred, gt, index, box_format)
         if validate_args:
             _check_values(image, pred, gt, index)
         images.append(image)
