@@ -15,6 +15,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # the checkout's package, not an installed copy
+    sys.path.insert(0, str(ROOT))
+
 PAGE = "metric_names.md"
 """The page's path under docs/."""
 
