@@ -18,7 +18,7 @@ from typing import Literal
 
 from nobg_metrics._inputs import check_flag, check_number, check_option
 
-IouType = Literal["segm", "boundary"]
+IouType = Literal["bbox", "segm", "boundary"]
 Protocol = Literal["coco", "lvis"]
 Average = Literal["macro", "micro"]
 FREQUENCIES = ("r", "c", "f")

@@ -2,7 +2,8 @@
 
 For each image, on the images' device: the IoU matrix of its detections against its gts
 (:mod:`~nobg_metrics.functional.instance.iou` on a device; on CPU, where reading sizes back is free, from the
-masks' row bands, :mod:`~nobg_metrics.functional.instance.crops`), then COCO's matching for every threshold and area
+masks' row bands, :mod:`~nobg_metrics.functional.instance.crops`; ``iou_type="bbox"``: the box IoU of all images
+at once, :mod:`~nobg_metrics.functional.instance.boxes`), then COCO's matching for every threshold and area
 range (:mod:`~nobg_metrics.functional.instance.matching`). What is kept:
 
 - per detection: ``det_scores`` (float64), ``det_labels``, ``det_keys`` :math:`(N, 4)` int64 = (image key, DDP
@@ -28,6 +29,7 @@ from collections import defaultdict
 import torch
 from torch import Tensor
 
+from nobg_metrics.functional.instance.boxes import box_areas, box_ious, gt_box_areas, padded
 from nobg_metrics.functional.instance.crops import crop_counts
 from nobg_metrics.functional.instance.inputs import LABEL_LIMIT, ImageInstances
 from nobg_metrics.functional.instance.iou import (
@@ -112,6 +114,33 @@ def _pixels_and_ious(images: list[ImageInstances], options: InstanceOptions, eng
     return det_pixels, gt_pixels, ious
 
 
+def _boxes(images: list[ImageInstances], side: str, device: torch.device) -> Tensor:
+    """The ``det_boxes`` / ``gt_boxes`` of every image, concatenated: :math:`(N, 4)` float64 ``xyxy``."""
+    boxes = [getattr(image, f"{side}_boxes", None) for image in images]
+    if any(box is None for box in boxes):
+        missing = [i for i, box in enumerate(boxes) if box is None]
+        argument = "preds" if side == "det" else "target"
+        raise ValueError(f'`{argument}[i]["boxes"]` is required with iou_type="bbox"; missing for images {missing[:5]}')
+    return _cat([box.reshape(-1, 4) for box in boxes if box is not None], torch.float64, device).reshape(-1, 4)
+
+
+def _box_areas_and_ious(images: list[ImageInstances], det_at: tuple[Tensor, Tensor], gt_at: tuple[Tensor, Tensor],
+                        shape: tuple[int, int, int], device: torch.device) -> tuple[Tensor, Tensor, Tensor]:
+    """``iou_type="bbox"``: detection areas :math:`(N,)`, gt areas :math:`(M,)` and the padded IoU
+    :math:`(B, D, G)` of all images at once (:mod:`~nobg_metrics.functional.instance.boxes`)."""
+    count, max_det, max_gt = shape
+    det_boxes, gt_boxes = _boxes(images, "det", device), _boxes(images, "gt", device)
+    given = [image.gt_area for image in images]
+    gt_given = None
+    if any(area is not None for area in given):  # a missing area list counts as "not given" (0) for its image
+        gt_given = _cat([area if area is not None else torch.zeros(image.gt_labels.shape[0], device=device)
+                         for area, image in zip(given, images)], torch.float64, device)
+    crowd = _cat([image.gt_crowd for image in images], torch.bool, device)
+    iou = box_ious(padded(det_boxes, *det_at, count, max_det), padded(gt_boxes, *gt_at, count, max_gt),
+                   padded(crowd, *gt_at, count, max_gt, fill=False))
+    return box_areas(det_boxes), gt_box_areas(gt_boxes, gt_given), iou
+
+
 def _member_of(values: Tensor, allowed: Tensor | None, where: Tensor | None = None) -> Tensor:
     """:math:`(N,)` bool: ``values[i]`` is among ``allowed`` (only the entries ``where`` is True; none for ``None``)."""
     if allowed is None or allowed.numel() == 0 or values.numel() == 0:
@@ -153,11 +182,10 @@ def instance_update(images: list[ImageInstances], options: InstanceOptions, firs
     """
     device = first_index.device
     if images:
-        device = images[0].gt_masks.device
+        device = images[0].gt_labels.device
     count = len(images)
-    det_pixels, gt_pixels, ious = _pixels_and_ious(images, options, engine)
-    det_counts = [image.det_masks.shape[0] for image in images]
-    gt_counts = [image.gt_masks.shape[0] for image in images]
+    det_counts = [image.det_scores.shape[0] for image in images]
+    gt_counts = [image.gt_labels.shape[0] for image in images]
     det_image = _cat([torch.full((n,), i, device=device) for i, n in enumerate(det_counts)], torch.int64, device)
     gt_image = _cat([torch.full((m,), i, device=device) for i, m in enumerate(gt_counts)], torch.int64, device)
     det_local = _cat([torch.arange(n, device=device) for n in det_counts], torch.int64, device)
@@ -168,10 +196,20 @@ def instance_update(images: list[ImageInstances], options: InstanceOptions, firs
     scores = cat([image.det_scores for image in images], torch.float64)
     labels = cat([image.det_labels for image in images], torch.int64)
     gt_labels = cat([image.gt_labels for image in images], torch.int64)
-    det_area = cat([image.det_area if image.det_area is not None else det_pixels[i].double()
-                    for i, image in enumerate(images)], torch.float64)
-    gt_area = cat([image.gt_area if image.gt_area is not None else gt_pixels[i].double()
-                   for i, image in enumerate(images)], torch.float64)
+    max_det = max(det_counts, default=0)
+    max_gt = max(gt_counts, default=0)
+    if options.iou_type == "bbox":
+        det_area, gt_area, iou = _box_areas_and_ious(images, (det_image, det_local), (gt_image, gt_local),
+                                                     (count, max_det, max_gt), device)
+    else:
+        det_pixels, gt_pixels, ious = _pixels_and_ious(images, options, engine)
+        det_area = cat([image.det_area if image.det_area is not None else det_pixels[i].double()
+                        for i, image in enumerate(images)], torch.float64)
+        gt_area = cat([image.gt_area if image.gt_area is not None else gt_pixels[i].double()
+                       for i, image in enumerate(images)], torch.float64)
+        iou = torch.zeros((count, max_det, max_gt), dtype=torch.float64, device=device)
+        for index, matrix in enumerate(ious):  # padded into one tensor: the matching runs on all images at once
+            iou[index, :matrix.shape[0], :matrix.shape[1]] = matrix
     crowd = cat([image.gt_crowd for image in images], torch.bool)
     flagged = cat([image.gt_ignore for image in images], torch.bool) | crowd  # boundary-iou-api: ignore OR iscrowd
     lvis = options.lvis
@@ -196,11 +234,6 @@ def instance_update(images: list[ImageInstances], options: InstanceOptions, firs
     image_rank, group_rank = _ranks(det_image, scores, labels)
     gt_ignored = flagged[None] | _outside(gt_area, lvis)
     unmatched_ignored = _outside(det_area, lvis) | not_exhaustive[None]
-    max_det = max(det_counts, default=0)
-    max_gt = max(gt_counts, default=0)
-    iou = torch.zeros((count, max_det, max_gt), dtype=torch.float64, device=device)
-    for index, matrix in enumerate(ious):  # padded into one tensor: the matching runs on all images at once
-        iou[index, :matrix.shape[0], :matrix.shape[1]] = matrix
     thresholds = constant(options.match_thresholds, device)
     cap = max(options.max_detection_thresholds)
     exact = host_reads.resolve_engine(engine, scores) == "data_sized"
