@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,23 +140,22 @@ def to_coco(data: list[Image], lvis: bool = False) -> tuple[dict[str, Any], list
 
 def run_bbox(data: list[Image], dtype: torch.dtype = torch.float64, engine: str = "auto",
              **options: Any) -> dict[str, torch.Tensor]:
-    """Ours on the generated set: the inputs' preparation, the statistics and the compute of the functional."""
+    """Ours on the generated set (:func:`run_prepared`)."""
+    preds, target = to_torch(data, dtype)
+    return run_prepared(preds, target, engine=engine, **options)
+
+
+def run_prepared(preds: list[dict[str, Any]], target: list[dict[str, Any]], engine: str = "auto",
+                 box_format: str = "xyxy", **options: Any) -> dict[str, torch.Tensor]:
+    """Ours through the functional's stages: the inputs' preparation with ``iou_types=("bbox",)``, the statistics,
+    the compute."""
     from nobg_metrics.functional.instance import inputs
     from nobg_metrics.functional.instance.mean_average_precision import _mean_average_precision_compute
     from nobg_metrics.functional.instance.options import make_options
     from nobg_metrics.functional.instance.statistics import instance_update
 
-    preds, target = to_torch(data, dtype)
     options = {key: value for key, value in options.items() if value is not None}
-    if "iou_types" in inspect.signature(inputs.prepare_instances).parameters:
-        images = inputs.prepare_instances(preds, target, True, iou_types=("bbox",))
-    else:  # before the inputs read boxes: dummy masks, the boxes attached to the prepared images
-        masked = [{**p, "masks": torch.zeros((p["boxes"].shape[0], 1, 1), dtype=torch.bool)} for p in preds]
-        masked_target = [{**t, "masks": torch.zeros((t["boxes"].shape[0], 1, 1), dtype=torch.bool)} for t in target]
-        images = inputs.prepare_instances(masked, masked_target)
-        for image, pred, gt in zip(images, preds, target):
-            image.det_boxes = pred["boxes"].double()
-            image.gt_boxes = gt["boxes"].double()
+    images = inputs.prepare_instances(preds, target, True, iou_types=("bbox",), box_format=box_format)
     settings = make_options("bbox", **options)
     states = instance_update(images, settings, torch.zeros((), dtype=torch.int64), 0, engine)  # type: ignore[arg-type]
     return _mean_average_precision_compute(states, settings, len(images))
