@@ -132,7 +132,8 @@ def _one(**changes):
 
 
 @pytest.mark.parametrize("changes, error, message", [
-    ({"pred__masks": torch.zeros(2, 5, 6, dtype=torch.complex64)}, TypeError, r'preds\[0\]\["masks"\]` must be a bool tensor'),
+    ({"pred__masks": torch.zeros(2, 5, 6, dtype=torch.complex64)}, TypeError,
+     r'preds\[0\]\["masks"\]` must be a bool tensor'),
     ({"pred__masks": torch.zeros(2, 30, dtype=torch.bool)}, ValueError, r"shape \(N, H, W\)"),
     ({"pred__masks": torch.zeros(2, 5, 7, dtype=torch.bool)}, ValueError, "the same image size"),
     ({"pred__scores": torch.tensor([0.5])}, ValueError, r'preds\[0\]\["scores"\]` must have shape \(2,\)'),
@@ -179,7 +180,7 @@ def test_structure_errors():
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"iou_type": "bbox"}, "iou_type"), ({"protocol": "voc"}, "protocol"), ({"average": "weighted"}, "average"),
+    ({"iou_type": "mask"}, "iou_type"), ({"protocol": "voc"}, "protocol"), ({"average": "weighted"}, "average"),
     ({"protocol": "lvis", "average": "micro"}, "micro"), ({"category_frequencies": {1: "r"}}, "LVIS option"),
     ({"protocol": "lvis", "category_frequencies": {1: "x"}}, r"category_frequencies\[1\]"),
     ({"max_detection_thresholds": [10, 10]}, "repeat"), ({"max_detection_thresholds": [0]}, ">= 1"),

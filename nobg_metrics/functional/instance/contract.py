@@ -22,7 +22,7 @@ from torch import Tensor
 
 from nobg_metrics._inputs import check_tensor, input_error, item_name
 
-__all__ = ["InputTypeError", "check_structure", "needed_keys", "read_boxes", "to_xyxy"]
+__all__: list[str] = []  # the input contract's helpers: used by the instance modules, not public
 
 BOX_FORMATS = ("xyxy", "xywh", "cxcywh")
 """torchmetrics' ``box_format`` choices: corners, corner + size, centre + size."""

@@ -99,7 +99,8 @@ def summarize(main: Accumulated, per_class: Accumulated | None, classes: Tensor,
     else:
         valid = per_class.gt_counts[:, area["all"]] > 0
         cells = per_class.precision[:, :, :, area["all"], last]  # (T, R, K): one class's cells in (t, r) order
-        out["map_per_class"] = _rows_mean(cells.permute(2, 0, 1).reshape(cells.shape[2], -1), valid)
+        rows = cells.permute(2, 0, 1).reshape(cells.shape[2], cells.shape[0] * cells.shape[1])
+        out["map_per_class"] = _rows_mean(rows, valid)
         out[f"mar_{cap}_per_class"] = _rows_mean(per_class.recall[:, :, area["all"], last].T.contiguous(), valid)
     out["classes"] = classes.to(torch.int32)
     return out

@@ -24,11 +24,18 @@ import torch.distributed as dist
 from torch import Tensor
 
 from nobg_metrics._inputs import check_option
+from nobg_metrics.functional.instance.inputs import prepare_instances
 from nobg_metrics.functional.instance.mean_average_precision import (
+    DEFAULT_IOU_TYPE,
     _mean_average_precision_compute,
-    _mean_average_precision_update,
+    check_torchmetrics_options,
+    iou_types_of,
+    moved_iou_type,
+    prefixed,
+    warn_many_detections,
 )
-from nobg_metrics.functional.instance.options import AREA_RANGES, make_options
+from nobg_metrics.functional.instance.options import AREA_RANGES, InstanceOptions, make_options
+from nobg_metrics.functional.instance.statistics import instance_update
 from nobg_metrics.metrics.base import NobgMetric, Statistics
 from nobg_metrics.ops.host_reads import Engine
 
@@ -38,6 +45,8 @@ BoxFormat = Literal["xyxy", "xywh", "cxcywh"]
 """How ``boxes`` are read: corners, corner + size, or centre + size (torchmetrics' ``box_format``)."""
 Backend = Literal["pycocotools", "faster_coco_eval"]
 """torchmetrics' ``backend`` choices: accepted, never changing a value."""
+_RECORDS = ("det_scores", "det_labels", "det_keys", "det_outcomes", "det_outcomes_micro", "gt_labels", "gt_counted",
+            "image_keys")
 
 
 class MeanAveragePrecision(NobgMetric):
@@ -134,26 +143,32 @@ class MeanAveragePrecision(NobgMetric):
     image_keys: list[Tensor]
 
     def __init__(
-        self, iou_type: str = "segm", dilation_ratio: float = 0.02, protocol: str = "coco",
+        self, box_format: BoxFormat = "xyxy", iou_type: str | Sequence[str] = DEFAULT_IOU_TYPE,
         iou_thresholds: Sequence[float] | None = None, rec_thresholds: Sequence[float] | None = None,
-        max_detection_thresholds: Sequence[int] | None = None, class_metrics: bool = False, average: str = "macro",
-        extended_summary: bool = False, category_frequencies: Mapping[int, str] | None = None, *,
-        box_format: BoxFormat = "xyxy", backend: Backend = "pycocotools", validate_args: bool = True,
-        engine: Engine = "auto", **kwargs: Any,
+        max_detection_thresholds: Sequence[int] | None = None, class_metrics: bool = False,
+        extended_summary: bool = False, average: str = "macro", backend: Backend = "pycocotools", *,
+        dilation_ratio: float = 0.02, protocol: str = "coco", category_frequencies: Mapping[int, str] | None = None,
+        warn_on_many_detections: bool = True, validate_args: bool = True, engine: Engine = "auto", **kwargs: Any,
     ) -> None:
         super().__init__(validate_args=validate_args, **kwargs)
-        check_option("box_format", box_format, BoxFormat)
-        check_option("backend", backend, Backend)
+        box_format, iou_type = moved_iou_type(box_format, iou_type)  # type: ignore[assignment]
+        check_torchmetrics_options(box_format, class_metrics, extended_summary, backend)
         check_option("engine", engine, Engine)
         self.box_format, self.backend, self.engine = box_format, backend, engine
-        self.options = make_options(iou_type, dilation_ratio, protocol, iou_thresholds, rec_thresholds,
-                                    max_detection_thresholds, class_metrics, average, extended_summary,
-                                    category_frequencies)
-        options = self.options
-        self.iou_type, self.protocol, self.average, self.class_metrics = iou_type, protocol, average, class_metrics
+        self.warn_on_many_detections = warn_on_many_detections
+        self._iou_types = iou_types_of(iou_type)
+        self._options: dict[str, InstanceOptions] = {
+            t: make_options(t, dilation_ratio, protocol, iou_thresholds, rec_thresholds, max_detection_thresholds,
+                            class_metrics, average, extended_summary, category_frequencies) for t in self._iou_types}
+        single = len(self._iou_types) == 1
+        self._prefixes = {t: "" if single else f"{t}_" for t in self._iou_types}
+        options = self.options = self._options[self._iou_types[0]]
+        self.iou_type = self._iou_types[0] if single else self._iou_types
+        self.protocol, self.average, self.class_metrics = protocol, average, class_metrics
+        self.extended_summary = extended_summary
         self.iou_thresholds, self.rec_thresholds = list(options.iou_thresholds), list(options.rec_thresholds)
         self.max_detection_thresholds = list(options.max_detection_thresholds)
-        self._add_fingerprint({"options": repr(options)})
+        self._add_fingerprint({"options": repr(options) if single else repr(tuple(self._options.values()))})
         self._add_count("image_count")
         self._add_count("images_with_ids")
         areas, levels = len(AREA_RANGES), len(options.iou_thresholds)
@@ -165,8 +180,9 @@ class MeanAveragePrecision(NobgMetric):
             layouts["det_outcomes"] = (torch.int8, (areas, levels))
         if average == "micro":
             layouts["det_outcomes_micro"] = (torch.int8, (areas, levels))
-        for name, (dtype, shape) in layouts.items():  # statistics that grow with the detections: list states
-            self._add_list(name, dtype, shape)
+        for prefix in self._prefixes.values():  # one state set per IoU type (unprefixed for a single type)
+            for name, (dtype, shape) in layouts.items():  # statistics that grow with the detections: list states
+                self._add_list(prefix + name, dtype, shape)
 
     def _world_rank(self) -> int:
         if dist.is_available() and dist.is_initialized():
@@ -180,11 +196,17 @@ class MeanAveragePrecision(NobgMetric):
 
     def _statistics(self, preds: Sequence[Mapping[str, Tensor]], target: Sequence[Mapping[str, Tensor]]
                     ) -> Statistics:
-        """The batch's per-detection and per-gt records (each list state's entry) and its image counts; images are
-        numbered on from this rank's ``image_count``."""
-        stats = _mean_average_precision_update(preds, target, self.options, self.image_count, self._world_rank(),
-                                               self.validate_args, self.engine)
-        records = {name: stats[name].to(self.device, non_blocking=True) for name in self._list_layouts}
+        """The batch's per-detection and per-gt records (each list state's entry, per IoU type) and its image counts;
+        images are numbered on from this rank's ``image_count``."""
+        images = prepare_instances(preds, target, self.validate_args, self._iou_types, self.box_format)
+        if self.warn_on_many_detections:
+            warn_many_detections(images, self.max_detection_thresholds[-1])
+        records: dict[str, Tensor] = {}
+        for iou_type, prefix in self._prefixes.items():
+            stats = instance_update(images, self._options[iou_type], self.image_count, self._world_rank(),
+                                    self.engine)
+            records.update({prefix + name: value.to(self.device, non_blocking=True) for name, value in stats.items()
+                            if prefix + name in self._list_layouts})
         with_ids = sum(1 for gt in target if "image_id" in gt)
         device = self.image_count.device  # counts filled on the device: no host-to-device copy
         counts = {"image_count": torch.full((), len(target), dtype=torch.int64, device=device),
@@ -202,16 +224,23 @@ class MeanAveragePrecision(NobgMetric):
         return torch.zeros((0, *shape), dtype=dtype, device=self.device)
 
     def _value(self, states: Mapping[str, Any]) -> dict[str, Tensor]:
-        """The output dictionary (class docstring)."""
-        records = {name: self._record_tensor(states, name) for name in self._list_layouts}
-        return _mean_average_precision_compute(records, self.options, int(states["images_with_ids"]))
+        """The output dictionary (class docstring): per IoU type, keys prefixed for a tuple of types."""
+        out: dict[str, Tensor] = {}
+        for iou_type, prefix in self._prefixes.items():
+            records = {name: self._record_tensor(states, prefix + name) for name in _RECORDS
+                       if prefix + name in self._list_layouts}
+            values = _mean_average_precision_compute(records, self._options[iou_type],
+                                                     int(states["images_with_ids"]))
+            out.update(prefixed(values, prefix))
+        out["classes"] = out.pop("classes")  # last, as torchmetrics gives it
+        return out
 
     def _incoming_statistics(self, incoming: dict[str, Any]) -> dict[str, Any]:
         """``merge_state``: without image ids, the incoming images' arrival numbers move on from this metric's
         ``image_count`` (ties keep breaking by arrival, as if one metric had seen both)."""
         if int(self.images_with_ids) == 0:
             offset = self.image_count
-            for name in ("det_keys", "image_keys"):  # column 0: the arrival index on its rank
+            for name in (prefix + key for prefix in self._prefixes.values() for key in ("det_keys", "image_keys")):
                 items = incoming[name] if isinstance(incoming[name], list) else [incoming[name]]
                 incoming[name] = [torch.cat([item[:, :1] + offset.to(item.device), item[:, 1:]], dim=1)
                                   for item in items]
