@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from nobg_metrics._version import __version__ as __version__
 
+# The names below are written by tools/exports.py from nobg_metrics.metrics' list; do not edit by hand.
 __all__ = [
     "BER",
     "F1",
@@ -128,6 +129,7 @@ if TYPE_CHECKING:  # the lazy names as static tools (mypy, IDEs) should see them
         TrimapIoU,
         WeightedFMeasure,
     )
+# (end of the names written by tools/exports.py)
 
 
 def _load() -> dict[str, Any]:

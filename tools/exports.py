@@ -79,6 +79,36 @@ def render(package: Path) -> str:
     return "\n".join(lines)
 
 
+TOP = "nobg_metrics/__init__.py"
+TOP_START = "# The names below are written by tools/exports.py from nobg_metrics.metrics' list; do not edit by hand."
+TOP_END = "# (end of the names written by tools/exports.py)"
+TOP_NAMES = ("__version__", "functional", "make_collection", "tune_cpu_allocator")
+"""The lazy top-level namespace's names besides the metric classes (``nobg_metrics._load`` binds them)."""
+
+
+DOC_TOP = ('"""The package\'s names: what :func:`_load` binds on first use (``tests/test_package_lists.py`` '
+           'checks the two agree;\na class added with ``catalog.register`` joins the loaded list too)."""')
+
+
+def render_top(text: str) -> str:
+    """``nobg_metrics/__init__.py`` with its written part renewed: ``__all__`` (the names above and every class of
+    ``nobg_metrics.metrics``) and the same names imported under ``TYPE_CHECKING`` for static tools."""
+    classes = [name for _, listed in exports(ROOT / "nobg_metrics/metrics") for name in listed]
+    lines = [TOP_START, "__all__ = ["]
+    lines.extend(f'    "{name}",' for name in sorted([*TOP_NAMES, *classes], key=_all_order))
+    lines += ["]", DOC_TOP, "",
+              "if TYPE_CHECKING:  # the lazy names as static tools (mypy, IDEs) should see them: the objects _load() "
+              "binds",
+              "    from nobg_metrics import functional as functional",
+              "    from nobg_metrics.allocator import tune_cpu_allocator as tune_cpu_allocator",
+              "    from nobg_metrics.collection import make_collection as make_collection",
+              "    from nobg_metrics.metrics import (  # the classes (metrics.__all__, written by tools/exports.py)"]
+    lines.extend(f"        {name}," for name in sorted(classes, key=_import_order))
+    lines += ["    )", TOP_END]
+    head, rest = text.split(TOP_START, 1)
+    return head + "\n".join(lines) + rest.split(TOP_END, 1)[1]
+
+
 def packages() -> list[Path]:
     """Every package whose ``__init__`` this tool writes: the two top packages and their domain packages."""
     found = []
@@ -96,6 +126,12 @@ def main(argv: list[str]) -> int:
             stale.append(str(init.relative_to(ROOT)))
             if "--check" not in argv:
                 init.write_text(text)
+    top = ROOT / TOP
+    text = render_top(top.read_text())
+    if top.read_text() != text:
+        stale.append(TOP)
+        if "--check" not in argv:
+            top.write_text(text)
     if stale and "--check" in argv:
         print("stale export lists (run python tools/exports.py):", ", ".join(stale), file=sys.stderr)
         return 1
