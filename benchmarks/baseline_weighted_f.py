@@ -1,4 +1,4 @@
-"""The weighted F-measure as it was before issue 36 (commit 5c76fb5), for side-by-side timing only.
+"""The weighted F-measure as it was before the windowed transform (commit 5c76fb5), for side-by-side timing only.
 
 A benchmark-only copy of the then per-image step: the exact transform with nearest indices over the whole image
 (one pass, no strips: ``old_envelope``), the weights from a 300²-entry table, the nearest-gt index of every pixel

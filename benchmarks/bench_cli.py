@@ -13,7 +13,7 @@ maximum resident set (``resource.getrusage``); ours: the largest sum over the co
 and decoding workers, sampled from /proc every 0.2 s; shared pages count once per process, so it is
 an upper bound).
 
-``--toolkit``: the issue-21 setting instead — real-shape pairs (``shapes.real_pairs``: person, animal, text,
+``--toolkit``: PySODEvalToolkit's setting instead — real-shape pairs (``shapes.real_pairs``: person, animal, text,
 blobs, large objects with model-like predictions) as ``--methods`` method folders over ``count / methods``
 gts, and the reference structured as PySODEvalToolkit's ``cal_sod_matrics`` runs it: a
 ``multiprocessing.pool.ThreadPool(num_workers=4)`` with one task per method, each task reading its pairs with

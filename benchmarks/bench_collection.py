@@ -1,5 +1,5 @@
 """Shared statistics really are shared: a medium collection's update against the cheap tier plus the
-most expensive medium-only member run alone. The issue's bound is medium <= 1.3 x (that sum), i.e. the
+most expensive medium-only member run alone. The bound is medium <= 1.3 x (that sum), i.e. the
 printed ratio (sum / medium) >= 0.77. If the six F/E entries each ran their own histogram, or the four
 overlap metrics their own confusion count, the medium update would cost far more than that sum."""
 

@@ -2,7 +2,7 @@
 
 Ours: ``nearest_feature(gt)`` — squared distances and the (row, col) of the nearest gt pixel, scipy's tie rule.
 Reference: ``scipy.ndimage.distance_transform_edt(~gt, return_indices=True)`` (the same output; the ratio
-``scipy / ours`` is the number issue 22 quotes, target >= 1x on every class). OpenCV's exact
+``scipy / ours`` is target >= 1x on every class). OpenCV's exact
 ``distanceTransformWithLabels(DIST_L2, DIST_MASK_PRECISE, DIST_LABEL_PIXEL)`` is shown for scale only: it
 labels the nearest pixel, not its (row, col), and breaks ties its own way.
 

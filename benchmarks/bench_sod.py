@@ -1,6 +1,6 @@
 """Threshold-swept and structure measures vs PySODMetrics: F (max/mean/adaptive from one update) vs
 ``Fmeasure``, E (all modes) vs ``Emeasure``, S vs ``Smeasure`` — uint8 inputs, normalize=True — and the
-SOD suite of issue 9: MAE, S, E, F (max/mean/adaptive) and weighted F in one collection update vs the five
+SOD suite: MAE, S, E, F (max/mean/adaptive) and weighted F in one collection update vs the five
 PySODMetrics objects stepped on every image."""
 
 from __future__ import annotations

@@ -126,7 +126,7 @@ def run_case(case: Case, repeat: int = 5, budget_s: float = 40.0, block: int = 1
     """Time one case and return its row: medians of ``repeat`` calls of each side after a warm-up.
 
     The two sides alternate call by call, so a burst of load from elsewhere on a shared machine hits both
-    rather than one (the ratio is what the issues quote). Fewer repeats when the calls are slow.
+    rather than one (the ratio is what docs/performance.md quotes). Fewer repeats when the calls are slow.
 
     With ``block > 1`` they alternate in blocks of ``block`` calls and only the calls after the first of
     each block count: the steady per-image cost of scoring images one after another, without the cost

@@ -14,7 +14,7 @@ the image read as background (:mod:`nobg_metrics.ops.morphology`):
 
 - **the boundary F** matches one-pixel contours: ``G_1 = G AND NOT erode(G, 1)`` (the inner 8-neighbour
   contour, image border included) and ``G_d = dilate(G_1, d)``, the pixels within chessboard distance ``d`` of a
-  contour pixel (the issue's "pixels within d of them"; a contour shifted by up to ``d`` pixels either way still
+  contour pixel (the paper's "pixels within d of them"; a contour shifted by up to ``d`` pixels either way still
   matches — the crack band would allow ``d`` outwards but only ``d - 1`` inwards)::
 
       p = |P_1 ∩ G_d| / |P_1|,   r = |G_1 ∩ P_d| / |G_1|,   F = 2 p r / (p + r)
