@@ -1,6 +1,6 @@
 """Weighted F tier: the exact EDT ops vs ``scipy.ndimage.distance_transform_edt``, and ``WeightedFMeasure`` vs
-PySODMetrics ``WeightedFmeasure`` (uint8, normalize=True) and vs the gt-only work as it was before the windowed transform
-(``baseline_weighted_f.py``: the full transform with every index; same values, asserted on every pair)."""
+PySODMetrics ``WeightedFmeasure`` (uint8, normalize=True) and vs the gt-only work as it was before the windowed
+transform (``baseline_weighted_f.py``: the full transform with every index; same values, asserted on every pair)."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def cases(size: int, device: str, batch: int = 1, seed: int = 0) -> list[Case]:
             raise AssertionError(f"weighted F differs from the pre-window path at {size}², seed {seed}")
         out += [
             Case("weighted_f_before_36", size, device, before_wfm, ref_wfm, "psm.WeightedFmeasure", batch),
-            Case("weighted_f_vs_before_36", size, device, ours_wfm, before_wfm, "before the windowed transform (baseline copy)",
-                 batch),
+            Case("weighted_f_vs_before_36", size, device, ours_wfm, before_wfm,
+                 "before the windowed transform (baseline copy)", batch),
         ]
     return out
