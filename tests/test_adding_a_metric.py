@@ -76,7 +76,7 @@ def test_the_documented_functional_class_and_test_pass(added):
     assert doctest.testmod(functional).failed == 0 and doctest.testmod(metric).failed == 0  # their examples
     added[4].test_false_negative_rate_equals_its_reference()  # the doc's own test
     metric_class = metric.FalseNegativeRate
-    assert metric_class(threshold=0.3).state_dict().keys() != metric_class().state_dict().keys()  # fingerprinted
+    assert metric_class(threshold=0.3).metric_state.keys() != metric_class().metric_state.keys()  # fingerprinted
     with pytest.raises(ValueError, match="threshold"):
         metric_class(threshold=2.0)
 

@@ -16,6 +16,7 @@ from torchmetrics import MetricCollection
 import nobg_metrics as nm
 from nobg_metrics.catalog import descriptor
 from nobg_metrics.collection import METRIC_NAMES, make_collection, metric_class
+from tests.helpers.tester import saved
 
 
 def _pair(seed: int = 0, size=(2, 1, 24, 30)):
@@ -109,21 +110,21 @@ def test_compute_after_only_rejected_updates_warns_and_is_nan():
 
 def test_state_dicts_load_only_into_the_same_configuration():
     with pytest.raises(ValueError, match="other options"):
-        nm.FMeasure().load_state_dict(nm.FMeasure(num_thresholds=64).state_dict())
+        nm.FMeasure().load_state_dict(saved(nm.FMeasure(num_thresholds=64)))
     with pytest.raises(ValueError, match="other options"):
-        nm.IoU(0.5).load_state_dict(nm.IoU(0.3).state_dict())
+        nm.IoU(0.5).load_state_dict(saved(nm.IoU(0.3)))
     float32 = {key: value.float() if value.is_floating_point() else value
-               for key, value in nm.MAE().state_dict().items()}
+               for key, value in saved(nm.MAE()).items()}
     with pytest.raises(ValueError, match=r"`mae_sum` of this MAE must be a torch.float64 tensor"):
         nm.MAE().load_state_dict(float32)
-    state = nm.SMeasure().state_dict()
+    state = saved(nm.SMeasure())
     state.pop("smeasure_count")
     with pytest.raises(ValueError, match="has no `smeasure_count`"):
         nm.SMeasure().load_state_dict(state)
     source = nm.Precision("max")
     source.update(*_pair())
     target = nm.Precision("max")
-    target.load_state_dict(source.state_dict())
+    target.load_state_dict(saved(source))
     assert torch.equal(target.compute(), source.compute())
 
 

@@ -13,10 +13,16 @@ Everything else is here: ``update`` is ``_accumulate(_statistics(...))``, ``comp
 ``forward`` scores the batch from the same statistics, and :meth:`NobgMetric._accumulate` is the only place a state
 changes — after every statistic of the batch exists, in one step — so a rejected batch changes no state, through
 ``update``, ``forward`` or a collection (:mod:`nobg_metrics.collection`). States are created in ``__init__``,
-persistent (a checkpoint taken mid-epoch resumes exactly), never change dtype (``.half()``, ``.to(dtype)``,
-``set_dtype`` move a metric between devices only: a float16 sum of a million pixels would lose the 1e-12 parity) and
-load only from a metric of the same options (``options_<digest>``, below). Statistics are computed outside autocast:
-under AMP, convolutions and matmuls would otherwise run in half precision.
+never change dtype (``.half()``, ``.to(dtype)``, ``set_dtype`` move a metric between devices only: a float16 sum of
+a million pixels would lose the 1e-12 parity) and load only from a metric of the same options (``options_<digest>``,
+below). Statistics are computed outside autocast: under AMP, convolutions and matmuls would otherwise run in half
+precision.
+
+States are not persistent, as torchmetrics' are not: a model's ``state_dict`` (a Lightning checkpoint) carries no
+metric state, and loads into a module with or without the metric. ``metric.persistent(True)`` (or a collection's)
+puts every state in the ``state_dict`` — the fingerprint and a metric's extra state included — so a checkpoint taken
+mid-epoch resumes exactly; it survives ``clone()``, pickling and ``.to()``. A load that brings states that hold data
+counts as an update: ``compute()`` right after it does not warn (a load that brings none, or only empty ones, does).
 
 Options that change a metric's statistics are fingerprinted into the name of one zero-valued int64 state,
 ``options_<digest>``: torchmetrics' automatic compute groups merge two
@@ -37,6 +43,7 @@ from torchmetrics.utilities.distributed import gather_all_tensors
 from torchmetrics.utilities.exceptions import TorchMetricsUserError
 
 from nobg_metrics._inputs import InputMaps, check_flag
+from nobg_metrics.metrics import checkpoint
 from nobg_metrics.metrics import torchmetrics_api as api
 
 Statistics = Mapping[str, Tensor]
@@ -47,7 +54,8 @@ _Metric = TypeVar("_Metric", bound="NobgMetric")
 
 
 class NobgMetric(Metric):
-    """Base class: one accumulation step, dtype-protected states, checked ``load_state_dict``, a scalar ``plot``.
+    """Base class: one accumulation step, dtype-protected states (not persistent unless ``persistent(True)``),
+    checked ``load_state_dict``, a scalar ``plot``.
 
     Args:
         validate_args: run the input checks that force a device sync (NaN, inf, value range).
@@ -193,18 +201,18 @@ class NobgMetric(Metric):
     # -------------------------------------------------------------------------------- states
     def _add_sum(self, name: str, shape: Sequence[int] = ()) -> None:
         """A float64 sum state of fixed ``shape``."""
-        self.add_state(name, torch.zeros(tuple(shape), dtype=torch.float64), dist_reduce_fx="sum", persistent=True)
+        self.add_state(name, torch.zeros(tuple(shape), dtype=torch.float64), dist_reduce_fx="sum")
 
     def _add_count(self, name: str, shape: Sequence[int] = ()) -> None:
         """An int64 count state of fixed ``shape``."""
-        self.add_state(name, torch.zeros(tuple(shape), dtype=torch.int64), dist_reduce_fx="sum", persistent=True)
+        self.add_state(name, torch.zeros(tuple(shape), dtype=torch.int64), dist_reduce_fx="sum")
 
     def _add_list(self, name: str, dtype: torch.dtype, shape: Sequence[int] = ()) -> None:
         """A list state of records :math:`(n, *shape)` of ``dtype``, one per batch, concatenated over batches and
         ranks (``dist_reduce_fx="cat"``); only for statistics that grow with the data itself (per-detection or
         per-frame records), never with pixels."""
         self._list_layouts[name] = (dtype, tuple(shape))
-        self.add_state(name, [], dist_reduce_fx="cat", persistent=True)
+        self.add_state(name, [], dist_reduce_fx="cat")
 
     def _add_fingerprint(self, options: Mapping[str, object]) -> None:
         """The ``options_<digest>`` state naming the options that change the statistics (module notes).
@@ -232,53 +240,25 @@ class NobgMetric(Metric):
         """States never change dtype (module notes): a no-op, as ``half()``, ``float()`` and ``double()`` are."""
         return self
 
+    def _save_to_state_dict(self, destination: dict[str, Any], prefix: str, keep_vars: bool) -> None:
+        """``nn.Module``'s, with a metric's extra state saved only with its states (when they are persistent)."""
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        if not checkpoint.keeps_states(self):
+            destination.pop(prefix + checkpoint.EXTRA_STATE, None)
+
     def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
                               missing_keys: list[str], unexpected_keys: list[str], error_msgs: list[str]) -> None:
-        """Load states only from a metric of the same options, shapes and dtypes (else a ``ValueError``).
-
-        torchmetrics assigns whatever tensors it finds: a 64-threshold curve into a 256-threshold metric, or a float32
-        sum, would be accepted and fail (or round) later."""
-        name = type(self).__name__
-        ours = sorted(key for key in self.metric_state if key.startswith("options_"))
-        theirs = sorted(key[len(prefix):] for key in state_dict
-                        if key.startswith(prefix + "options_") and "." not in key[len(prefix):])
-        if theirs and theirs != ours:
-            options = getattr(self, "_fingerprint_options", {})
-            raise ValueError(f"the state_dict was saved by a {name} with other options (fingerprint {theirs}) than "
-                             f"this one ({ours}: {options}); build the metric with the options it was saved with")
-        holds_data = False
-        for key, current in self.metric_state.items():
-            full = prefix + key
-            if full not in state_dict:
-                if strict:
-                    raise ValueError(f"the state_dict has no `{full}` for this {name} "
-                                     f"(states: {sorted(self.metric_state)})")
-                continue
-            value = state_dict[full]
-            if isinstance(current, list):
-                layout = self._list_layouts.get(key)  # None: a list state added without _add_list
-                items = value if isinstance(value, list) else [value]
-                for item in items:
-                    if not isinstance(item, Tensor) or (layout is not None and (
-                            item.dtype != layout[0] or tuple(item.shape[1:]) != layout[1]
-                            or item.ndim != len(layout[1]) + 1)):
-                        got = f"{item.dtype} {tuple(item.shape)}" if isinstance(item, Tensor) else type(item).__name__
-                        expected = "a list of tensors" if layout is None else (
-                            f"a list of {layout[0]} records of shape (n, {', '.join(map(str, layout[1]))})")
-                        raise ValueError(f"`{full}` of this {name} must be {expected}; the state_dict holds {got}")
-                state_dict[full] = [item.to(self.device) for item in items]
-                holds_data = holds_data or any(item.numel() for item in items)
-                continue
-            if not isinstance(value, Tensor) or value.shape != current.shape or value.dtype != current.dtype:
-                got = f"{value.dtype} {tuple(value.shape)}" if isinstance(value, Tensor) else type(value).__name__
-                raise ValueError(f"`{full}` of this {name} must be a {current.dtype} tensor of shape "
-                                 f"{tuple(current.shape)}; the state_dict holds {got}")
-            state_dict[full] = value.to(current.device)
-            holds_data = holds_data or (key.endswith("count") and bool(value.sum() > 0))
+        """Load states only from a metric of the same options, shapes and dtypes (else a ``ValueError``); states
+        that hold data count as an update (:mod:`nobg_metrics.metrics.checkpoint`)."""
+        holds_data = checkpoint.checked_states(self, self._list_layouts, state_dict, prefix, strict, missing_keys)
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                                       error_msgs)
-        if holds_data:  # loaded images are data: no "compute before update"
-            api.set_update_count(self, max(self.update_count, 1))
+        if holds_data is None:  # nothing loaded: an extra state saved only with the states is not missing either
+            if not checkpoint.keeps_states(self) and prefix + checkpoint.EXTRA_STATE in missing_keys:
+                missing_keys.remove(prefix + checkpoint.EXTRA_STATE)
+            return
+        api.forget_computed(self)
+        api.set_update_count(self, max(self.update_count, 1) if holds_data else 0)
 
     def plot(self, val: Tensor | Sequence[Tensor] | None = None, ax: Any = None) -> Any:
         """Plot a value (or a sequence of values, e.g. one per epoch) of the metric.

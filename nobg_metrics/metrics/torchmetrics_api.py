@@ -1,16 +1,20 @@
 """Every use of torchmetrics' private names, in one module (``torchmetrics>=1.6,<2``: 1.6 added ``merge_state``).
 
 The library builds on torchmetrics' public API — ``add_state``, ``update``, ``compute``, ``forward``,
-``metric_state``, ``update_count``, ``merge_state``, ``reset``, ``sync`` — and on ``nn.Module``. Four pieces of
-torchmetrics' bookkeeping have no public setter, and a metric that computes a batch's statistics before it touches
-any state (:meth:`~nobg_metrics.metrics.base.NobgMetric._accumulate`) needs them:
+``metric_state``, ``update_count``, ``merge_state``, ``reset``, ``sync``, ``persistent`` — and on ``nn.Module``.
+Five pieces of torchmetrics' bookkeeping have no public setter (or getter), and a metric that computes a batch's
+statistics before it touches any state (:meth:`~nobg_metrics.metrics.base.NobgMetric._accumulate`) or checks its
+checkpoints (:mod:`nobg_metrics.metrics.checkpoint`) needs them:
 
 - ``_update_count``: torchmetrics' update wrapper adds one *before* calling ``update``, so a rejected batch would
   still count; :func:`transactional_update` takes it back, and the collection's shared update counts each member
   with :func:`count_update` (what the wrapper does on entry);
-- ``_computed``: the cached ``compute()`` value, cleared by every update;
+- ``_computed``: the cached ``compute()`` value, cleared by every update and every load of states;
 - ``_forward_cache``: the batch value of the last ``forward`` (Lightning logs it for ``on_step``);
-- ``_defaults``: a state's reset value (a batch's own value in ``forward`` starts from it);
+- ``_defaults``: a state's reset value (a batch's own value in ``forward`` starts from it; a loaded state equal to it
+  holds no data);
+- ``_persistent``: which states ``state_dict`` saves (``persistent()`` sets it and has no getter): a metric's extra
+  state is saved only with its states, and a load that brings none reports the persistent ones missing;
 
 and ``_is_synced`` (``forward`` refuses synced states, as torchmetrics' does) and ``_plot`` (the scalar plot helper
 torchmetrics' own metrics call from ``plot``).
@@ -37,6 +41,16 @@ def count_update(metric: Metric, updates: int = 1) -> None:
 def set_update_count(metric: Metric, count: int) -> None:
     """Set the update counter (a loaded checkpoint that holds data counts as updated)."""
     metric._update_count = count
+
+
+def forget_computed(metric: Metric) -> None:
+    """Drop the cached ``compute()`` value (states were replaced, by a load)."""
+    metric._computed = None
+
+
+def persistent_states(metric: Metric) -> dict[str, bool]:
+    """Whether each state is saved in the ``state_dict`` (``add_state(persistent=...)``, ``metric.persistent()``)."""
+    return dict(metric._persistent)
 
 
 def set_forward_cache(metric: Metric, value: Any) -> None:

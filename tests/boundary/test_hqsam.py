@@ -135,7 +135,7 @@ def test_boundary_class_passes_the_shared_tester():
 
 def test_state_names_are_those_of_saved_checkpoints():
     """The states (and the default options' fingerprint) keep the names checkpoints and compute groups hold."""
-    assert sorted(HQSAMIoU().state_dict()) == ["hqsam_iou_count", "hqsam_iou_sum", "options_0ac119f1"]
+    assert sorted(HQSAMIoU().metric_state) == ["hqsam_iou_count", "hqsam_iou_sum", "options_0ac119f1"]
     assert sorted(HQSAMBoundaryIoU().metric_state) == ["hqsam_boundary_iou_count", "hqsam_boundary_iou_sum",
                                                        "options_f3ec6b43"]
     assert "options_4e38c2a4" in HQSAMBoundaryIoU(dilation_ratio=0.05).metric_state

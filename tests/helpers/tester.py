@@ -2,9 +2,9 @@
 
 ``check_metric`` proves, for one metric factory and one list of samples, that the value does not
 depend on how the data arrives: all at once or batch by batch, lists or stacked tensors, after
-``reset``, pickling, ``clone``, a ``state_dict`` round trip taken mid-way, ``merge_state``, and through
-``forward``; that a rejected batch (update or forward) changes no state; and that the functional form on a
-batch equals the class after one update.
+``reset``, pickling, ``clone``, a ``state_dict`` round trip taken mid-way (``persistent(True)``; by default a
+``state_dict`` holds no state), ``merge_state``, and through ``forward``; that a rejected batch (update or
+forward) changes no state; and that the functional form on a batch equals the class after one update.
 ``check_ddp`` (tests/helpers/ddp.py) adds the multi-process case.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -35,6 +36,13 @@ def stack_runs(samples: Sequence[Sample]) -> list[tuple[Tensor, ...]]:
 def as_lists(samples: Sequence[Sample]) -> tuple[list[Tensor], ...]:
     """The samples as one list per argument (mixed sizes allowed)."""
     return tuple(list(column) for column in zip(*samples))
+
+
+def saved(metric: Metric) -> dict[str, Any]:
+    """``metric``'s ``state_dict`` with every state in it, as a mid-epoch checkpoint takes it: states are not
+    persistent by default (torchmetrics' rule), ``persistent(True)`` puts them in (and stays set on ``metric``)."""
+    metric.persistent(True)
+    return metric.state_dict()
 
 
 def _close(actual: Tensor, expected: Tensor | float, atol: float, what: str) -> None:
@@ -125,8 +133,10 @@ def check_metric(
             resumed.update(*as_lists(samples[half:]))
         same(resumed, f"{name} mid-way")
 
+    assert not set(first.metric_state) & set(first.state_dict()), "states are not persistent by default"
     loaded = make_metric()
-    loaded.load_state_dict(first.state_dict())
+    loaded.load_state_dict(saved(first))  # a mid-epoch checkpoint, into a default (not persistent) metric
+    assert loaded.update_called == first.update_called, "a load that brings data counts as an update"
     if samples[half:]:
         loaded.update(*as_lists(samples[half:]))
     same(loaded, "state_dict mid-way")

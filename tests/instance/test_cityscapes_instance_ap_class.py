@@ -55,6 +55,7 @@ def test_batching_order_and_restores_give_bit_identical_values(iou_type):
     for restored in (pickle.loads(pickle.dumps(first)), first.clone()):
         _same(value, _fed(restored, preds[half:], target[half:], 2).compute())
     loaded = make()
+    first.persistent(True)  # states are saved only when persistent (a mid-epoch checkpoint)
     loaded.load_state_dict(first.state_dict())
     _same(value, _fed(loaded, preds[half:], target[half:], 2).compute())
     merged = _fed(make(), preds[:half], target[:half], 5)
@@ -104,7 +105,9 @@ def test_state_holds_detections_only_and_keeps_its_dtypes():
 
 def test_a_state_dict_of_other_options_or_dtypes_is_refused():
     preds, target = _data()
-    saved = _fed(CityscapesInstanceAP(), preds[:2], target[:2], 2).state_dict()
+    fed = _fed(CityscapesInstanceAP(), preds[:2], target[:2], 2)
+    fed.persistent(True)
+    saved = fed.state_dict()
     with pytest.raises(ValueError, match="other options"):
         CityscapesInstanceAP(iou_type="boundary").load_state_dict(saved)
     saved["detection_true"] = [row.float() for row in saved["detection_true"]]

@@ -63,6 +63,7 @@ def test_five_thousand_images_pickle_and_load():
     expected = metric.compute()
     restored = pickle.loads(pickle.dumps(metric))
     fresh = MeanAveragePrecision("boundary", class_metrics=True)
+    metric.persistent(True)
     fresh.load_state_dict(metric.state_dict())
     for other in (restored, fresh):
         result = other.compute()

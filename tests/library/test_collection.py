@@ -80,6 +80,7 @@ def test_expensive_collection_equals_metrics_one_by_one_whatever_the_batching():
     piecewise = nm.make_collection("expensive", **options)
     update_all(piecewise, data[:3])
     resumed = nm.make_collection("expensive", **options)
+    piecewise.persistent(True)  # a collection's switch: every member's states in the state_dict
     resumed.load_state_dict(piecewise.state_dict())
     for index in range(3, len(data)):
         update_all(resumed, data[index:index + 1])

@@ -1,8 +1,13 @@
-"""State rules every metric obeys: fixed-size summed states whose dtype survives casts, and the
+"""State rules every metric obeys: fixed-size summed states whose dtype survives casts, not persistent unless
+``persistent(True)`` (which every copy keeps), loads that count as updates only when they bring data, and the
 empty-gt policies; plus property tests (values in range, perfect scores best, symmetry)."""
 
 from __future__ import annotations
 
+import pickle
+import warnings
+
+import pytest
 import torch
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -20,7 +25,7 @@ def test_states_are_fixed_size_sums_with_protected_dtypes():
         for _ in range(3):
             metric.update(torch.rand(2, 5, 7), torch.rand(2, 5, 7))
         assert {name: getattr(metric, name).shape for name in metric.metric_state} == shapes
-        assert set(metric.metric_state) <= set(metric.state_dict())  # every state persistent
+        assert not set(metric.metric_state) & set(metric.state_dict())  # no state persistent by default
         value = metric.compute()
         dtypes = {name: getattr(metric, name).dtype for name in metric.metric_state}
         assert set(dtypes.values()) <= {torch.float64, torch.int64}
@@ -31,6 +36,76 @@ def test_states_are_fixed_size_sums_with_protected_dtypes():
         metric.compute_with_cache = False
         assert torch.equal(metric.compute(), value)
         assert metric.full_state_update is False and metric.higher_is_better is not None
+
+
+def _every_metric() -> list[nm.metrics.base.NobgMetric]:
+    """One instance of every metric class the package exports (the panoptic ones with a things / stuffs split)."""
+    from nobg_metrics.metrics.base import NobgMetric
+
+    built = []
+    for name in nm.metrics.__all__:
+        cls = getattr(nm.metrics, name)
+        if not (isinstance(cls, type) and issubclass(cls, NobgMetric)):
+            continue
+        for arguments in ({}, {"things": {0, 1}, "stuffs": {2}}):
+            try:
+                built.append(cls(**arguments))
+                break
+            except (TypeError, AttributeError, ValueError):  # a base class, or required arguments
+                continue
+    return built
+
+
+def test_no_state_is_persistent_by_default_and_persistent_true_saves_every_state():
+    metrics = _every_metric()
+    assert len(metrics) > 30
+    for metric in metrics:
+        name = type(metric).__name__
+        assert metric.state_dict() == {}, name  # as torchmetrics: a model checkpoint carries no metric state
+        metric.persistent(True)
+        for copy in (metric, metric.clone(), pickle.loads(pickle.dumps(metric)), metric.to("cpu")):
+            saved = set(copy.state_dict())
+            assert set(copy.metric_state) <= saved, name  # the fingerprint included
+            assert saved - set(copy.metric_state) <= {"_extra_state"}, name
+        metric.persistent(False)
+        assert metric.state_dict() == {}, name
+
+
+def test_a_persistent_state_dict_restores_the_value_and_counts_as_an_update_only_with_data():
+    pred, gt = torch.rand(2, 5, 7), torch.rand(2, 5, 7) > 0.5
+    for cls in CHEAP:
+        source = cls()
+        source.update(pred, gt)
+        source.persistent(True)
+        loaded = cls()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # "compute called before update" would raise
+            loaded.load_state_dict(source.state_dict())
+            assert torch.equal(loaded.compute(), source.compute()), cls.__name__
+        fresh = cls()
+        fresh.persistent(True)
+        emptied = cls()
+        emptied.update(pred, gt)
+        emptied.compute()  # a cached value the load must drop
+        emptied.load_state_dict(fresh.state_dict())  # states of a fresh metric: nothing to compute from
+        assert not emptied.update_called
+        with pytest.warns(UserWarning, match="before the ``update``"):
+            emptied.compute()
+
+
+def test_a_checkpoint_without_states_loads_and_a_persistent_metric_reports_them_missing():
+    source = nm.MAE()
+    source.update(torch.rand(1, 4, 4), torch.rand(1, 4, 4) > 0.5)
+    kept = nm.MAE()
+    kept.update(torch.rand(1, 4, 4), torch.rand(1, 4, 4) > 0.5)
+    value = kept.compute()
+    kept.load_state_dict(source.state_dict())  # no states in it: nothing changes
+    assert torch.equal(kept.compute(), value)
+    kept.persistent(True)
+    with pytest.raises(RuntimeError, match="Missing key"):
+        kept.load_state_dict(source.state_dict())
+    kept.load_state_dict(source.state_dict(), strict=False)
+    assert torch.equal(kept.compute(), value)
 
 
 def test_half_precision_predictions_are_accepted():

@@ -71,8 +71,22 @@ def test_synced_flag_and_plot_helper():
     assert figure is not None and axis is not None
 
 
-def test_states_are_summed_persistent_and_registered_in_defaults():
+def test_states_are_summed_not_persistent_and_registered_in_defaults():
     metric = nm.IoU()
     assert set(metric._defaults) == set(metric.metric_state)
     assert all(metric._reductions[name] is not None for name in metric.metric_state)
-    assert all(metric._persistent[name] for name in metric.metric_state)
+    assert api.persistent_states(metric) == dict.fromkeys(metric.metric_state, False) == metric._persistent
+    metric.persistent(True)  # torchmetrics' switch, read through persistent_states
+    assert api.persistent_states(metric) == dict.fromkeys(metric.metric_state, True)
+
+
+def test_persistent_decides_what_state_dict_saves_and_forget_computed_drops_the_cache():
+    metric = SumMetric()
+    assert "sum_value" not in metric.state_dict()  # torchmetrics' default: not persistent
+    metric.persistent(True)
+    assert "sum_value" in metric.state_dict()
+    metric.update(torch.tensor(1.0))
+    assert metric.compute() == 1.0
+    metric.sum_value = metric.sum_value + 1
+    api.forget_computed(metric)
+    assert metric.compute() == 2.0 and metric.update_count == 1

@@ -142,7 +142,7 @@ def test_class_through_shared_tester(ours_pysod: list[float]) -> None:
 
 
 def test_options_fingerprint_and_errors() -> None:
-    assert set(HCE().state_dict()) != set(HCE(protocol="dis").state_dict())
+    assert set(HCE().metric_state) != set(HCE(protocol="dis").metric_state)
     with pytest.raises(ValueError, match="protocol"):
         HCE(protocol="birefnet")
     with pytest.raises(ValueError, match="relax"):

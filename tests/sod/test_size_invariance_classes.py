@@ -19,7 +19,7 @@ from nobg_metrics.metrics.sod.size_invariance import SizeInvariantConfusion, Siz
 from nobg_metrics.ops import host_reads
 from tests.helpers.ddp import check_ddp
 from tests.helpers.syncs import HostSyncRecorder
-from tests.helpers.tester import check_metric
+from tests.helpers.tester import check_metric, saved
 from tests.sod.test_size_invariance import reference_values, si_pairs
 
 ATOL = 1e-12
@@ -177,10 +177,10 @@ def test_too_many_targets_on_the_device_path_raise_at_compute(monkeypatch):
 
 def test_options_are_fingerprinted():
     with pytest.raises(ValueError, match="other options"):
-        SizeInvariantMAE(max_targets=64).load_state_dict(SizeInvariantMAE().state_dict())
+        SizeInvariantMAE(max_targets=64).load_state_dict(saved(SizeInvariantMAE()))
     with pytest.raises(ValueError, match="other options"):
         SizeInvariantConfusion("iou", "binary", threshold=0.3).load_state_dict(
-            SizeInvariantConfusion("iou", "binary").state_dict())
+            saved(SizeInvariantConfusion("iou", "binary")))
     same = [sorted(SizeInvariantConfusion("precision", mode).metric_state) for mode in ("max", "mean")]
     assert same[0] != same[1]  # different statistics, different state names
     # never the plain ones

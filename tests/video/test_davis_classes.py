@@ -17,6 +17,7 @@ from nobg_metrics.functional.video.davis_statistics import sequence_key
 from nobg_metrics.ops import host_reads
 from tests.helpers.ddp import check_ddp, run_ddp
 from tests.helpers.syncs import HostSyncRecorder
+from tests.helpers.tester import saved
 from tests.reference import davis_port as port
 
 NAMES = ("J-Mean", "J-Recall", "J-Decay", "F-Mean", "F-Recall", "F-Decay", "J&F-Mean")
@@ -113,7 +114,7 @@ def test_reset_pickle_clone_state_dict_and_merge():
             resumed.update(preds, gts, sequence=key)
         _same(resumed, whole)
     loaded = nm.DavisJAndF()
-    loaded.load_state_dict(first.state_dict())
+    loaded.load_state_dict(saved(first))
     for preds, gts, key in data[3:]:
         loaded.update(preds, gts, sequence=key)
     _same(loaded, whole)
@@ -129,12 +130,12 @@ def test_reset_pickle_clone_state_dict_and_merge():
 
 
 def test_load_state_dict_refuses_other_states():
-    state = _filled().state_dict()
+    state = saved(_filled())
     state["davis_j"] = [torch.zeros(3, dtype=torch.float32)]
     with pytest.raises(ValueError, match="davis_j"):
         nm.DavisJAndF().load_state_dict(state)
     with pytest.raises(ValueError, match="other options"):
-        nm.DavisF(bound_th=3).load_state_dict(_filled(nm.DavisF).state_dict())
+        nm.DavisF(bound_th=3).load_state_dict(saved(_filled(nm.DavisF)))
 
 
 def test_forward_and_rejected_batches():
