@@ -159,8 +159,9 @@ def class_rows(kind: str, images: int, repeat: int, iou_types: list[str], device
         target = torch.stack([f[1] for f in forms]).to(device)
         crowd = torch.stack([f[2] for f in forms]).to(device)
         for iou_type in iou_types:
-            metric = nm.PanopticQuality(set(thing_ids), set(stuff_ids), iou_type, spec["ratio"],
-                                        allow_unknown_preds_category=True, validate_args=False).to(device)
+            metric = nm.PanopticQuality(set(thing_ids), set(stuff_ids), True, iou_type=iou_type,
+                                        dilation_ratio=spec["ratio"], rules="panopticapi",
+                                        validate_args=False).to(device)
 
             def run(metric=metric, preds=preds, target=target, crowd=crowd, device=device) -> None:
                 metric.reset()
@@ -246,7 +247,7 @@ def cases(size: int, device: str, batch: int = 1, seed: int = 0) -> list[Case]:
     stuffs = {c["id"] for c in categories() if not c["isthing"]}
     out = []
     for iou_type in ("segm", "boundary"):
-        metric = nm.PanopticQuality(things, stuffs, iou_type, allow_unknown_preds_category=True,
+        metric = nm.PanopticQuality(things, stuffs, True, iou_type=iou_type, output="dict", rules="panopticapi",
                                     validate_args=False).to(device)
 
         def ours(metric=metric) -> object:

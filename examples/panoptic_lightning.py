@@ -4,7 +4,8 @@
     python examples/panoptic_lightning.py --devices 2     # 2 CPU processes (ddp_spawn, gloo): the same numbers
 
 The recipe (docs/panoptic.md):
-  1. ``self.pq = nm.PanopticQuality(things, stuffs, iou_type="boundary")`` in ``__init__`` (a child module);
+  1. ``self.pq = nm.PanopticQuality(things, stuffs, iou_type="boundary", output="dict", rules="panopticapi")``
+     in ``__init__`` (a child module; panopticapi's numbers, every value in a dict);
   2. ``self.pq.update(preds, target, iscrowd)`` in ``validation_step``: ``(B, H, W, 2)`` int
      ``(category_id, instance_id)`` maps and the ``(B, H, W)`` crowd marks;
   3. ``self.log_dict`` of the scalar entries of ``self.pq.compute()`` then ``reset()`` in
@@ -52,7 +53,7 @@ class ShiftedPredictor(L.LightningModule):
     def __init__(self, shift: int = 1) -> None:
         super().__init__()
         self.shift = shift
-        self.pq = nm.PanopticQuality(THINGS, STUFFS, iou_type="boundary", allow_unknown_preds_category=True)
+        self.pq = nm.PanopticQuality(THINGS, STUFFS, True, iou_type="boundary", output="dict", rules="panopticapi")
 
     def validation_step(self, batch: dict[str, torch.Tensor], _: int) -> None:
         target = batch["panoptic"]

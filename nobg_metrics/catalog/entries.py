@@ -178,6 +178,9 @@ _DECLARED: tuple[Descriptor, ...] = (
     declare("panoptic_quality", M.PanopticQuality, F.panoptic_quality, kind="panoptic",
             preparer="nobg_metrics.functional.panoptic.inputs.prepare_panoptic",
             reference="panopticapi pq_compute", page="panoptic.md"),
+    declare("modified_panoptic_quality", M.ModifiedPanopticQuality, F.modified_panoptic_quality, kind="panoptic",
+            preparer="nobg_metrics.functional.panoptic.inputs.prepare_panoptic",
+            reference="torchmetrics ModifiedPanopticQuality", page="panoptic.md"),
     *(declare(name, metric, functional, kind="video", preparer="nobg_metrics.functional.video.davis.prepare_davis",
               reference="davis2017-evaluation", page="boundary_measures.md")
       for name, metric, functional in (("davis_j", M.DavisJ, F.davis_j), ("davis_f", M.DavisF, F.davis_f),

@@ -32,7 +32,10 @@ from nobg_metrics.functional.matting import (
     p3m_sad,
     sad,
 )
-from nobg_metrics.functional.panoptic import panoptic_quality
+from nobg_metrics.functional.panoptic import (
+    modified_panoptic_quality,
+    panoptic_quality,
+)
 from nobg_metrics.functional.sod import (
     ThresholdCurves,
     accuracy,
@@ -123,6 +126,7 @@ __all__ = [
     "mae",
     "mean_average_precision",
     "mean_boundary_accuracy",
+    "modified_panoptic_quality",
     "mse_metric",
     "msiou",
     "msiou_curve",

@@ -31,7 +31,10 @@ from nobg_metrics.metrics.matting import (
     P3MConnectivityError,
     P3MGradientError,
 )
-from nobg_metrics.metrics.panoptic import PanopticQuality
+from nobg_metrics.metrics.panoptic import (
+    ModifiedPanopticQuality,
+    PanopticQuality,
+)
 from nobg_metrics.metrics.sod import (
     BER,
     F1,
@@ -103,6 +106,7 @@ __all__ = [
     "Kappa",
     "MSIoU",
     "MeanAveragePrecision",
+    "ModifiedPanopticQuality",
     "P3MConnectivityError",
     "P3MGradientError",
     "PanopticQuality",

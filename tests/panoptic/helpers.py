@@ -16,6 +16,9 @@ from tests.panoptic.scenes import (
 )
 from tests.reference import panoptic_port
 
+COCO = {"output": "dict", "rules": "panopticapi"}
+"""The options of panopticapi's numbers in our flat dict (the class and function default to torchmetrics')."""
+
 SIZES = [(97, 131), (60, 41), (1, 57), (57, 1), (5, 7), (33, 200), (64, 48), (97, 131)]
 """Scene sizes (odd, non-square, 1xN, Nx1, tiny; the first and last equal, so a list holds a batch of two)."""
 

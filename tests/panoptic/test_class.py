@@ -12,12 +12,12 @@ from torchmetrics.detection import PanopticQuality as TorchmetricsPQ
 
 from nobg_metrics import PanopticQuality
 from nobg_metrics.functional import panoptic_quality
-from tests.panoptic.helpers import scenes
+from tests.panoptic.helpers import COCO, scenes
 from tests.panoptic.scenes import STUFFS, THINGS
 
 
 def _metric(iou_type: str = "boundary", **options) -> PanopticQuality:
-    return PanopticQuality(THINGS, STUFFS, iou_type, allow_unknown_preds_category=True, **options)
+    return PanopticQuality(THINGS, STUFFS, iou_type=iou_type, allow_unknown_preds_category=True, **COCO, **options)
 
 
 SMALL = ((40, 52), (23, 31), (1, 29), (31, 9), (40, 52))
@@ -69,6 +69,7 @@ def test_state_is_fixed_size_integer_and_survives_every_round_trip():
     for name, restore in (("pickle", lambda m: pickle.loads(pickle.dumps(m))), ("clone", lambda m: m.clone())):
         _same(_update(restore(first), forms[half:]).compute(), value, name)
     loaded = _metric()
+    first.persistent(True)  # states are not persistent by default (as torchmetrics'): a mid-epoch resume asks
     loaded.load_state_dict(first.state_dict())
     _same(_update(loaded, forms[half:]).compute(), value, "state_dict")
     merged = _update(_metric(), forms[:half])
@@ -85,7 +86,8 @@ def test_forward_returns_the_batch_value_and_accumulates():
     for form in forms:
         batch_value = metric([form[0]], [form[1]], [form[2]])
         _same(batch_value, panoptic_quality([form[0]], [form[1]], THINGS, STUFFS, iscrowd=[form[2]],
-                                            iou_type="boundary", allow_unknown_preds_category=True), "forward")
+                                            iou_type="boundary", allow_unknown_preds_category=True, **COCO),
+              "forward")
     _same(metric.compute(), _update(_metric(), forms).compute(), "forward accumulation")
 
 
@@ -109,9 +111,11 @@ def test_input_errors_name_the_argument():
     image = torch.zeros(4, 5, 2, dtype=torch.long)
     image[..., 0] = 12
     metric = PanopticQuality(THINGS, STUFFS)
-    with pytest.raises(ValueError, match=r"`preds` must have shape \(B, H, W, 2\)"):
+    with pytest.raises(ValueError, match=r"Expected argument `preds` and `target` to have the same shape, but got "
+                                         r"\(4, 5, 2\) and \(1, 4, 5, 2\)"):
         metric.update(image, image[None])
-    with pytest.raises(ValueError, match=r"`target\[0\]` must end in 2 channels"):
+    with pytest.raises(ValueError, match=r"Expected argument `target\[0\]` to have exactly 2 channels in the last "
+                                         r"dimension"):
         metric.update([image], [image[..., :1]])
     with pytest.raises(TypeError, match=r"`preds\[0\]` must be an integer tensor"):
         metric.update([image.float()], [image])
@@ -141,7 +145,7 @@ def test_input_errors_name_the_argument():
 
 def test_options_are_checked_at_construction():
     with pytest.raises(ValueError, match="`iou_type` must be one of"):
-        PanopticQuality({1}, {2}, "bbox")
+        PanopticQuality({1}, {2}, iou_type="bbox")
     with pytest.raises(ValueError, match="disjoint"):
         PanopticQuality({1, 2}, {2})
     with pytest.raises(TypeError, match="int category ids"):
@@ -149,11 +153,11 @@ def test_options_are_checked_at_construction():
     with pytest.raises(ValueError, match="both empty"):
         PanopticQuality(set(), set())
     with pytest.raises(ValueError, match="output='tensor'"):
-        PanopticQuality({1}, {2}, return_per_class=True)
+        PanopticQuality({1}, {2}, output="dict", return_per_class=True)
     with pytest.raises(TypeError, match="`allow_unknown_preds_category` must be a bool"):
         PanopticQuality({1}, {2}, allow_unknown_preds_category=1)
     with pytest.raises(ValueError, match="`dilation_ratio` must be >= 0"):
-        PanopticQuality({1}, {2}, "boundary", -0.1)
+        PanopticQuality({1}, {2}, iou_type="boundary", dilation_ratio=-0.1)
     with pytest.raises(ValueError, match="`engine` must be one of"):
         PanopticQuality({1}, {2}, engine="gpu")
 
@@ -209,7 +213,7 @@ def test_torchmetrics_differs_with_crowd_and_prediction_void():
     """Documented (docs/panoptic.md): torchmetrics has no crowd, subtracts the gt's pixels on prediction void
     from the union and drops the FNs mostly on prediction void."""
     forms = _forms()[:4]
-    ours = PanopticQuality(THINGS, STUFFS, output="tensor", allow_unknown_preds_category=True)
+    ours = PanopticQuality(THINGS, STUFFS, output="tensor", allow_unknown_preds_category=True, rules="panopticapi")
     theirs = TorchmetricsPQ(THINGS, STUFFS, allow_unknown_preds_category=True)
     for preds, target, crowd in forms:
         ours.update(preds[None], target[None], crowd[None])

@@ -8,7 +8,7 @@ import torch
 
 from nobg_metrics import PanopticQuality
 from tests.helpers.syncs import HostSyncRecorder
-from tests.panoptic.helpers import scenes
+from tests.panoptic.helpers import COCO, scenes
 from tests.panoptic.scenes import STUFFS, THINGS
 
 SIZES = ((40, 52), (40, 52), (23, 31))
@@ -21,8 +21,8 @@ def test_update_makes_no_host_sync(iou_type, as_list):
     preds, target, crowd = (torch.stack([f[i] for f in forms]) for i in range(3))
     if as_list:
         preds, target, crowd = list(preds), list(target), list(crowd)
-    metric = PanopticQuality(THINGS, STUFFS, iou_type, allow_unknown_preds_category=True, validate_args=False,
-                             engine="fixed")
+    metric = PanopticQuality(THINGS, STUFFS, iou_type=iou_type, allow_unknown_preds_category=True,
+                             validate_args=False, engine="fixed", **COCO)
     metric.update(preds, target, crowd)  # warm-up
     with HostSyncRecorder() as recorder:
         metric.update(preds, target, crowd)
@@ -35,15 +35,16 @@ def test_cuda_equals_cpu(iou_type):
     forms = [item[1:] for item in scenes(2, SIZES, 5)]
     values = []
     for device in ("cpu", "cuda"):
-        metric = PanopticQuality(THINGS, STUFFS, iou_type, allow_unknown_preds_category=True).to(device)
+        metric = PanopticQuality(THINGS, STUFFS, iou_type=iou_type, allow_unknown_preds_category=True,
+                                 **COCO).to(device)
         metric.update(*([f[i].to(device) for f in forms] for i in range(3)))
         values.append(metric.compute())
     for name, value in values[0].items():
         assert torch.equal(values[1][name].cpu(), value), name
     torch.cuda.set_sync_debug_mode("error")
     try:
-        metric = PanopticQuality(THINGS, STUFFS, iou_type, allow_unknown_preds_category=True,
-                                 validate_args=False).to("cuda")
+        metric = PanopticQuality(THINGS, STUFFS, iou_type=iou_type, allow_unknown_preds_category=True,
+                                 validate_args=False, **COCO).to("cuda")
         batch = [torch.stack([f[i] for f in forms[:2]]).cuda() for i in range(3)]
         metric.update(*batch)
     finally:

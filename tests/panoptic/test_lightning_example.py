@@ -15,7 +15,8 @@ def _expected() -> dict[str, torch.Tensor]:
     preds = torch.roll(target, shifts=1, dims=2)
     preds[preds[..., 0] == 2] = torch.tensor([1, 5])  # thing 2 predicted as a thing 1 (instance 5)
     return panoptic_quality(preds, target, example.THINGS, example.STUFFS, iscrowd=torch.stack(
-        [item["iscrowd"] for item in items]), iou_type="boundary", allow_unknown_preds_category=True)
+        [item["iscrowd"] for item in items]), iou_type="boundary", allow_unknown_preds_category=True,
+        output="dict", rules="panopticapi")
 
 
 @pytest.mark.slow

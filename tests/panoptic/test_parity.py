@@ -9,14 +9,14 @@ import torch
 
 from nobg_metrics import PanopticQuality
 from nobg_metrics.functional import panoptic_quality
-from tests.panoptic.helpers import assert_matches, port_result, scenes
+from tests.panoptic.helpers import COCO, assert_matches, port_result, scenes
 from tests.panoptic.scenes import STUFFS, THINGS
 
 
 def _ours(forms, iou_type, ratio=0.02, **options):
     return panoptic_quality([f[0] for f in forms], [f[1] for f in forms], THINGS, STUFFS,
                             iscrowd=[f[2] for f in forms], iou_type=iou_type, dilation_ratio=ratio,
-                            allow_unknown_preds_category=True, **options)
+                            allow_unknown_preds_category=True, **COCO, **options)
 
 
 @pytest.mark.parametrize("iou_type", ["segm", "boundary"])
@@ -57,7 +57,7 @@ def _both(preds, target, iscrowd=None, things=frozenset({1, 2}), stuffs=frozense
     from tests.reference import panoptic_port
 
     ours = panoptic_quality(preds, target, set(things), set(stuffs), iscrowd=iscrowd, iou_type=iou_type,
-                            allow_unknown_preds_category=True)
+                            allow_unknown_preds_category=True, **COCO)
     view = port_form(preds, target, iscrowd, set(things), set(stuffs))
     stats = panoptic_port.score_image(view.gt, view.pred, view.gt_segments, view.pred_segments, iou_type)
     return ours, stats
@@ -130,7 +130,7 @@ def test_stuff_instance_ids_are_ignored_and_swapped_classes_do_not_match():
 @pytest.mark.parametrize("iou_type", ["segm", "boundary"])
 def test_the_class_after_one_update_equals_the_functional(iou_type):
     forms = [item[1:] for item in scenes()[:3]]
-    metric = PanopticQuality(THINGS, STUFFS, iou_type, allow_unknown_preds_category=True)
+    metric = PanopticQuality(THINGS, STUFFS, iou_type=iou_type, allow_unknown_preds_category=True, **COCO)
     metric.update([f[0] for f in forms], [f[1] for f in forms], [f[2] for f in forms])
     expected = _ours(forms, iou_type)
     for name, value in metric.compute().items():
@@ -153,7 +153,8 @@ def test_large_and_negative_category_ids_are_searched():
         moved.append((*maps, crowd))
     things, stuffs = {shift[c] for c in THINGS}, {shift[c] for c in STUFFS}
     ours = panoptic_quality([m[0] for m in moved], [m[1] for m in moved], things, stuffs,
-                            iscrowd=[m[2] for m in moved], iou_type="boundary", allow_unknown_preds_category=True)
+                            iscrowd=[m[2] for m in moved], iou_type="boundary", allow_unknown_preds_category=True,
+                            **COCO)
     expected = _ours(forms, "boundary")
     order = torch.tensor([shift[c] for c in expected["classes"].tolist()])
     for name in ("pq", "sq", "rq", "n", "pq_things", "pq_stuff"):

@@ -62,7 +62,8 @@ def new_metric(task: PanopticTask) -> PanopticQuality:
     things = [category for category, thing in zip(task.category_ids, task.isthing) if thing]
     stuffs = [category for category, thing in zip(task.category_ids, task.isthing) if not thing]
     try:
-        return PanopticQuality(things, stuffs, task.iou_type, task.dilation_ratio, category_order=task.category_ids)
+        return PanopticQuality(things, stuffs, iou_type=task.iou_type, dilation_ratio=task.dilation_ratio,
+                               output="panopticapi", rules="panopticapi", category_order=task.category_ids)
     except (TypeError, ValueError) as error:  # e.g. a category id outside [-2^62, 2^62)
         raise InputError(f"the gt JSON's categories cannot be scored: {error}") from None
 
@@ -145,17 +146,10 @@ def score_all(pairs: list[tuple[dict, dict]], task: PanopticTask, procs: int, pr
 
 def results_dict(metric: PanopticQuality, task: PanopticTask) -> dict[str, Any]:
     """panopticapi's result dict (``All`` / ``Things`` / ``Stuff`` / ``per_class``, the classes in ``task``'s
-    order: the metric's) from the metric's ``compute()``."""
+    order: the metric's): its ``compute()`` (``output="panopticapi"``)."""
     values = metric.compute()
-    assert isinstance(values, dict)  # output="dict"
-    out: dict[str, Any] = {}
-    for name, suffix in (("All", ""), ("Things", "_things"), ("Stuff", "_stuff")):
-        out[name] = {"pq": float(values["pq" + suffix]), "sq": float(values["sq" + suffix]),
-                     "rq": float(values["rq" + suffix]), "n": int(values["n" + suffix])}
-    out["per_class"] = {category: {"pq": float(values["pq_per_class"][k]), "sq": float(values["sq_per_class"][k]),
-                                   "rq": float(values["rq_per_class"][k])}
-                        for k, category in enumerate(task.category_ids)}
-    return out
+    assert isinstance(values, dict) and list(values["per_class"]) == list(task.category_ids)
+    return values
 
 
 def coco_table(results: dict[str, Any]) -> str:

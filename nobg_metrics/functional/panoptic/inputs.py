@@ -21,6 +21,7 @@ panopticapi keeps the last one) is the one with the largest instance id.
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -88,14 +89,18 @@ class Categories:
                 raise TypeError(f"`{name}` must be a collection of int category ids, got {type(values).__name__}")
             bad = [v for v in values if isinstance(v, bool) or not isinstance(v, int)]
             if bad:
-                raise TypeError(f"`{name}` must hold int category ids, got {bad[0]!r} ({type(bad[0]).__name__})")
-            if len(set(values)) != len(values):
-                raise ValueError(f"`{name}` holds a category id twice: {sorted(values)}")
-        common = set(things) & set(stuffs)
+                raise TypeError(f"Expected argument `{name}` to contain `int` categories (int category ids), got "
+                                f"{bad[0]!r} ({type(bad[0]).__name__})")
+            if len(set(values)) != len(values):  # torchmetrics: a warning, the duplicates dropped
+                warnings.warn(f"The provided `{name}` categories contained duplicates, which have been removed: "
+                              f"{sorted(values)}", UserWarning, stacklevel=3)
+        things, stuffs = set(things), set(stuffs)
+        common = things & stuffs
         if common:
-            raise ValueError(f"`things` and `stuffs` must be disjoint, both hold {sorted(common)}")
+            raise ValueError(f"Expected arguments `things` and `stuffs` to have distinct keys (they must be "
+                             f"disjoint), both hold {sorted(common)}")
         if not things and not stuffs:
-            raise ValueError("`things` and `stuffs` are both empty: at least one category is needed")
+            raise ValueError("At least one of `things` and `stuffs` must be non-empty (both empty)")
         ids = (*sorted(things), *sorted(stuffs))
         if order is not None:
             if isinstance(order, (str, bytes)) or not isinstance(order, Sequence):
@@ -158,55 +163,69 @@ def _lookup_tables(ids: tuple[int, ...], isthing: tuple[bool, ...], device: torc
     return bases.to(device, layout.dtype), masks.to(device, layout.dtype), id_tensor.to(device), table
 
 
-def _as_items(name: str, value: PanopticMaps | None, pixel_dims: int) -> list[Tensor] | None:
-    """The images of a batch tensor or list, each with a leading batch dim; shapes checked."""
+def _as_items(name: str, value: PanopticMaps | None, pixel_dims: int, planar: bool = False) -> list[Tensor] | None:
+    """The images of a batch tensor or list, each with a leading batch dim and two spatial dims (other spatial
+    ranks are flattened to one row: :math:`(B, *S, 2)` -> :math:`(B, 1, prod(S), 2)`); shapes checked.
+    ``planar``: only 2-D images (``iou_type="boundary"``)."""
     if value is None:
         return None
     channel = " x 2" if pixel_dims == 2 else ""
+    tail = 1 if pixel_dims == 2 else 0  # the (category_id, instance_id) channel dim
     if isinstance(value, Tensor):
-        if value.ndim != 3 + (pixel_dims == 2):
-            shape = "(B, H, W, 2)" if pixel_dims == 2 else "(B, H, W)"
-            raise input_error(name, f"have shape {shape}", tuple(value.shape))
-        items, names = [value], [name]
+        items, names, ranks = [value], [name], [value.ndim - 1 - tail]
     elif isinstance(value, (list, tuple)):
         if not value:
-            raise input_error(name, "hold at least one image", f"an empty {type(value).__name__}")
-        items, names = [], []
+            raise TypeError(f"Expected argument `{name}` to be of type `torch.Tensor` or a non-empty list/tuple of "
+                            f"tensors, got an empty {type(value).__name__}")
+        items, names, ranks = [], [], []
         for index, item in enumerate(value):
             check_tensor(item_name(name, index), item)
-            if item.ndim != 2 + (pixel_dims == 2):
-                shape = "(H, W, 2)" if pixel_dims == 2 else "(H, W)"
-                raise input_error(item_name(name, index), f"have shape {shape}", tuple(item.shape))
             items.append(item[None])
             names.append(item_name(name, index))
+            ranks.append(item.ndim - tail)
     else:
-        raise input_error(name, "be a torch.Tensor or a list/tuple of tensors", type(value).__name__, TypeError)
-    for item, label in zip(items, names):
+        raise TypeError(f"Expected argument `{name}` to be of type `torch.Tensor` (or a list/tuple of tensors), "
+                        f"got {type(value).__name__}")
+    out = []
+    for item, label, rank in zip(items, names, ranks):
+        given = tuple(item.shape if label == name else item.shape[1:])
+        if rank < 1:
+            layout = "(B, *spatial_dims, 2)" if pixel_dims == 2 else "(B, *spatial_dims)"
+            raise ValueError(f"Expected argument `{label}` to have at least one spatial dimension {layout}, "
+                             f"got shape {given}")
         if pixel_dims == 2 and item.shape[-1] != 2:
-            given = tuple(item.shape if label == name else item.shape[1:])
-            raise input_error(label, "end in 2 channels (category_id, instance_id)", f"shape {given}")
-        if item.shape[0] == 0 or item.shape[1] == 0 or item.shape[2] == 0:
-            raise input_error(label, f"hold images of H >= 1 and W >= 1{channel}", f"shape {tuple(item.shape)}")
+            raise ValueError(f"Expected argument `{label}` to have exactly 2 channels in the last dimension "
+                             f"(category_id, instance_id), got shape {given}")
+        if planar and rank != 2:
+            layout = "(B, H, W, 2)" if pixel_dims == 2 else "(B, H, W)"
+            raise ValueError(f"`iou_type='boundary'` needs 2-D images: `{label}` must have shape {layout}, got "
+                             f"{given} ({rank} spatial dim{'s' if rank != 1 else ''})")
+        if item.numel() == 0:
+            raise input_error(label, f"hold images of at least one pixel{channel}", f"shape {given}")
+        if rank != 2:  # the rules read no neighbourhood: one row of points
+            item = item.reshape(item.shape[0], 1, -1, *item.shape[item.ndim - tail:])
         if pixel_dims == 2:
             check_integer_dtype(label, item, "an integer tensor of (category_id, instance_id)")
         if pixel_dims == 1 and item.dtype != torch.bool:
             raise input_error(label, "be a bool tensor marking crowd pixels", item.dtype, TypeError)
         check_holds_data(label, item)
-    return items
+        out.append(item)
+    return out
 
 
 def prepare_panoptic(preds: PanopticMaps, target: PanopticMaps, iscrowd: PanopticMaps | None, categories: Categories,
                      allow_unknown_preds_category: bool, validate_args: bool,
-                     engine: host_reads.Engine = "auto") -> list[SegmentBatch]:
+                     engine: host_reads.Engine = "auto", planar: bool = False) -> list[SegmentBatch]:
     """Validate the inputs (module notes) and return one :class:`SegmentBatch` per image size.
 
     Shape, dtype and device checks always run; the value checks (unknown prediction categories, thing instance
     ids, crowd marks of part of a segment) read the data back and run with ``validate_args``. ``engine``:
     ``"data_sized"`` packs the keys in the fewest bits and builds slot tables as wide as the most segments (host
-    reads), ``"fixed"`` reads nothing back, ``"auto"`` is data-sized on CPU.
+    reads), ``"fixed"`` reads nothing back, ``"auto"`` is data-sized on CPU. ``planar``: only 2-D images (Boundary
+    PQ reads neighbourhoods); otherwise any spatial rank, flattened to one row of points.
     """
-    pred_items, gt_items = _as_items("preds", preds, 2), _as_items("target", target, 2)
-    crowd_items = _as_items("iscrowd", iscrowd, 1)
+    pred_items, gt_items = _as_items("preds", preds, 2, planar), _as_items("target", target, 2, planar)
+    crowd_items = _as_items("iscrowd", iscrowd, 1, planar)
     assert pred_items is not None and gt_items is not None  # (only None for a None input)
     if isinstance(preds, Tensor) != isinstance(target, Tensor) or (
             crowd_items is not None and isinstance(iscrowd, Tensor) != isinstance(target, Tensor)):
@@ -218,8 +237,10 @@ def prepare_panoptic(preds: PanopticMaps, target: PanopticMaps, iscrowd: Panopti
     groups: dict[tuple, list[int]] = {}
     for index, (pred, gt) in enumerate(zip(pred_items, gt_items)):
         at = f"[{index}]" if not isinstance(target, Tensor) else ""
-        if pred.shape != gt.shape:
-            raise input_error(f"preds{at}", f"have the shape of `target{at}` {tuple(gt.shape)}", tuple(pred.shape))
+        given = [value if isinstance(value, Tensor) else value[index] for value in (preds, target)]
+        if given[0].shape != given[1].shape:  # as given: a flattened (B, *S, 2) hides its spatial shape
+            raise ValueError(f"Expected argument `preds{at}` and `target{at}` to have the same shape, but got "
+                             f"{tuple(given[0].shape)} and {tuple(given[1].shape)}")
         if pred.device != gt.device:
             raise input_error(f"preds{at}", f"be on the device of `target{at}` ({gt.device})", pred.device)
         if crowd_items is not None and (
@@ -252,7 +273,8 @@ def _segment_keys(maps: Tensor, categories: Categories, name: str, unknown_is_vo
             where = torch.nonzero(base == 0)[0].tolist()
             unknown = sorted(set(values[base == 0].unique().tolist()))[:10]
             at = names[where[0]] if names is not None else f"[{where[0]}]"
-            raise ValueError(f"`{name}{at}` holds category ids that are neither things nor stuffs: {unknown} "
+            raise ValueError(f"Unknown categories found: `{name}{at}` holds category ids that are neither things nor "
+                             f"stuffs: {unknown} "
                              f"(first at pixel {tuple(where[1:])}); pass allow_unknown_preds_category=True to "
                              f"read them as no segment")
         bad = ((instance >> INSTANCE_BITS) != 0) & (instance_mask != 0)

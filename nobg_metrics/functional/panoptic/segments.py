@@ -77,7 +77,8 @@ def stack_batches(batches: list[SegmentBatch]) -> SegmentBatch:
 
 
 def segment_statistics(batch: SegmentBatch, num_categories: int, radius: int | None, *,
-                       with_areas: bool = False, engine: host_reads.Engine = "auto") -> dict[str, Tensor]:
+                       with_areas: bool = False, engine: host_reads.Engine = "auto", rules: str = "panopticapi",
+                       modified: Tensor | None = None) -> dict[str, Tensor]:
     """Per-category sums of one batch: :data:`STAT_NAMES` -> :math:`(C,)` int64.
 
     Args:
@@ -87,6 +88,11 @@ def segment_statistics(batch: SegmentBatch, num_categories: int, radius: int | N
         with_areas: also return ``gt_area`` :math:`(B, S_g)` and ``pred_area`` :math:`(B, S_p)`, the pixels of
             every slot (the command's sanity checks read them).
         engine: how the pairs are counted (:func:`~nobg_metrics.functional.panoptic.pairs.count_pairs`).
+        rules: ``"panopticapi"`` (module notes) or ``"torchmetrics"``: the union also leaves out the gt's pixels
+            on prediction void, and an unmatched gt mostly (> 1/2) on prediction void is no FN.
+        modified: :math:`(C,)` bool, the categories scored as modified PQ scores stuff (Porzi et al., torchmetrics'
+            ``ModifiedPanopticQuality``): every same-category pair adds its IoU (no 0.5 threshold), TP counts the
+            category's gt segments, no FP / FN; ``None``: none.
     """
     size = batch.gt.shape[0]
     painted = radius is not None and (batch.gt_marker is not None or batch.pred_marker is not None)
@@ -110,6 +116,10 @@ def segment_statistics(batch: SegmentBatch, num_categories: int, radius: int | N
     eligible = (category >= 0) & (category == pred_category[pred_slot]) & ~gt_crowd[gt_slot] & (inter > 0)
     # panopticapi: union = pred area + gt area - intersection - |pred ∩ gt void|
     union = pred_area[pred_slot] + gt_area[gt_slot] - inter - pred_void[pred_slot]
+    gt_void = None
+    if rules == "torchmetrics":  # torchmetrics: the gt's pixels on prediction void leave the union too
+        gt_void = _table(size * gt_width, gt_slot, inter * (p == 0))
+        union = union - gt_void[gt_slot]
     iou = inter.double() / union.double()
     if radius is not None:
         band = _band_counts(batch, pairs, counts, gt_slot, pred_slot, g, size, gt_width, pred_width, radius, engine)
@@ -117,12 +127,18 @@ def segment_statistics(batch: SegmentBatch, num_categories: int, radius: int | N
         # boundary-iou-api: b_union = BA_p + BA_g - BI - |pred band ∩ gt void|; iou = min(iou, BI / b_union),
         # Python's min: the mask IoU unless the boundary IoU is smaller (a NaN boundary IoU never is)
         b_union = b_pred[pred_slot] + b_gt[gt_slot] - b_inter - b_void[pred_slot]
+        if gt_void is not None:  # the same void rule on the bands: |gt band ∩ prediction void| leaves it
+            b_union = b_union - _table(size * gt_width, gt_slot, (counts[:, 2] + counts[:, 3]) * (p == 0))[gt_slot]
         b_iou = b_inter.double() / b_union.double()
         iou = torch.where(b_iou < iou, b_iou, iou)
-    matched = eligible & (iou > 0.5)
+    loose = torch.zeros_like(eligible)
+    if modified is not None:  # modified PQ's stuff: every eligible pair adds its IoU, nothing is matched
+        loose = eligible & modified[category.clamp(min=0)]
+    matched = eligible & (iou > 0.5) & ~loose
     gt_matched = _table(size * gt_width, gt_slot, matched.to(torch.int64)) > 0
     pred_matched = _table(size * pred_width, pred_slot, matched.to(torch.int64)) > 0
-    scaled = torch.where(matched, iou, 0.0).mul_(2.0**IOU_SCALE_BITS).to(torch.int64)  # exact: see the notes
+    # exact for an IoU in (0.5, 1] (module notes); a smaller one (modified PQ) is rounded to a multiple of 2^-53
+    scaled = torch.where(matched | loose, iou, 0.0).mul_(2.0**IOU_SCALE_BITS).round_().to(torch.int64)
     # crowd region of each (image, category): the last crowd slot; a prediction's |p ∩ crowd of its category|
     slots = torch.arange(size * gt_width, device=gt_slot.device)
     crowd_table = torch.full((size * num_categories,), -1, dtype=torch.int64, device=gt_slot.device)
@@ -137,6 +153,15 @@ def segment_statistics(batch: SegmentBatch, num_categories: int, radius: int | N
     # FP unless (|p ∩ void| + |p ∩ crowd|) / A_p > 0.5, i.e. 2 (void + crowd) > A_p in integers
     false_positive = (pred_category >= 0) & ~pred_matched & ~(2 * (pred_void + pred_crowd) > pred_area)
     false_negative = (gt_category >= 0) & ~gt_crowd & ~gt_matched
+    if gt_void is not None:  # torchmetrics: a gt mostly on prediction void is no FN
+        false_negative &= ~(2 * gt_void > gt_area)
+    true_positive = _by_category(num_categories, category, matched.to(torch.int64))
+    if modified is not None:  # modified PQ's stuff: TP counts the gt segments, no FP, no FN
+        gt_segment = (gt_category >= 0) & ~gt_crowd
+        true_positive = torch.where(modified, _by_category(num_categories, gt_category, gt_segment.to(torch.int64)),
+                                    true_positive)
+        false_positive &= ~modified[pred_category.clamp(min=0)]
+        false_negative &= ~modified[gt_category.clamp(min=0)]
     areas = {}
     if with_areas:
         areas = {"gt_area": gt_area.view(size, gt_width)[:, :gt_width - extra],
@@ -145,7 +170,7 @@ def segment_statistics(batch: SegmentBatch, num_categories: int, radius: int | N
         **areas,
         "iou_sum_high": _by_category(num_categories, category, scaled >> IOU_LOW_BITS),
         "iou_sum_low": _by_category(num_categories, category, scaled & ((1 << IOU_LOW_BITS) - 1)),
-        "true_positives": _by_category(num_categories, category, matched.to(torch.int64)),
+        "true_positives": true_positive,
         "false_positives": _by_category(num_categories, pred_category, false_positive.to(torch.int64)),
         "false_negatives": _by_category(num_categories, gt_category, false_negative.to(torch.int64)),
     }
