@@ -25,6 +25,7 @@ import torch
 from torch import Tensor
 
 from nobg_metrics.functional.instance.tide_match import CLS, ERROR_NAMES, LOC, TideStatistics
+from nobg_metrics.ops.threads import one_thread_if_small
 
 _RECALLS = 101
 
@@ -133,6 +134,11 @@ def fixed_mean_ap(stats: TideStatistics, fix: str | None) -> Tensor:
 
 def tide_values(stats: TideStatistics) -> dict[str, Tensor | dict[str, Tensor]]:
     """AP, main and special errors (dAP points), error counts, and the AP at every threshold."""
+    with one_thread_if_small(stats.labels.numel() + stats.gt_labels.numel(), stats.scores.device):
+        return _values(stats)
+
+
+def _values(stats: TideStatistics) -> dict[str, Tensor | dict[str, Tensor]]:
     base = fixed_mean_ap(stats, None)
     main = {name: (fixed_mean_ap(stats, name) - base).clamp(min=0) for name in ERROR_NAMES}
     special = {name: fixed_mean_ap(stats, name) - base for name in ("FalsePos", "FalseNeg")}

@@ -30,6 +30,7 @@ import torch
 from torch import Tensor
 
 from nobg_metrics.functional.instance.iou import image_ious, instance_boundaries, mask_counts
+from nobg_metrics.ops.threads import one_thread_if_small
 
 ERROR_NAMES = ("Cls", "Loc", "Both", "Dupe", "Bkg", "Miss")
 """tidecv's ``TIDE._error_types`` order (``ClassError, BoxError, OtherError, DuplicateError, BackgroundError,
@@ -186,12 +187,22 @@ def image_statistics(det: Mapping[str, Tensor], gt: Mapping[str, Tensor], *, iou
                      positive: int, background: float, max_detections: int, dilation_ratio: float
                      ) -> TideStatistics:
     """:class:`TideStatistics` of one image (``det`` / ``gt``: torchmetrics' detection dicts)."""
+    device = gt["labels"].device
     keep = _sorted_kept(det, max_detections)
     labels = det["labels"][keep].long()
     gt_labels_all = gt["labels"].long()
     crowd = gt.get("iscrowd")
     crowd = torch.zeros_like(gt_labels_all, dtype=torch.bool) if crowd is None else crowd.bool()
-    iou_all = image_iou_matrix(det, gt, keep, crowd, iou_type, dilation_ratio)
+    pixels = 0 if iou_type == "bbox" else gt["masks"].shape[-2] * gt["masks"].shape[-1]
+    with one_thread_if_small(pixels, device):
+        iou_all = image_iou_matrix(det, gt, keep, crowd, iou_type, dilation_ratio)
+    with one_thread_if_small(iou_all.numel() * thresholds.shape[0], device):  # many tiny ops: one thread
+        return _match_and_classify(iou_all, labels, det["scores"][keep].double(), gt_labels_all, crowd, thresholds,
+                                   positive, background)
+
+
+def _match_and_classify(iou_all: Tensor, labels: Tensor, scores: Tensor, gt_labels_all: Tensor, crowd: Tensor,
+                        thresholds: Tensor, positive: int, background: float) -> TideStatistics:
     iou, crowd_iou = iou_all[:, ~crowd], iou_all[:, crowd]
     gt_labels, crowd_labels = gt_labels_all[~crowd], gt_labels_all[crowd]
     same = labels[:, None] == gt_labels[None, :]
@@ -203,8 +214,8 @@ def image_statistics(det: Mapping[str, Tensor], gt: Mapping[str, Tensor], *, iou
                                     background)
     usable = torch.zeros_like(gt_labels, dtype=torch.bool)
     usable[target[target >= 0]] = True
-    return TideStatistics(labels, det["scores"][keep].double(), status, error, target, gt_labels,
-                          gt_matched[positive], ~gt_matched[positive] & ~usable, thresholds, positive)
+    return TideStatistics(labels, scores, status, error, target, gt_labels, gt_matched[positive],
+                          ~gt_matched[positive] & ~usable, thresholds, positive)
 
 
 def merge_statistics(parts: Sequence[TideStatistics]) -> TideStatistics:
