@@ -20,6 +20,7 @@ from nobg_metrics.functional.boundary import (
 from nobg_metrics.functional.instance import (
     cityscapes_instance_ap,
     mean_average_precision,
+    tide_errors,
 )
 from nobg_metrics.functional.matting import (
     connectivity_error,
@@ -148,6 +149,7 @@ __all__ = [
     "size_invariant_values",
     "specificity",
     "threshold_curves",
+    "tide_errors",
     "trimap_iou",
     "weighted_f_measure",
 ]

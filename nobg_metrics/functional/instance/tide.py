@@ -28,7 +28,7 @@ from torch import Tensor
 from nobg_metrics.functional.instance.tide_ap import tide_values
 from nobg_metrics.functional.instance.tide_match import TideStatistics, image_statistics, merge_statistics
 
-__all__: list[str] = []  # tide_errors is listed once it passes its parity tests
+__all__ = ["tide_errors"]
 
 IouType = Literal["bbox", "segm", "boundary"]
 COCO_THRESHOLDS = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
