@@ -44,7 +44,8 @@ class Accumulated(NamedTuple):
 
 def accumulate(scores: Tensor, category: Tensor, order_keys: Tensor, cap_rank: Tensor, outcomes: Tensor,
                gt_category: Tensor, gt_counted: Tensor, num_categories: int, rec_thresholds: Tensor,
-               max_detections: tuple[int, ...], with_scores: bool = False) -> Accumulated:
+               max_detections: tuple[int, ...], with_scores: bool = False,
+               every_precision: bool | None = None) -> Accumulated:
     """Precision and recall of every (IoU threshold, category, area range, max dets) cell.
 
     Args:
@@ -56,6 +57,9 @@ def accumulate(scores: Tensor, category: Tensor, order_keys: Tensor, cap_rank: T
         gt_category: :math:`(M,)` int64 in ``[0, K)``; gt_counted: :math:`(M, A)` bool.
         num_categories: ``K``. rec_thresholds: :math:`(R,)` float64 (any order). max_detections: ``M`` caps.
         with_scores: also fill ``scores`` (``accumulate``'s score at each recall threshold).
+        every_precision: fill ``precision`` (and ``scores``) at every max-detections cap; ``False``: at the last
+            cap only — the only one the summary values read — the other caps' cells being NaN (their recall is
+            filled either way). Default: ``with_scores`` (the extended summary returns the whole array).
 
     Returns:
         :class:`Accumulated`.
@@ -80,8 +84,15 @@ def accumulate(scores: Tensor, category: Tensor, order_keys: Tensor, cap_rank: T
     columns = outcomes.reshape(count, areas * levels)  # column a * T + t: every area range and threshold at once
     npig = gt_counts.repeat_interleave(levels, dim=1)  # (K, A * T)
     unsort = rec_order.argsort()
+    every = with_scores if every_precision is None else every_precision
     for m, cap in enumerate(max_detections):  # a bounded number of rounds: one per max-detections cap
         included = present & (cap_rank < cap)
+        if not every and m < len(max_detections) - 1:  # the recall only: rc[-1] = tp[-1] / npig
+            recall[..., m] = _recall_only(columns, included, category, gt_counts, num_categories, levels)
+            precision[..., m] = torch.nan
+            if found_scores is not None:
+                found_scores[..., m] = torch.nan
+            continue
         detections = torch.zeros(num_categories, dtype=torch.int64, device=device)
         detections.index_add_(0, category, included.long())  # nd: the cell's ranked detections
         q, rc, first = _cells(columns, included, category, starts, npig, num_categories, rec_sorted, positions,
@@ -101,6 +112,18 @@ def accumulate(scores: Tensor, category: Tensor, order_keys: Tensor, cap_rank: T
             at = torch.where(valid[:, None], at, torch.full_like(at, -1.0))
             found_scores[..., m] = at.view(areas, levels, bins, num_categories).permute(1, 2, 3, 0)
     return Accumulated(precision, recall, found_scores, gt_counts)
+
+
+def _recall_only(outcome: Tensor, included: Tensor, category: Tensor, gt_counts: Tensor, num_categories: int,
+                 levels: int) -> Tensor:
+    """``recall`` :math:`(T, K, A)` of one max-detections cap (``rc[-1]``; -1 where ``npig = 0``)."""
+    tps = ((outcome == TP) & included[:, None]).double()  # (N, A * T)
+    total = torch.zeros((num_categories, outcome.shape[1]), dtype=torch.float64, device=outcome.device)
+    total.index_add_(0, category, tps)
+    npig = gt_counts.repeat_interleave(levels, dim=1)  # (K, A * T)
+    recall = torch.where(npig > 0, total / torch.where(npig > 0, npig, torch.ones_like(npig)).double(),
+                         torch.full_like(total, -1.0))
+    return recall.view(num_categories, outcome.shape[1] // levels, levels).permute(2, 0, 1)
 
 
 def _cells(outcome: Tensor, included: Tensor, category: Tensor, starts: Tensor, npig: Tensor, num_categories: int,

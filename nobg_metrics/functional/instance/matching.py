@@ -101,6 +101,14 @@ def match_detections(
     group_key[groups] = det_key[order]
     group_image = torch.zeros(num_groups, dtype=torch.int64, device=device)
     group_image[groups] = det_image[order]
+    active = None
+    if exact_sizes:  # the largest groups first: round k runs on the groups of more than k detections only
+        sizes = torch.zeros(num_groups, dtype=torch.int64, device=device)
+        sizes.index_add_(0, groups, torch.ones_like(groups))
+        by_size = torch.sort(sizes, descending=True, stable=True).indices
+        slots, group_key, group_image = slots[by_size], group_key[by_size], group_image[by_size]
+        ended = torch.bincount(sizes.clamp(max=rounds), minlength=rounds + 1).cumsum(0)
+        active = (num_groups - ended[:rounds]).tolist()  # active[k]: the groups with a detection of rank k
     # the gts of each group: a run of the gts sorted by key (input order kept within a run)
     gt_order = torch.sort(gt_key, stable=True).indices
     sorted_gt_key = gt_key[gt_order]
@@ -125,13 +133,14 @@ def match_detections(
     usable = slot_valid[:, :, None] & gt_valid[:, None, :] & det_active[slot_det][:, :, None]
     iou_s = torch.where(usable, gathered, torch.full_like(gathered, -torch.inf))
     unmatched_ignored = det_unmatched_ignored[:, slot_det]  # (A, S, K)
-    _rounds(iou_s, non_ignored, crowd, unmatched_ignored, thresholds, slots, outcomes)
+    _rounds(iou_s, non_ignored, crowd, unmatched_ignored, thresholds, slots, outcomes, active)
     return outcomes[:count]
 
 
 def _rounds(iou_s: Tensor, non_ignored: Tensor, crowd: Tensor, unmatched_ignored: Tensor, thresholds: Tensor,
-            slots: Tensor, outcomes: Tensor) -> None:
-    """Run the matching rounds over the slot layout and write each slot's outcome into ``outcomes``."""
+            slots: Tensor, outcomes: Tensor, active: list[int] | None = None) -> None:
+    """Run the matching rounds over the slot layout and write each slot's outcome into ``outcomes``; with
+    ``active``, round ``k`` runs on the first ``active[k]`` groups only (the others have no detection of rank k)."""
     num_groups, rounds, width = iou_s.shape
     levels = thresholds.shape[0]
     columns = torch.arange(width, device=iou_s.device)
@@ -142,17 +151,19 @@ def _rounds(iou_s: Tensor, non_ignored: Tensor, crowd: Tensor, unmatched_ignored
     available = torch.ones((non_ignored.shape[0], levels, num_groups, width), dtype=torch.bool, device=iou_s.device)
     minus_inf = torch.full((), -torch.inf, dtype=iou_s.dtype, device=iou_s.device)
     for k in range(rounds):  # a bounded number of vectorised rounds: one per detection rank
-        iou_k = iou_s[None, None, :, k]  # (1, 1, S, J)
-        candidates = available & (iou_k >= threshold)
-        preferred = candidates & non_ignored
+        n = num_groups if active is None else active[k]
+        iou_k = iou_s[None, None, :n, k]  # (1, 1, S, J)
+        still = available[:, :, :n]
+        candidates = still & (iou_k >= threshold)
+        preferred = candidates & non_ignored[:, :, :n]
         pool = torch.where(preferred.any(dim=-1, keepdim=True), preferred, candidates)
         values = torch.where(pool, iou_k, minus_inf)
         best = values.amax(dim=-1, keepdim=True)
         chosen = torch.where(pool & (values == best), columns, -1).amax(dim=-1)  # the last gt of highest IoU
         hit = columns == chosen[..., None]  # one-hot (all False: unmatched)
         matched = chosen >= 0
-        on_ignored = (hit & ignored).any(dim=-1)
-        available = available & ~(hit & keeps)
+        on_ignored = (hit & ignored[:, :, :n]).any(dim=-1)
+        still &= ~(hit & keeps[:, :, :n])
         code = torch.where(matched, torch.where(on_ignored, IGNORED, TP),
-                           torch.where(unmatched_ignored[:, None, :, k], IGNORED, FP)).to(torch.int8)
-        outcomes[slots[:, k]] = code.permute(2, 0, 1)  # empty slots all write the spare last row
+                           torch.where(unmatched_ignored[:, None, :n, k], IGNORED, FP)).to(torch.int8)
+        outcomes[slots[:n, k]] = code.permute(2, 0, 1)  # empty slots all write the spare last row
