@@ -36,6 +36,7 @@ from nobg_metrics.functional.instance.mean_average_precision import (
 )
 from nobg_metrics.functional.instance.options import AREA_RANGES, InstanceOptions, make_options
 from nobg_metrics.functional.instance.statistics import instance_update
+from nobg_metrics.io.coco import torchmetrics_format
 from nobg_metrics.metrics.base import NobgMetric, Statistics
 from nobg_metrics.ops.host_reads import Engine
 
@@ -148,7 +149,8 @@ class MeanAveragePrecision(NobgMetric):
         max_detection_thresholds: Sequence[int] | None = None, class_metrics: bool = False,
         extended_summary: bool = False, average: str = "macro", backend: Backend = "pycocotools", *,
         dilation_ratio: float = 0.02, protocol: str = "coco", category_frequencies: Mapping[int, str] | None = None,
-        warn_on_many_detections: bool = True, validate_args: bool = True, engine: Engine = "auto", **kwargs: Any,
+        warn_on_many_detections: bool = True, record_inputs: bool | None = None, validate_args: bool = True,
+        engine: Engine = "auto", **kwargs: Any,
     ) -> None:
         super().__init__(validate_args=validate_args, **kwargs)
         box_format, iou_type = moved_iou_type(box_format, iou_type)  # type: ignore[assignment]
@@ -156,6 +158,8 @@ class MeanAveragePrecision(NobgMetric):
         check_option("engine", engine, Engine)
         self.box_format, self.backend, self.engine = box_format, backend, engine
         self.warn_on_many_detections = warn_on_many_detections
+        self._recorded: list[torchmetrics_format.RecordedImage] = []
+        self._pending: list[torchmetrics_format.RecordedImage] = []
         self._iou_types = iou_types_of(iou_type)
         self._options: dict[str, InstanceOptions] = {
             t: make_options(t, dilation_ratio, protocol, iou_thresholds, rec_thresholds, max_detection_thresholds,
@@ -168,6 +172,7 @@ class MeanAveragePrecision(NobgMetric):
         self.extended_summary = extended_summary
         self.iou_thresholds, self.rec_thresholds = list(options.iou_thresholds), list(options.rec_thresholds)
         self.max_detection_thresholds = list(options.max_detection_thresholds)
+        self.record_inputs = record_inputs if record_inputs is not None else self._iou_types == ("bbox",)
         self._add_fingerprint({"options": repr(options) if single else repr(tuple(self._options.values()))})
         self._add_count("image_count")
         self._add_count("images_with_ids")
@@ -201,6 +206,11 @@ class MeanAveragePrecision(NobgMetric):
         images = prepare_instances(preds, target, self.validate_args, self._iou_types, self.box_format)
         if self.warn_on_many_detections:
             warn_many_detections(images, self.max_detection_thresholds[-1])
+        masks = any(t != "bbox" for t in self._iou_types)
+        self._pending = [torchmetrics_format.RecordedImage(
+            image.det_labels, image.det_scores, image.det_boxes, image.det_masks if masks else None, image.gt_labels,
+            image.gt_boxes, image.gt_masks if masks else None, image.gt_crowd, image.gt_area)
+            for image in images] if self.record_inputs else []
         records: dict[str, Tensor] = {}
         for iou_type, prefix in self._prefixes.items():
             stats = instance_update(images, self._options[iou_type], self.image_count, self._world_rank(),
@@ -212,6 +222,34 @@ class MeanAveragePrecision(NobgMetric):
         counts = {"image_count": torch.full((), len(target), dtype=torch.int64, device=device),
                   "images_with_ids": torch.full((), with_ids, dtype=torch.int64, device=device)}
         return {**records, **counts}
+
+    def _accumulate(self, statistics: Statistics) -> None:
+        """The states, then (with ``record_inputs``) the batch's inputs for :meth:`tm_to_coco`."""
+        super()._accumulate(statistics)
+        self._recorded += self._pending
+        self._pending = []
+
+    def reset(self) -> None:
+        """Clear the states and the recorded inputs."""
+        super().reset()
+        self._recorded = []
+
+    def tm_to_coco(self, name: str = "tm_map_input") -> None:
+        """Write the inputs seen since the last ``reset`` as ``{name}_preds.json`` and ``{name}_target.json`` in
+        COCO format (:func:`nobg_metrics.io.coco.torchmetrics_format.tm_to_coco`). Needs ``record_inputs=True``
+        (the default for ``iou_type="bbox"``; masks are kept only when asked for)."""
+        if not self.record_inputs:
+            raise RuntimeError("`tm_to_coco` writes the inputs the metric recorded; construct it with "
+                               "record_inputs=True (the default only for iou_type='bbox': masks kept only when asked)")
+        torchmetrics_format.tm_to_coco(self._recorded, name, self._iou_types)
+
+    @staticmethod
+    def coco_to_tm(coco_preds: str, coco_target: str, iou_type: str | Sequence[str] = ("bbox",),
+                   backend: Backend = "pycocotools") -> tuple[list[dict[str, Tensor]], list[dict[str, Tensor]]]:
+        """torchmetrics' ``(preds, target)`` lists from a COCO results file and a COCO ground-truth file, boxes in
+        ``xywh`` (:func:`nobg_metrics.io.coco.torchmetrics_format.coco_to_tm`; ``backend`` changes nothing)."""
+        check_option("backend", backend, Backend)
+        return torchmetrics_format.coco_to_tm(coco_preds, coco_target, iou_types_of(iou_type))
 
     def _record_tensor(self, states: Mapping[str, Any], name: str) -> Tensor:
         """A list state as one tensor (an empty one of the right layout when nothing was added)."""
