@@ -171,7 +171,9 @@ def _annotations(image_id: int, labels: Tensor, boxes: Tensor | None, masks: Ten
 
 def tm_to_coco(images: Sequence[RecordedImage], name: str, iou_types: Sequence[str]) -> None:
     """Write ``{name}_preds.json`` and ``{name}_target.json`` from recorded images (module notes)."""
-    target_images, gts, dets = [], [], []
+    target_images: list[dict] = []
+    gts: list[dict] = []
+    dets: list[dict] = []
     labels: set[int] = set()
     for image_id, image in enumerate(images):
         for side, boxes, masks in (("gt", image.gt_boxes, image.gt_masks), ("det", image.det_boxes, image.det_masks)):
