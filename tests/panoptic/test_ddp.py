@@ -10,7 +10,7 @@ import torch
 
 from nobg_metrics import PanopticQuality
 from tests.helpers.ddp import run_ddp
-from tests.panoptic.helpers import scenes
+from tests.panoptic.helpers import COCO, scenes
 from tests.panoptic.scenes import STUFFS, THINGS
 
 
@@ -25,7 +25,7 @@ def _worker(rank: int, world_size: int, make_metric, shares) -> dict[str, torch.
 @pytest.mark.parametrize("iou_type", ["segm", "boundary"])
 def test_two_ranks_are_bit_identical_to_one(iou_type):
     forms = [item[1:] for item in scenes()]
-    make_metric = functools.partial(PanopticQuality, THINGS, STUFFS, iou_type, allow_unknown_preds_category=True)
+    make_metric = functools.partial(PanopticQuality, THINGS, STUFFS, True, iou_type=iou_type, **COCO)
     single = make_metric()
     for form in forms:
         single.update([form[0]], [form[1]], [form[2]])
