@@ -224,3 +224,19 @@ def test_torchscript_and_crowd_with_torchmetrics_rules():
     with_crowd = panoptic_quality(preds, target, THINGS, STUFFS, output="dict",
                                   iscrowd=torch.zeros(target.shape[:-1], dtype=torch.bool))
     assert all(torch.equal(no_crowd[k], with_crowd[k]) for k in no_crowd)
+
+
+@pytest.mark.parametrize("metric", [PanopticQuality, ModifiedPanopticQuality])
+@pytest.mark.parametrize("spatial", [(50,), (13, 17)])
+def test_the_device_path_gives_the_same_values_under_torchmetrics_rules(metric, spatial):
+    """``engine="fixed"`` (what a GPU runs: sorted slots and pairs, nothing read back) on CPU, with crowd marks."""
+    preds, target = _scene(6, spatial)
+    crowd = torch.isin(target[..., 0], torch.tensor([4]))  # every segment of thing 4 is crowd
+    values = []
+    for engine in ("data_sized", "fixed"):
+        instance = metric(THINGS, STUFFS, True, output="dict", engine=engine)
+        instance.update(preds, target, crowd)
+        values.append(instance.compute())
+    for name, value in values[0].items():
+        assert torch.equal(values[1][name], value), name
+    assert int(values[0]["n"]) > 0
