@@ -131,7 +131,7 @@ class _DavisFrames(NobgMetric):
         return out
 
     def get_extra_state(self) -> dict[str, dict[int, str]]:
-        """The names of ``str`` sequence keys (saved in ``state_dict``)."""
+        """The names of ``str`` sequence keys (saved in ``state_dict`` with the states, when they are persistent)."""
         return {"sequence_names": dict(self._sequence_names)}
 
     def set_extra_state(self, state: Any) -> None:
