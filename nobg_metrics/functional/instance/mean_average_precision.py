@@ -19,6 +19,7 @@ statistics of any number of batches (and DDP ranks) into the values; :func:`mean
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -30,6 +31,7 @@ import warnings
 from nobg_metrics._inputs import check_option
 from nobg_metrics.functional.instance.accumulate import Accumulated, accumulate
 from nobg_metrics.functional.instance.contract import BOX_FORMATS, InputTypeError
+from nobg_metrics.functional.instance.extended import ImageIous, image_iou_matrices, ious_by_image_and_class
 from nobg_metrics.functional.instance.inputs import ImageInstances, prepare_instances
 from nobg_metrics.functional.instance.options import InstanceOptions, make_options
 from nobg_metrics.functional.instance.statistics import constant, instance_update
@@ -100,9 +102,20 @@ def _mean_average_precision_update(preds: Sequence[Mapping[str, Tensor]], target
     return instance_update(images, options, first_index, world_rank, engine)
 
 
-def prefixed(values: Mapping[str, Tensor], prefix: str) -> dict[str, Tensor]:
+def prefixed(values: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     """torchmetrics' keys of one IoU type in a tuple's output: every key but ``classes`` prefixed."""
     return {(key if key == "classes" else prefix + key): value for key, value in values.items()}
+
+
+def with_ious(values: dict[str, Any], kept: list[ImageIous], options: InstanceOptions) -> dict[str, Any]:
+    """``values`` with torchmetrics' ``ious`` dict (:mod:`~nobg_metrics.functional.instance.extended`) placed
+    before ``precision``, where it stands in torchmetrics' output."""
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if key == "precision":
+            out["ious"] = ious_by_image_and_class(kept, values["classes"], options.average == "micro")
+        out[key] = value
+    return out
 
 
 def _check_image_keys(image_keys: Tensor, with_ids: bool) -> None:
@@ -164,7 +177,7 @@ def mean_average_precision(
     backend: str = "pycocotools", warn_on_many_detections: bool = True, *, dilation_ratio: float = 0.02,
     protocol: str = "coco", category_frequencies: Mapping[int, str] | None = None, validate_args: bool = True,
     engine: Engine = "auto",
-) -> dict[str, Tensor]:
+) -> dict[str, Any]:
     r"""Box, mask or Boundary AP of one set of images, as :class:`~nobg_metrics.MeanAveragePrecision` computes it
     (torchmetrics' ``mean_average_precision`` signature, then ours as keywords).
 
@@ -215,10 +228,12 @@ def mean_average_precision(
         warn_many_detections(images, every[0].max_detection_thresholds[-1])
     first = torch.zeros((), dtype=torch.int64)  # moved to the images' device with the statistics
     with_ids = sum(1 for gt in target if "image_id" in gt)
-    out: dict[str, Tensor] = {}
+    out: dict[str, Any] = {}
     for options in every:
         states = instance_update(images, options, first, 0, engine)
-        values = _mean_average_precision_compute(states, options, with_ids)
+        values: dict[str, Any] = _mean_average_precision_compute(states, options, with_ids)
+        if options.extended_summary:
+            values = with_ious(values, image_iou_matrices(images, options, 0, "bbox" not in types), options)
         out.update(prefixed(values, f"{options.iou_type}_") if len(types) > 1 else values)
     out["classes"] = out.pop("classes")  # last, as torchmetrics gives it
     return out

@@ -24,6 +24,7 @@ import torch.distributed as dist
 from torch import Tensor
 
 from nobg_metrics._inputs import check_option
+from nobg_metrics.functional.instance.extended import ImageIous, image_iou_matrices
 from nobg_metrics.functional.instance.inputs import prepare_instances
 from nobg_metrics.functional.instance.mean_average_precision import (
     DEFAULT_IOU_TYPE,
@@ -33,6 +34,7 @@ from nobg_metrics.functional.instance.mean_average_precision import (
     moved_iou_type,
     prefixed,
     warn_many_detections,
+    with_ious,
 )
 from nobg_metrics.functional.instance.options import AREA_RANGES, InstanceOptions, make_options
 from nobg_metrics.functional.instance.statistics import instance_update
@@ -160,6 +162,8 @@ class MeanAveragePrecision(NobgMetric):
         self.warn_on_many_detections = warn_on_many_detections
         self._recorded: list[torchmetrics_format.RecordedImage] = []
         self._pending: list[torchmetrics_format.RecordedImage] = []
+        self._ious: dict[str, list[ImageIous]] = {}  # extended_summary: each type's kept IoU matrices
+        self._pending_ious: dict[str, list[ImageIous]] = {}
         self._iou_types = iou_types_of(iou_type)
         self._options: dict[str, InstanceOptions] = {
             t: make_options(t, dilation_ratio, protocol, iou_thresholds, rec_thresholds, max_detection_thresholds,
@@ -211,6 +215,9 @@ class MeanAveragePrecision(NobgMetric):
             image.det_labels, image.det_scores, image.det_boxes, image.det_masks if masks else None, image.gt_labels,
             image.gt_boxes, image.gt_masks if masks else None, image.gt_crowd, image.gt_area)
             for image in images] if self.record_inputs else []
+        if self.extended_summary:  # the image numbers are read on the host: extended_summary only
+            self._pending_ious = {t: image_iou_matrices(images, self._options[t], int(self.image_count),
+                                                        "bbox" not in self._iou_types) for t in self._iou_types}
         records: dict[str, Tensor] = {}
         for iou_type, prefix in self._prefixes.items():
             stats = instance_update(images, self._options[iou_type], self.image_count, self._world_rank(),
@@ -227,12 +234,14 @@ class MeanAveragePrecision(NobgMetric):
         """The states, then (with ``record_inputs``) the batch's inputs for :meth:`tm_to_coco`."""
         super()._accumulate(statistics)
         self._recorded += self._pending
-        self._pending = []
+        for iou_type, kept in self._pending_ious.items():
+            self._ious[iou_type] = self._ious.get(iou_type, []) + kept
+        self._pending, self._pending_ious = [], {}
 
     def reset(self) -> None:
         """Clear the states and the recorded inputs."""
         super().reset()
-        self._recorded = []
+        self._recorded, self._ious = [], {}
 
     def tm_to_coco(self, name: str = "tm_map_input") -> None:
         """Write the inputs seen since the last ``reset`` as ``{name}_preds.json`` and ``{name}_target.json`` in
@@ -261,14 +270,16 @@ class MeanAveragePrecision(NobgMetric):
         dtype, shape = self._list_layouts[name]
         return torch.zeros((0, *shape), dtype=dtype, device=self.device)
 
-    def _value(self, states: Mapping[str, Any]) -> dict[str, Tensor]:
+    def _value(self, states: Mapping[str, Any]) -> dict[str, Any]:
         """The output dictionary (class docstring): per IoU type, keys prefixed for a tuple of types."""
-        out: dict[str, Tensor] = {}
+        out: dict[str, Any] = {}
         for iou_type, prefix in self._prefixes.items():
             records = {name: self._record_tensor(states, prefix + name) for name in _RECORDS
                        if prefix + name in self._list_layouts}
-            values = _mean_average_precision_compute(records, self._options[iou_type],
-                                                     int(states["images_with_ids"]))
+            values: dict[str, Any] = _mean_average_precision_compute(records, self._options[iou_type],
+                                                                     int(states["images_with_ids"]))
+            if self.extended_summary:
+                values = with_ious(values, self._ious.get(iou_type, []), self._options[iou_type])
             out.update(prefixed(values, prefix))
         out["classes"] = out.pop("classes")  # last, as torchmetrics gives it
         return out
