@@ -2,10 +2,12 @@
 
 Accepted (``preds`` and ``target`` alike; ``iscrowd`` optional):
 
-- ``preds``, ``target``: an integer tensor :math:`(B, H, W, 2)` of ``(category_id, instance_id)`` per pixel, or a
-  list/tuple of :math:`(H, W, 2)` tensors (sizes may differ; equal sizes are scored as one batch);
-- ``iscrowd``: a bool tensor :math:`(B, H, W)` (or a list of :math:`(H, W)`) marking the pixels of crowd gt
-  segments; a gt segment is crowd when its pixels are marked (all of them: a segment marked in part is an error).
+- ``preds``, ``target``: an integer tensor :math:`(B, *spatial, 2)` of ``(category_id, instance_id)`` per point
+  (images :math:`(B, H, W, 2)`, point clouds :math:`(B, N, 2)`, volumes; another rank than 2 is scored as one row of
+  points, Boundary PQ takes images only), or a list/tuple of :math:`(*spatial, 2)` tensors (sizes may differ; equal
+  sizes are scored as one batch); shapes checked by :mod:`nobg_metrics.functional.panoptic.shapes`;
+- ``iscrowd``: a bool tensor :math:`(B, *spatial)` (or a list of :math:`(*spatial)`) marking the points of crowd gt
+  segments; a gt segment is crowd when its points are marked (all of them: a segment marked in part is an error).
 
 Reading rules (torchmetrics' ``PanopticQuality``): a segment is a distinct ``(category_id, instance_id)``; for a
 stuff category the instance id is ignored (one segment per stuff category and image); a target pixel whose
@@ -30,14 +32,11 @@ import torch
 from torch import Tensor
 
 from nobg_metrics._inputs import (
-    check_holds_data,
-    check_integer_dtype,
     check_same_length,
-    check_tensor,
     input_error,
-    item_name,
 )
 from nobg_metrics._panoptic_batch import SegmentBatch
+from nobg_metrics.functional.panoptic.shapes import as_items
 from nobg_metrics.functional.panoptic.slots import assign_slots
 from nobg_metrics.ops import host_reads
 
@@ -163,56 +162,6 @@ def _lookup_tables(ids: tuple[int, ...], isthing: tuple[bool, ...], device: torc
     return bases.to(device, layout.dtype), masks.to(device, layout.dtype), id_tensor.to(device), table
 
 
-def _as_items(name: str, value: PanopticMaps | None, pixel_dims: int, planar: bool = False) -> list[Tensor] | None:
-    """The images of a batch tensor or list, each with a leading batch dim and two spatial dims (other spatial
-    ranks are flattened to one row: :math:`(B, *S, 2)` -> :math:`(B, 1, prod(S), 2)`); shapes checked.
-    ``planar``: only 2-D images (``iou_type="boundary"``)."""
-    if value is None:
-        return None
-    channel = " x 2" if pixel_dims == 2 else ""
-    tail = 1 if pixel_dims == 2 else 0  # the (category_id, instance_id) channel dim
-    if isinstance(value, Tensor):
-        items, names, ranks = [value], [name], [value.ndim - 1 - tail]
-    elif isinstance(value, (list, tuple)):
-        if not value:
-            raise TypeError(f"Expected argument `{name}` to be of type `torch.Tensor` or a non-empty list/tuple of "
-                            f"tensors, got an empty {type(value).__name__}")
-        items, names, ranks = [], [], []
-        for index, item in enumerate(value):
-            check_tensor(item_name(name, index), item)
-            items.append(item[None])
-            names.append(item_name(name, index))
-            ranks.append(item.ndim - tail)
-    else:
-        raise TypeError(f"Expected argument `{name}` to be of type `torch.Tensor` (or a list/tuple of tensors), "
-                        f"got {type(value).__name__}")
-    out = []
-    for item, label, rank in zip(items, names, ranks):
-        given = tuple(item.shape if label == name else item.shape[1:])
-        if rank < 1:
-            layout = "(B, *spatial_dims, 2)" if pixel_dims == 2 else "(B, *spatial_dims)"
-            raise ValueError(f"Expected argument `{label}` to have at least one spatial dimension {layout}, "
-                             f"got shape {given}")
-        if pixel_dims == 2 and item.shape[-1] != 2:
-            raise ValueError(f"Expected argument `{label}` to have exactly 2 channels in the last dimension "
-                             f"(category_id, instance_id), got shape {given}")
-        if planar and rank != 2:
-            layout = "(B, H, W, 2)" if pixel_dims == 2 else "(B, H, W)"
-            raise ValueError(f"`iou_type='boundary'` needs 2-D images: `{label}` must have shape {layout}, got "
-                             f"{given} ({rank} spatial dim{'s' if rank != 1 else ''})")
-        if item.numel() == 0:
-            raise input_error(label, f"hold images of at least one pixel{channel}", f"shape {given}")
-        if rank != 2:  # the rules read no neighbourhood: one row of points
-            item = item.reshape(item.shape[0], 1, -1, *item.shape[item.ndim - tail:])
-        if pixel_dims == 2:
-            check_integer_dtype(label, item, "an integer tensor of (category_id, instance_id)")
-        if pixel_dims == 1 and item.dtype != torch.bool:
-            raise input_error(label, "be a bool tensor marking crowd pixels", item.dtype, TypeError)
-        check_holds_data(label, item)
-        out.append(item)
-    return out
-
-
 def prepare_panoptic(preds: PanopticMaps, target: PanopticMaps, iscrowd: PanopticMaps | None, categories: Categories,
                      allow_unknown_preds_category: bool, validate_args: bool,
                      engine: host_reads.Engine = "auto", planar: bool = False) -> list[SegmentBatch]:
@@ -224,8 +173,8 @@ def prepare_panoptic(preds: PanopticMaps, target: PanopticMaps, iscrowd: Panopti
     reads), ``"fixed"`` reads nothing back, ``"auto"`` is data-sized on CPU. ``planar``: only 2-D images (Boundary
     PQ reads neighbourhoods); otherwise any spatial rank, flattened to one row of points.
     """
-    pred_items, gt_items = _as_items("preds", preds, 2, planar), _as_items("target", target, 2, planar)
-    crowd_items = _as_items("iscrowd", iscrowd, 1, planar)
+    pred_items, gt_items = as_items("preds", preds, 2, planar), as_items("target", target, 2, planar)
+    crowd_items = as_items("iscrowd", iscrowd, 1, planar)
     assert pred_items is not None and gt_items is not None  # (only None for a None input)
     if isinstance(preds, Tensor) != isinstance(target, Tensor) or (
             crowd_items is not None and isinstance(iscrowd, Tensor) != isinstance(target, Tensor)):
