@@ -20,15 +20,13 @@ float32 sum, would be accepted and fail or round later):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from torch import Tensor
+from torchmetrics import Metric
 
 from nobg_metrics.metrics import torchmetrics_api as api
-
-if TYPE_CHECKING:
-    from nobg_metrics.metrics.base import NobgMetric
 
 Layout = tuple[torch.dtype, tuple[int, ...]]
 """A list state's records: their dtype and the shape after the first dimension."""
@@ -37,12 +35,12 @@ EXTRA_STATE = "_extra_state"
 """The key ``nn.Module`` saves a module's ``get_extra_state()`` under (after the module's prefix)."""
 
 
-def keeps_states(metric: NobgMetric) -> bool:
+def keeps_states(metric: Metric) -> bool:
     """Whether any state of ``metric`` is persistent (then its extra state is saved with its states)."""
     return any(api.persistent_states(metric).values())
 
 
-def checked_states(metric: NobgMetric, layouts: Mapping[str, Layout], state_dict: dict[str, Any], prefix: str,
+def checked_states(metric: Metric, layouts: Mapping[str, Layout], state_dict: dict[str, Any], prefix: str,
                    strict: bool, missing_keys: list[str]) -> bool | None:
     """Check the states ``state_dict`` brings for ``metric`` (module notes) and move them to its device, in place;
     ``layouts`` are the list states' record layouts.
@@ -86,7 +84,7 @@ def checked_states(metric: NobgMetric, layouts: Mapping[str, Layout], state_dict
     return holds_data
 
 
-def _checked_records(metric: NobgMetric, layout: Layout | None, full: str, value: Any) -> list[Tensor]:
+def _checked_records(metric: Metric, layout: Layout | None, full: str, value: Any) -> list[Tensor]:
     """The records of list state ``full``, each a tensor of its ``layout`` (None: a list state added without
     ``_add_list``, any tensors), on the metric's device."""
     items = value if isinstance(value, list) else [value]
