@@ -81,7 +81,7 @@ def accumulate(scores: Tensor, category: Tensor, order_keys: Tensor, cap_rank: T
     found_scores = torch.empty_like(precision) if with_scores else None
     positions = torch.arange(count, device=device)
     present = outcomes[:, 0, 0] != ABSENT
-    columns = outcomes.reshape(count, areas * levels)  # column a * T + t: every area range and threshold at once
+    columns = outcomes.reshape(count, areas * levels).T.contiguous()  # row a * T + t: every area range and threshold
     npig = gt_counts.repeat_interleave(levels, dim=1)  # (K, A * T)
     unsort = rec_order.argsort()
     every = with_scores if every_precision is None else every_precision
@@ -116,43 +116,44 @@ def accumulate(scores: Tensor, category: Tensor, order_keys: Tensor, cap_rank: T
 
 def _recall_only(outcome: Tensor, included: Tensor, category: Tensor, gt_counts: Tensor, num_categories: int,
                  levels: int) -> Tensor:
-    """``recall`` :math:`(T, K, A)` of one max-detections cap (``rc[-1]``; -1 where ``npig = 0``)."""
-    tps = ((outcome == TP) & included[:, None]).double()  # (N, A * T)
-    total = torch.zeros((num_categories, outcome.shape[1]), dtype=torch.float64, device=outcome.device)
-    total.index_add_(0, category, tps)
-    npig = gt_counts.repeat_interleave(levels, dim=1)  # (K, A * T)
+    """``recall`` :math:`(T, K, A)` of one max-detections cap (``rc[-1]``; -1 where ``npig = 0``); ``outcome``
+    :math:`(A T, N)`."""
+    tps = ((outcome == TP) & included[None, :]).double()
+    total = torch.zeros((outcome.shape[0], num_categories), dtype=torch.float64, device=outcome.device)
+    total.index_add_(1, category, tps)
+    npig = gt_counts.repeat_interleave(levels, dim=1).T  # (A * T, K)
     recall = torch.where(npig > 0, total / torch.where(npig > 0, npig, torch.ones_like(npig)).double(),
                          torch.full_like(total, -1.0))
-    return recall.view(num_categories, outcome.shape[1] // levels, levels).permute(2, 0, 1)
+    return recall.view(outcome.shape[0] // levels, levels, num_categories).permute(1, 2, 0)
 
 
 def _cells(outcome: Tensor, included: Tensor, category: Tensor, starts: Tensor, npig: Tensor, num_categories: int,
            rec_sorted: Tensor, positions: Tensor, with_scores: bool) -> tuple[Tensor, Tensor, Tensor | None]:
-    """One max-detections cap, all (area range, threshold) columns ``C``: ``q`` :math:`(C, R, K)` by sorted recall
-    threshold, ``recall`` :math:`(C, K)`, and the first position reaching each sorted threshold :math:`(C, R, K)`
-    (``with_scores``). ``npig`` :math:`(K, C)`."""
-    count, width = outcome.shape
+    """One max-detections cap, all (area range, threshold) columns ``C`` (``outcome`` :math:`(C, N)`): ``q``
+    :math:`(C, R, K)` by sorted recall threshold, ``recall`` :math:`(C, K)`, and the first position reaching each
+    sorted threshold :math:`(C, R, K)` (``with_scores``). ``npig`` :math:`(K, C)`."""
+    width, count = outcome.shape
     bins = rec_sorted.shape[0]
     device = outcome.device
-    tps = ((outcome == TP) & included[:, None]).to(torch.int32)
-    fps = ((outcome == FP) & included[:, None]).to(torch.int32)
-    zero = torch.zeros((1, width), dtype=torch.int32, device=device)
-    tp_run = torch.cat([zero, tps.cumsum(0, dtype=torch.int32)])
-    fp_run = torch.cat([zero, fps.cumsum(0, dtype=torch.int32)])
+    tps = ((outcome == TP) & included[None, :]).to(torch.int32)  # rows: one (area range, threshold) column each
+    fps = ((outcome == FP) & included[None, :]).to(torch.int32)
+    zero = torch.zeros((width, 1), dtype=torch.int32, device=device)
+    tp_run = torch.cat([zero, tps.cumsum(1, dtype=torch.int32)], dim=1)
+    fp_run = torch.cat([zero, fps.cumsum(1, dtype=torch.int32)], dim=1)
     before = starts[category]
-    tp = (tp_run[1:] - tp_run[before]).double()  # cumulative counts restarted at each category
-    fp = (fp_run[1:] - fp_run[before]).double()
+    tp = (tp_run[:, 1:] - tp_run[:, before]).double()  # cumulative counts restarted at each category: (C, N)
+    fp = (fp_run[:, 1:] - fp_run[:, before]).double()
     safe = torch.where(npig > 0, npig, torch.ones_like(npig)).double()  # (K, C)
-    rc = (tp / safe[category]).T  # rc = tp / npig: (C, N)
-    pr = (tp / (fp + tp + _EPS)).T  # pr = tp / (fp + tp + np.spacing(1))
-    reach = torch.searchsorted(rec_sorted, rc.contiguous(), right=True)  # (C, N): thresholds <= rc
+    rc = tp / safe.T[:, category]  # rc = tp / npig: (C, N)
+    pr = tp / (fp + tp + _EPS)  # pr = tp / (fp + tp + np.spacing(1))
+    reach = torch.searchsorted(rec_sorted, rc, right=True)  # (C, N): thresholds <= rc
     index = category[None, :] * (bins + 1) + reach
     best = torch.zeros((width, num_categories * (bins + 1)), dtype=torch.float64, device=device)
     best.scatter_reduce_(1, index, torch.where(included[None, :], pr, torch.zeros_like(pr)), "amax")
     best = best.view(width, num_categories, bins + 1)[:, :, 1:]
     q = best.flip(-1).cummax(dim=-1).values.flip(-1).transpose(1, 2)  # max over the bins reaching r or more
     tp_total = torch.zeros((width, num_categories), dtype=torch.float64, device=device)
-    tp_total.index_add_(1, category, tps.T.double())
+    tp_total.index_add_(1, category, tps.double())
     recall = tp_total / safe.T  # rc[-1] = tp[-1] / npig
     first = None
     if with_scores:
