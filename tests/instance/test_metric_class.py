@@ -147,33 +147,33 @@ def _one(**changes):
 def test_input_errors_name_the_argument(changes, error, message):
     preds, target = _one(**changes)
     with pytest.raises(error, match=message):
-        mean_average_precision(preds, target)
+        mean_average_precision(preds, target, iou_type="segm")
 
 
 def test_lvis_lists_may_be_python_lists():
     preds, target = _one()
     as_lists = mean_average_precision(preds,
                                       [{**target[0], "neg_category_ids": [2], "not_exhaustive_category_ids": []}],
-                                      protocol="lvis")
+                                      protocol="lvis", iou_type="segm")
     as_tensors = mean_average_precision(preds, [{**target[0], "neg_category_ids": torch.tensor([2]),
                                                  "not_exhaustive_category_ids": torch.zeros(0, dtype=torch.int64)}],
-                                        protocol="lvis")
+                                        protocol="lvis", iou_type="segm")
     _equal(as_lists, as_tensors)
     with pytest.raises(TypeError, match="neg_category_ids"):
-        mean_average_precision(preds, [{**target[0], "neg_category_ids": [1.5]}], protocol="lvis")
+        mean_average_precision(preds, [{**target[0], "neg_category_ids": [1.5]}], protocol="lvis", iou_type="segm")
 
 
 def test_structure_errors():
     preds, target = _one()
     with pytest.raises(ValueError, match="same length"):
-        mean_average_precision(preds, target + target)
+        mean_average_precision(preds, target + target, iou_type="segm")
     with pytest.raises(ValueError, match="must have the key 'labels'"):
-        mean_average_precision(preds, [{"masks": target[0]["masks"]}])
+        mean_average_precision(preds, [{"masks": target[0]["masks"]}], iou_type="segm")
     with pytest.raises(TypeError, match="list of dicts"):
-        mean_average_precision(preds[0], target[0])
+        mean_average_precision(preds[0], target[0], iou_type="segm")
     with pytest.raises(ValueError, match="every image or for none"):
-        mean_average_precision(preds * 2, [{**target[0], "image_id": 3}, target[0]])
-    metric = MeanAveragePrecision()
+        mean_average_precision(preds * 2, [{**target[0], "image_id": 3}, target[0]], iou_type="segm")
+    metric = MeanAveragePrecision(iou_type="segm")
     metric.update(preds, [{**target[0], "image_id": 3}])
     metric.update(preds, [{**target[0], "image_id": 3}])
     with pytest.raises(ValueError, match="must be unique"):
@@ -207,8 +207,8 @@ def test_box_format_and_backend_outside_their_choices_are_refused(name, value, e
 @pytest.mark.parametrize("box_format, backend", [("xywh", "faster_coco_eval"), ("cxcywh", "pycocotools")])
 def test_box_format_and_backend_change_no_mask_value(box_format, backend):
     preds, target = to_torch(DATA)
-    default = _updated(MeanAveragePrecision(), preds, target, 8).compute()
-    metric = MeanAveragePrecision(box_format=box_format, backend=backend)
+    default = _updated(MeanAveragePrecision(iou_type="segm"), preds, target, 8).compute()
+    metric = MeanAveragePrecision(box_format=box_format, iou_type="segm", backend=backend)
     assert (metric.box_format, metric.backend) == (box_format, backend)
     _equal(_updated(metric, preds, target, 8).compute(), default)
 

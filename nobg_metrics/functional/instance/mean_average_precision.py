@@ -40,7 +40,7 @@ from nobg_metrics.ops.host_reads import Engine
 
 IOU_TYPES = ("bbox", "segm", "boundary")
 BACKENDS = ("pycocotools", "faster_coco_eval")
-DEFAULT_IOU_TYPE = "segm"
+DEFAULT_IOU_TYPE = "bbox"
 """The ``iou_type`` of :func:`mean_average_precision` and ``MeanAveragePrecision`` when none is given."""
 
 
