@@ -53,34 +53,37 @@ _RECORDS = ("det_scores", "det_labels", "det_keys", "det_outcomes", "det_outcome
 
 
 class MeanAveragePrecision(NobgMetric):
-    r"""Mean average precision of instance masks: COCO mask AP (``iou_type="segm"``) or Boundary AP (``"boundary"``).
+    r"""Mean average precision of boxes (``iou_type="bbox"``), masks (``"segm"``) or boundaries (``"boundary"``).
 
-    A drop-in for ``torchmetrics.detection.MeanAveragePrecision(iou_type="segm")``, exact against boundary-iou-api
-    (``COCOeval`` / ``LVISEval``, ``iouType="segm" | "boundary"``) and pycocotools; masks never leave the device
-    and are not kept. See docs/instance_segmentation.md.
+    A drop-in for ``torchmetrics.detection.MeanAveragePrecision`` (its positional arguments, inputs, errors and
+    output keys), exact against pycocotools' ``COCOeval``, boundary-iou-api (``iouType="boundary"``) and lvis'
+    ``LVISEval``; masks never leave the device and are not kept. See docs/instance_segmentation.md.
 
     As input to ``forward`` and ``update`` the metric accepts the following input:
 
     - ``preds`` (:class:`list` of :class:`dict`): one dict per image, with the keys:
 
-        - ``masks`` (:class:`~torch.Tensor`): :math:`(N, H, W)` bool, the detections' masks.
+        - ``boxes`` (:class:`~torch.Tensor`): :math:`(N, 4)` in ``box_format`` (``"bbox"``).
+        - ``masks`` (:class:`~torch.Tensor`): :math:`(N, H, W)` bool or 0/1 of any dtype (``"segm"``, ``"boundary"``).
         - ``scores`` (:class:`~torch.Tensor`): :math:`(N,)` float, the detection scores.
         - ``labels`` (:class:`~torch.Tensor`): :math:`(N,)` integer category ids.
         - ``area`` (:class:`~torch.Tensor`, optional): :math:`(N,)`, the area that picks the area range.
 
     - ``target`` (:class:`list` of :class:`dict`): one dict per image, with the keys:
 
-        - ``masks`` (:class:`~torch.Tensor`): :math:`(M, H, W)` bool, the gt masks.
+        - ``boxes`` :math:`(M, 4)` / ``masks`` :math:`(M, H, W)` (:class:`~torch.Tensor`): as in ``preds``.
         - ``labels`` (:class:`~torch.Tensor`): :math:`(M,)` integer category ids.
         - ``iscrowd``, ``area``, ``ignore`` (:class:`~torch.Tensor`, optional): :math:`(M,)` each.
         - ``image_id`` (:class:`int`, optional): the image's id (ties between equal scores break by it).
         - ``neg_category_ids``, ``not_exhaustive_category_ids`` (:class:`~torch.Tensor`, optional): 1-D integer tensors,
           LVIS's federated annotation.
 
+    An image without instances may give ``Tensor([])``, :math:`(0,)`, :math:`(0, 4)` or :math:`(0, H, W)`.
+
     As output of ``forward`` and ``compute`` the metric returns the following output:
 
     - ``map_dict`` (:class:`dict`): float64 tensors by name (``classes``: int32); -1 marks a value with no ground truth
-      to measure it on:
+      to measure it on. For a tuple of IoU types every key but ``classes`` is prefixed (``bbox_map``, ``segm_map``):
 
         - ``map``: scalar, the mean AP over the IoU thresholds (default 0.50:0.05:0.95), categories and objects.
         - ``map_50``, ``map_75``: scalar, AP at IoU 0.50 / 0.75 (-1 when ``iou_thresholds`` lacks it).
@@ -89,31 +92,34 @@ class MeanAveragePrecision(NobgMetric):
           entry ``k``.
         - ``mar_small``, ``mar_medium``, ``mar_large``: scalar, AR by area (at the largest ``k``).
         - ``map_rare``, ``map_common``, ``map_frequent``: scalar, LVIS only.
+        - ``ious``, ``precision`` :math:`(T, R, K, A, M)`, ``recall`` :math:`(T, K, A, M)`, ``scores``
+          :math:`(T, R, K, A, M)`: with ``extended_summary`` only (T IoU and R recall thresholds, K categories,
+          A = 4 area ranges, M max-detection caps); ``ious``: ``{(image index, category id): (D, G) float32 or []}``
+          as torchmetrics returns pycocotools' ``COCOeval.ious`` (kept on this process: not synced under DDP).
         - ``map_per_class``, ``mar_<k>_per_class`` (the largest ``k``): :math:`(K,)` in the order of ``classes`` with
           ``class_metrics``, else a scalar -1.
         - ``classes``: :math:`(K,)` int32, the category ids seen.
-        - ``precision`` :math:`(T, R, K, A, M)`, ``recall`` :math:`(T, K, A, M)`, ``scores`` :math:`(T, R, K, A, M)`:
-          with ``extended_summary`` only (T IoU and R recall thresholds, K categories, A = 4 area ranges, M
-          max-detection caps).
 
     One-element tensors come back as scalars, as torchmetrics' ``compute`` returns them.
 
     Args:
-        iou_type: ``"segm"`` or ``"boundary"``.
-        dilation_ratio: boundary width as a fraction of the image diagonal (0.02 COCO / LVIS; 0.005 Cityscapes).
-        protocol: ``"coco"`` or ``"lvis"`` (300 detections per image, federated filters, APr / APc / APf).
+        box_format: how ``boxes`` are read: ``"xyxy"``, ``"xywh"`` or ``"cxcywh"``.
+        iou_type: ``"bbox"``, ``"segm"``, ``"boundary"`` or a tuple / list of them (one pass each).
         iou_thresholds: IoU thresholds (default ``np.linspace(.5, .95, 10)``, float64).
         rec_thresholds: recall thresholds (default ``np.linspace(0, 1, 101)``).
         max_detection_thresholds: any list of caps (default ``[1, 10, 100]``, LVIS ``[300]``); ``mar_<k>`` follows.
-        class_metrics: also compute ``map_per_class`` and ``mar_<k>_per_class``.
+        class_metrics: (a bool) also compute ``map_per_class`` and ``mar_<k>_per_class``.
+        extended_summary: (a bool) also return ``ious``, ``precision``, ``recall`` and ``scores``.
         average: ``"macro"`` (mean over categories) or ``"micro"`` (all categories pooled; COCO only).
-        extended_summary: also return the ``precision`` :math:`(T, R, K, A, M)`, ``recall`` and ``scores`` arrays.
-        category_frequencies: LVIS ``{category id: "r" | "c" | "f"}``.
-        box_format: how the ``boxes`` of the dicts are read: ``"xyxy"``, ``"xywh"`` or ``"cxcywh"`` (torchmetrics'
-            spellings). Only masks are scored for now (``boxes`` are accepted and not read until bbox AP lands); any
-            other value is a ``ValueError``.
         backend: ``"pycocotools"`` or ``"faster_coco_eval"``, accepted for torchmetrics' signature: it never changes
-            a value (there is one implementation, exact against pycocotools); any other value is a ``ValueError``.
+            a value (there is one implementation, exact against pycocotools).
+        dilation_ratio: boundary width as a fraction of the image diagonal (0.02 COCO / LVIS; 0.005 Cityscapes).
+        protocol: ``"coco"`` or ``"lvis"`` (300 detections per image, federated filters, APr / APc / APf).
+        category_frequencies: LVIS ``{category id: "r" | "c" | "f"}``.
+        warn_on_many_detections: warn (torchmetrics' words) when an image has more detections than the largest
+            cap; also an attribute, as in torchmetrics.
+        record_inputs: keep the inputs for :meth:`tm_to_coco` (default: only for ``iou_type="bbox"``; masks are
+            kept only when asked for).
         validate_args: run the input checks that read values (a device sync).
         engine: ``"auto"`` (data-sized on CPU, sync-free elsewhere), ``"data_sized"`` or ``"fixed"`` (no host read:
             what a GPU runs by default); the values are the same.
@@ -129,6 +135,13 @@ class MeanAveragePrecision(NobgMetric):
         >>> result = metric.compute()
         >>> round(float(result["map"]), 4), round(float(result["map_50"]), 4)  # min(mask 20/24, boundary 12/18)
         (0.4, 1.0)
+        >>> boxes = MeanAveragePrecision(iou_type=("bbox", "segm"))
+        >>> boxes.update([{"boxes": torch.tensor([[2.0, 2.0, 7.0, 6.0]]), "masks": det, "scores": torch.tensor([0.9]),
+        ...                "labels": torch.tensor([3])}],
+        ...              [{"boxes": torch.tensor([[2.0, 2.0, 8.0, 6.0]]), "masks": gt, "labels": torch.tensor([3])}])
+        >>> values = boxes.compute()
+        >>> round(float(values["bbox_map"]), 4), round(float(values["segm_map"]), 4)  # box IoU 20/24 as the masks'
+        (0.7, 0.7)
     """
 
     higher_is_better = True
