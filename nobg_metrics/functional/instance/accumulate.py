@@ -73,7 +73,8 @@ def accumulate(scores: Tensor, category: Tensor, order_keys: Tensor, cap_rank: T
     gt_counts.index_add_(0, gt_category, gt_counted.long())
     per_category = torch.zeros(num_categories, dtype=torch.int64, device=device)
     per_category.index_add_(0, category, torch.ones_like(category))
-    starts = per_category.cumsum(0) - per_category  # first sorted position of each category
+    ends = per_category.cumsum(0)  # one past the last sorted position of each category
+    starts = ends - per_category  # first sorted position of each category
     rec_sorted, rec_order = torch.sort(rec_thresholds)
     precision = torch.empty((levels, bins, num_categories, areas, len(max_detections)), dtype=torch.float64,
                             device=device)
@@ -88,15 +89,15 @@ def accumulate(scores: Tensor, category: Tensor, order_keys: Tensor, cap_rank: T
     for m, cap in enumerate(max_detections):  # a bounded number of rounds: one per max-detections cap
         included = present & (cap_rank < cap)
         if not every and m < len(max_detections) - 1:  # the recall only: rc[-1] = tp[-1] / npig
-            recall[..., m] = _recall_only(columns, included, category, gt_counts, num_categories, levels)
+            recall[..., m] = _recall_only(columns, included, starts, ends, gt_counts, levels)
             precision[..., m] = torch.nan
             if found_scores is not None:
                 found_scores[..., m] = torch.nan
             continue
         detections = torch.zeros(num_categories, dtype=torch.int64, device=device)
         detections.index_add_(0, category, included.long())  # nd: the cell's ranked detections
-        q, rc, first = _cells(columns, included, category, starts, npig, num_categories, rec_sorted, positions,
-                              with_scores)
+        q, rc, first = _cells(columns, included, category, (starts, ends), npig, num_categories, rec_sorted,
+                              positions, with_scores)
         exists = (detections > 0)[None, None, :] & (rc[:, None, :] >= rec_thresholds[None, :, None])
         reached = exists.long().cumprod(dim=1).bool()  # the reference stops filling at the first miss
         q = torch.where(reached, q[:, unsort], torch.zeros_like(q))
@@ -114,47 +115,51 @@ def accumulate(scores: Tensor, category: Tensor, order_keys: Tensor, cap_rank: T
     return Accumulated(precision, recall, found_scores, gt_counts)
 
 
-def _recall_only(outcome: Tensor, included: Tensor, category: Tensor, gt_counts: Tensor, num_categories: int,
+def _running(outcome: Tensor, code: int, included: Tensor) -> Tensor:
+    """:math:`(C, N + 1)` int32: per row, how many of the first ``n`` included detections have ``code``."""
+    hits = ((outcome == code) & included[None, :]).to(torch.int32)
+    return torch.cat([torch.zeros((hits.shape[0], 1), dtype=torch.int32, device=hits.device),
+                      hits.cumsum(1, dtype=torch.int32)], dim=1)
+
+
+def _recall_only(outcome: Tensor, included: Tensor, starts: Tensor, ends: Tensor, gt_counts: Tensor,
                  levels: int) -> Tensor:
     """``recall`` :math:`(T, K, A)` of one max-detections cap (``rc[-1]``; -1 where ``npig = 0``); ``outcome``
-    :math:`(A T, N)`."""
-    tps = ((outcome == TP) & included[None, :]).double()
-    total = torch.zeros((outcome.shape[0], num_categories), dtype=torch.float64, device=outcome.device)
-    total.index_add_(1, category, tps)
+    :math:`(A T, N)` sorted by category (``starts`` / ``ends``: each category's positions)."""
+    tp_run = _running(outcome, TP, included)
+    total = (tp_run.index_select(1, ends) - tp_run.index_select(1, starts)).double()  # (A * T, K)
     npig = gt_counts.repeat_interleave(levels, dim=1).T  # (A * T, K)
     recall = torch.where(npig > 0, total / torch.where(npig > 0, npig, torch.ones_like(npig)).double(),
                          torch.full_like(total, -1.0))
-    return recall.view(outcome.shape[0] // levels, levels, num_categories).permute(1, 2, 0)
+    return recall.view(outcome.shape[0] // levels, levels, -1).permute(1, 2, 0)
 
 
-def _cells(outcome: Tensor, included: Tensor, category: Tensor, starts: Tensor, npig: Tensor, num_categories: int,
-           rec_sorted: Tensor, positions: Tensor, with_scores: bool) -> tuple[Tensor, Tensor, Tensor | None]:
-    """One max-detections cap, all (area range, threshold) columns ``C`` (``outcome`` :math:`(C, N)`): ``q``
-    :math:`(C, R, K)` by sorted recall threshold, ``recall`` :math:`(C, K)`, and the first position reaching each
-    sorted threshold :math:`(C, R, K)` (``with_scores``). ``npig`` :math:`(K, C)`."""
+def _cells(outcome: Tensor, included: Tensor, category: Tensor, bounds: tuple[Tensor, Tensor], npig: Tensor,
+           num_categories: int, rec_sorted: Tensor, positions: Tensor, with_scores: bool
+           ) -> tuple[Tensor, Tensor, Tensor | None]:
+    """One max-detections cap, all (area range, threshold) columns ``C`` (``outcome`` :math:`(C, N)`, sorted by
+    category; ``bounds``: each category's first and one-past-last positions): ``q`` :math:`(C, R, K)` by sorted
+    recall threshold, ``recall`` :math:`(C, K)`, and the first position reaching each sorted threshold
+    :math:`(C, R, K)` (``with_scores``). ``npig`` :math:`(K, C)`."""
     width, count = outcome.shape
     bins = rec_sorted.shape[0]
     device = outcome.device
-    tps = ((outcome == TP) & included[None, :]).to(torch.int32)  # rows: one (area range, threshold) column each
-    fps = ((outcome == FP) & included[None, :]).to(torch.int32)
-    zero = torch.zeros((width, 1), dtype=torch.int32, device=device)
-    tp_run = torch.cat([zero, tps.cumsum(1, dtype=torch.int32)], dim=1)
-    fp_run = torch.cat([zero, fps.cumsum(1, dtype=torch.int32)], dim=1)
+    starts, ends = bounds
+    tp_run = _running(outcome, TP, included)  # rows: one (area range, threshold) column each
+    counted_run = tp_run + _running(outcome, FP, included)  # tp + fp: exact integers, as numpy's float sums
     before = starts[category]
-    tp = (tp_run[:, 1:] - tp_run[:, before]).double()  # cumulative counts restarted at each category: (C, N)
-    fp = (fp_run[:, 1:] - fp_run[:, before]).double()
-    safe = torch.where(npig > 0, npig, torch.ones_like(npig)).double()  # (K, C)
-    rc = tp / safe.T[:, category]  # rc = tp / npig: (C, N)
-    pr = tp / (fp + tp + _EPS)  # pr = tp / (fp + tp + np.spacing(1))
+    tp = (tp_run[:, 1:] - tp_run.index_select(1, before)).double()  # counts restarted at each category: (C, N)
+    counted = (counted_run[:, 1:] - counted_run.index_select(1, before)).double()
+    safe = torch.where(npig > 0, npig, torch.ones_like(npig)).double().T  # (C, K)
+    rc = tp / safe.index_select(1, category)  # rc = tp / npig: (C, N)
+    pr = tp / (counted + _EPS)  # pr = tp / (fp + tp + np.spacing(1))
     reach = torch.searchsorted(rec_sorted, rc, right=True)  # (C, N): thresholds <= rc
     index = category[None, :] * (bins + 1) + reach
     best = torch.zeros((width, num_categories * (bins + 1)), dtype=torch.float64, device=device)
     best.scatter_reduce_(1, index, torch.where(included[None, :], pr, torch.zeros_like(pr)), "amax")
     best = best.view(width, num_categories, bins + 1)[:, :, 1:]
     q = best.flip(-1).cummax(dim=-1).values.flip(-1).transpose(1, 2)  # max over the bins reaching r or more
-    tp_total = torch.zeros((width, num_categories), dtype=torch.float64, device=device)
-    tp_total.index_add_(1, category, tps.double())
-    recall = tp_total / safe.T  # rc[-1] = tp[-1] / npig
+    recall = (tp_run.index_select(1, ends) - tp_run.index_select(1, starts)).double() / safe  # rc[-1]
     first = None
     if with_scores:
         lowest = torch.full((width, num_categories * (bins + 1)), count, dtype=torch.int64, device=device)
