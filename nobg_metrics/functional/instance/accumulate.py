@@ -147,9 +147,10 @@ def _cells(outcome: Tensor, included: Tensor, category: Tensor, bounds: tuple[Te
     starts, ends = bounds
     tp_run = _running(outcome, TP, included)  # rows: one (area range, threshold) column each
     counted_run = tp_run + _running(outcome, FP, included)  # tp + fp: exact integers, as numpy's float sums
-    before = starts[category]
-    tp = (tp_run[:, 1:] - tp_run.index_select(1, before)).double()  # counts restarted at each category: (C, N)
-    counted = (counted_run[:, 1:] - counted_run.index_select(1, before)).double()
+    tp_before = tp_run.index_select(1, starts).index_select(1, category)  # each category's count before it
+    counted_before = counted_run.index_select(1, starts).index_select(1, category)
+    tp = (tp_run[:, 1:] - tp_before).double()  # counts restarted at each category: (C, N)
+    counted = (counted_run[:, 1:] - counted_before).double()
     safe = torch.where(npig > 0, npig, torch.ones_like(npig)).double().T  # (C, K)
     rc = tp / safe.index_select(1, category)  # rc = tp / npig: (C, N)
     pr = tp / (counted + _EPS)  # pr = tp / (fp + tp + np.spacing(1))
