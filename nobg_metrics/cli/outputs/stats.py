@@ -330,3 +330,42 @@ def run_statistics(document: dict[str, Any], rows: list[dict[str, Any]], resampl
         "resampled_metrics": resampled, "not_resampled": reasons,
         "datasets": datasets, "worst_k": worst_k, "worst": worst_images(document, grouped, worst_k),
     }
+
+
+# Resampling of sums: for dataset values that are ratios of sums over images (PQ's per-category TP / FP / FN /
+# IoU sums, a mean over a varying number of objects per sequence), the per-unit sums are resampled, not means.
+
+
+def resample_counts(rng: np.random.Generator, n: int, resamples: int) -> Iterator[np.ndarray]:
+    """:math:`(rows, n)` float64 multiplicities: entry ``(b, i)`` counts how often unit ``i`` is drawn in resample
+    ``b`` of :func:`resample_indices` (the same draws, batch by batch).
+
+    Example:
+        >>> counts = np.concatenate(list(resample_counts(generator(0), 4, 3)))
+        >>> counts.shape, counts.sum(axis=1).tolist()
+        ((3, 4), [4.0, 4.0, 4.0])
+    """
+    for index in resample_indices(rng, n, resamples):
+        rows = index.shape[0]
+        flat = (np.arange(rows, dtype=np.int64)[:, None] * n + index).ravel()
+        yield np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(np.float64)
+
+
+def bootstrap_sums(table: np.ndarray, rng: np.random.Generator, resamples: int) -> np.ndarray:
+    """Column sums of ``table`` (:math:`(n, K)`, one row per unit) over each resample of the units:
+    :math:`(B, K)` = counts :math:`(B, n)` @ table (one matrix product per batch of :func:`resample_counts`).
+
+    Example (every unit alike: every resample sums to n times it):
+        >>> bootstrap_sums(np.ones((3, 2)), generator(0), 2).tolist()
+        [[3.0, 3.0], [3.0, 3.0]]
+    """
+    parts = [counts @ table for counts in resample_counts(rng, table.shape[0], resamples)]
+    return np.concatenate(parts) if parts else np.zeros((0, table.shape[1]))
+
+
+def swap_matrices(n: int, permutations: int, rng: np.random.Generator) -> tuple[Iterator[np.ndarray], bool]:
+    """:math:`(rows, n)` float 0/1 batches: 1 where a paired test swaps the two results of a unit — the sign
+    vectors of :func:`sign_flip_tests` as ``(1 - sign) / 2`` (all :math:`2^n` when ``2**n <= permutations``,
+    the identity among them: ``exact``)."""
+    batches, exact = _sign_matrices(n, permutations, rng)
+    return ((1.0 - signs) * 0.5 for signs in batches), exact

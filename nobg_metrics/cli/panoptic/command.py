@@ -9,8 +9,10 @@ boundary-iou-api's ``tools/coco_panoptic_evaluation.py`` (on panopticapi's ``pq_
 
 Prints the table panopticapi prints (Cityscapes: its per-category table first) on stdout, writes
 ``--out/results.json`` (panopticapi's result dict: ``All`` / ``Things`` / ``Stuff`` -> ``pq``, ``sq``, ``rq``,
-``n``; ``per_class`` keyed by category id) atomically. Images are scored by ``--procs`` processes (default: one
-per core, as pq_compute), each summing exact integer statistics, so the numbers do not depend on the split.
+``n``; ``per_class`` keyed by category id) atomically; with ``--bootstrap N`` / ``--compare PRED_JSON`` also
+``stats.json`` / ``stats.md`` (image-level intervals, a paired test: :mod:`nobg_metrics.cli.panoptic.stats`).
+Images are scored by ``--procs`` processes (default: one per core, as pq_compute), each summing exact integer
+statistics, so the numbers do not depend on the split.
 
 Exit status: 0 scored; 1 missing or inconsistent inputs (the message names the image and the segment); 2 a bad
 command line or ``--out``. Importable without torch (the argument parser uses it).
@@ -24,6 +26,7 @@ from pathlib import Path
 
 from nobg_metrics.cli.core.errors import ConfigError
 from nobg_metrics.cli.core.guard import guarded
+from nobg_metrics.cli.panoptic.stats import add_arguments as stats_arguments
 
 CITYSCAPES_JSON = "cityscapes_panoptic_val.json"
 """The JSON name cityscapesScripts writes for the val split (gt under ``gtFine``, predictions under ``results``)."""
@@ -59,6 +62,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--procs", type=_positive, default=None,
                         help="scoring processes (default: one per core when there are at least 2 images each)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (the table is still printed)")
+    stats_arguments(parser)
     parser.set_defaults(handler=run_panoptic)
 
 
@@ -87,6 +91,19 @@ def resolve_paths(args: argparse.Namespace) -> tuple[Path, Path, Path, Path]:
 def default_folder(json_path: Path) -> Path:
     """panopticapi's default PNG folder: the JSON's path without ``.json``."""
     return json_path.with_suffix("") if json_path.suffix == ".json" else json_path
+
+
+def compare_folder(args: argparse.Namespace) -> Path | None:
+    """``--compare``'s PNG folder (checked: an input error when it is missing), or None without ``--compare``."""
+    if getattr(args, "compare", None) is None:
+        if getattr(args, "compare_folder", None) is not None:
+            raise ConfigError("--compare-folder goes with --compare PRED_JSON")
+        return None
+    from nobg_metrics.io.panoptic import check_folder  # torch: only once a run is asked
+
+    folder: Path = args.compare_folder or default_folder(args.compare)
+    check_folder(folder, "compared")
+    return folder
 
 
 def run_panoptic(args: argparse.Namespace) -> int:

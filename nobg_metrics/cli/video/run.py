@@ -8,7 +8,9 @@ Every method's results folder is scored against the layout of :mod:`nobg_metrics
 per update), then each object's mean, recall and decay (:mod:`nobg_metrics.cli.video.tables`). Written into
 ``--out`` all at once: ``<method>/global_results-<set>.csv`` and ``<method>/per-sequence_results-<set>.csv``
 (the reference's two files, which it writes into the results folder), ``results.json`` (every number, per object
-too), ``table.md`` (the methods' global numbers) and, unless ``--no-per-image``, ``per_frame.csv``. The console
+too), ``table.md`` (the methods' global numbers), unless ``--no-per-image`` ``per_frame.csv``, and unless
+``--bootstrap 0`` ``stats.json`` / ``stats.md`` (sequence-level intervals, paired tests: :mod:`~nobg_metrics.cli.
+video.stats`). The console
 shows each method's two tables as the reference prints them (unless ``--quiet``).
 """
 
@@ -40,7 +42,9 @@ from nobg_metrics.cli.eval.config import (
     resolved,
     split_named,
 )
+from nobg_metrics.cli.outputs.summary_stats import markdown as markdown_stats
 from nobg_metrics.cli.video.layout import read_layout
+from nobg_metrics.cli.video.stats import statistics as davis_statistics
 from nobg_metrics.cli.video.tables import (
     GLOBAL_COLUMNS,
     SEQUENCE_COLUMNS,
@@ -183,6 +187,10 @@ def run_davis(args: argparse.Namespace) -> int:
                                                                                   sequence_csv_rows(per_object))
         if not args.no_per_image:
             writers["per_frame.csv"] = _per_frame_writer(frame_rows)
+        if getattr(args, "bootstrap", 0) > 0:  # sequence-level intervals and paired tests (cli.video.stats)
+            stats = davis_statistics(args, results, layout.set_name)
+            writers["stats.json"] = json_writer(stats)
+            writers["stats.md"] = text_writer(markdown_stats(stats, 3, f"DAVIS statistics ({layout.set_name})"))
         for method in methods:  # the reference's two files of each method, in a folder of its own
             (Path(args.out) / method).mkdir(exist_ok=True)
         try:
