@@ -101,19 +101,30 @@ def match_detections(
     group_key[groups] = det_key[order]
     group_image = torch.zeros(num_groups, dtype=torch.int64, device=device)
     group_image[groups] = det_image[order]
-    active = None
-    if exact_sizes:  # the largest groups first: round k runs on the groups of more than k detections only
-        sizes = torch.zeros(num_groups, dtype=torch.int64, device=device)
-        sizes.index_add_(0, groups, torch.ones_like(groups))
-        by_size = torch.sort(sizes, descending=True, stable=True).indices
-        slots, group_key, group_image = slots[by_size], group_key[by_size], group_image[by_size]
-        ended = torch.bincount(sizes.clamp(max=rounds), minlength=rounds + 1).cumsum(0)
-        active = (num_groups - ended[:rounds]).tolist()  # active[k]: the groups with a detection of rank k
     # the gts of each group: a run of the gts sorted by key (input order kept within a run)
     gt_order = torch.sort(gt_key, stable=True).indices
     sorted_gt_key = gt_key[gt_order]
     low = torch.searchsorted(sorted_gt_key, group_key, side="left")
     high = torch.searchsorted(sorted_gt_key, group_key, side="right")
+    active = None
+    if exact_sizes:
+        # every detection of a group without gts is unmatched: written here for all at once; the rounds run on the
+        # groups with gts, the largest first, round k on those with a detection of rank k only
+        code = torch.where(det_unmatched_ignored.T, IGNORED, FP).to(torch.int8)  # (N, A)
+        code = torch.where((det_rank < max_rounds)[:, None], code, torch.full_like(code, IGNORED))
+        outcomes[:count] = code[:, :, None].expand(count, areas, levels)
+        sizes = torch.zeros(num_groups, dtype=torch.int64, device=device)
+        sizes.index_add_(0, groups, torch.ones_like(groups))
+        sizes = torch.where(high > low, sizes.clamp(max=rounds), torch.zeros_like(sizes))
+        by_size = torch.sort(sizes, descending=True, stable=True).indices
+        ended = torch.bincount(sizes, minlength=rounds + 1).cumsum(0)
+        active = [n for n in (num_groups - ended[:rounds]).tolist() if n > 0]  # active[k]: groups with rank k
+        rounds, num_groups = len(active), (active[0] if active else 0)
+        if num_groups == 0:
+            return outcomes[:count]
+        keep = by_size[:num_groups]
+        slots, group_key, group_image = slots[keep, :rounds], group_key[keep], group_image[keep]
+        low, high = low[keep], high[keep]
     width = int((high - low).max()) if exact_sizes else iou.shape[2]
     width = max(width, 1)
     gt_slot = low[:, None] + torch.arange(width, device=device)
