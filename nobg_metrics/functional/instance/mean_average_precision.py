@@ -236,4 +236,5 @@ def mean_average_precision(
             values = with_ious(values, image_iou_matrices(images, options, 0, "bbox" not in types), options)
         out.update(prefixed(values, f"{options.iou_type}_") if len(types) > 1 else values)
     out["classes"] = out.pop("classes")  # last, as torchmetrics gives it
-    return out
+    return {key: value.squeeze() if isinstance(value, Tensor) and value.numel() == 1 else value  # as the class
+            for key, value in out.items()}
