@@ -93,19 +93,6 @@ def default_folder(json_path: Path) -> Path:
     return json_path.with_suffix("") if json_path.suffix == ".json" else json_path
 
 
-def compare_folder(args: argparse.Namespace) -> Path | None:
-    """``--compare``'s PNG folder (checked: an input error when it is missing), or None without ``--compare``."""
-    if getattr(args, "compare", None) is None:
-        if getattr(args, "compare_folder", None) is not None:
-            raise ConfigError("--compare-folder goes with --compare PRED_JSON")
-        return None
-    from nobg_metrics.io.panoptic import check_folder  # torch: only once a run is asked
-
-    folder: Path = args.compare_folder or default_folder(args.compare)
-    check_folder(folder, "compared")
-    return folder
-
-
 def run_panoptic(args: argparse.Namespace) -> int:
     """The ``panoptic`` command; returns the exit status (messages on stderr, :mod:`~nobg_metrics.cli.core.guard`)."""
 

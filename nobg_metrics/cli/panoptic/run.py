@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
+import numpy as np
 import torch
 
 from nobg_metrics._panoptic_batch import SegmentBatch
@@ -33,7 +34,6 @@ from nobg_metrics.cli.core.writing import OutputLock, json_writer, text_writer, 
 from nobg_metrics.cli.eval.config import ConfigError, InputError
 from nobg_metrics.cli.outputs.summary_stats import markdown
 from nobg_metrics.cli.panoptic import stats as panoptic_stats
-from nobg_metrics.cli.panoptic.command import compare_folder
 from nobg_metrics.functional.panoptic.panoptic_quality import batch_statistics, iou_sums
 from nobg_metrics.functional.panoptic.segments import STAT_NAMES, stack_batches
 from nobg_metrics.io.panoptic import (
@@ -155,8 +155,6 @@ def score_all(pairs: list[tuple[dict, dict]], task: PanopticTask, procs: int, pr
     """The metric that scored every pair (the shares of ``procs`` processes merged: fork on Linux; no torch op has
     run in this one yet), the image ids that hold a segment with the marker id, and with ``per_image`` the
     :math:`(n, C, 4)` per-image statistics in the pairs' order (else ``None``)."""
-    import numpy as np
-
     metric = new_metric(task)
     collided: list[Any] = []
     tables: list[Any] = []
@@ -242,7 +240,7 @@ def run(args: argparse.Namespace, gt_json: Path, pred_json: Path, gt_folder: Pat
                         args.boundary_id_collision)
     procs = args.procs or max(1, min(usable_cores(), len(pairs) // 2))
     per_image = panoptic_stats.wanted(args)
-    compared = compare_folder(args)
+    compared = panoptic_stats.compare_folder(args)
     lock = None
     if args.out is not None:
         _check_out(args.out, [gt_folder, pred_folder, *([compared] if compared else [])])
@@ -277,7 +275,7 @@ def _stats_writers(args: argparse.Namespace, gt: dict[str, Any], task: PanopticT
     labels = [pred_json.name]
     tables, scored = {labels[0]: table}, {labels[0]: results}
     if args.compare is not None:
-        other = dataclasses.replace(task, pred_folder=cast(Path, compare_folder(args)))
+        other = dataclasses.replace(task, pred_folder=cast(Path, panoptic_stats.compare_folder(args)))
         pairs = matched_annotations(gt, load_json(args.compare, "--compare prediction JSON"))
         progress = Progress(f"panoptic {args.iou_type} (--compare)", len(pairs), enabled=not args.quiet)
         metric, _, other_table = score_all(pairs, other, procs, progress, True)

@@ -13,8 +13,11 @@ The argument flags are importable without numpy (the parser adds them).
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from nobg_metrics.cli.core.errors import ConfigError
 
 FIELDS = ("true_positives", "false_positives", "false_negatives", "iou_sum")
 """The per-category statistics of an image, in this order (the last one float64, the others counts)."""
@@ -22,10 +25,29 @@ GROUPS = ("All", "Things", "Stuff")
 VALUES = ("pq", "sq", "rq")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The statistics flags (eval's ``--bootstrap`` / ``--seed`` / ``--alpha`` / ``--permutations`` checks)."""
-    from nobg_metrics.cli.outputs.report import _count, _level  # eval's parsers of the same flags
+def _count(minimum: int) -> Callable[[str], int]:
+    """An integer >= ``minimum``, as eval's statistics flags take it (a usage error otherwise)."""
+    def parse(text: str) -> int:
+        if not text.strip().lstrip("-").isdigit() or int(text) < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
+        return int(text)
+    return parse
 
+
+def _level(text: str) -> float:
+    """A number strictly between 0 and 1 (eval's ``--alpha``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The statistics flags (eval's ``--bootstrap`` / ``--seed`` / ``--alpha`` / ``--permutations``, the same
+    checks)."""
     group = parser.add_argument_group("statistics (stats.json, stats.md; written only with --bootstrap or "
                                       "--compare)")
     group.add_argument("--bootstrap", type=_count(0), default=None, metavar="N",
@@ -47,6 +69,21 @@ def wanted(args: argparse.Namespace) -> bool:
     return getattr(args, "bootstrap", None) is not None or getattr(args, "compare", None) is not None
 
 
+def compare_folder(args: argparse.Namespace) -> Path | None:
+    """``--compare``'s PNG folder (checked: an input error when it is missing; default: the JSON's path without
+    ``.json``, as panopticapi's folders), or None without ``--compare``."""
+    if getattr(args, "compare", None) is None:
+        if getattr(args, "compare_folder", None) is not None:
+            raise ConfigError("--compare-folder goes with --compare PRED_JSON")
+        return None
+    from nobg_metrics.io.panoptic import check_folder  # torch: not for the parser, which imports this module
+
+    given: Path = args.compare
+    folder: Path = args.compare_folder or (given.with_suffix("") if given.suffix == ".json" else given)
+    check_folder(folder, "compared")
+    return folder
+
+
 def pq_values(sums: Any, isthing: Any, class_ids: list[int]) -> dict[str, Any]:
     """PQ / SQ / RQ of column sums :math:`(R, C \\cdot 4)` (:data:`FIELDS` per category) as panopticapi computes
     them: ``All/pq`` ... ``Stuff/rq`` :math:`(R,)`, and ``per_class/<id>/pq`` ... (NaN where the class has no
@@ -58,7 +95,7 @@ def pq_values(sums: Any, isthing: Any, class_ids: list[int]) -> dict[str, Any]:
         >>> [float(values[k][0]) for k in ("All/pq", "All/sq", "All/rq", "Stuff/pq", "per_class/7/pq")]
         [0.5, 0.75, 0.6666666666666666, 0.0, 0.5]
     """
-    import numpy as np
+    import numpy as np  # not for the parser, which imports this module
 
     table = sums.reshape(sums.shape[0], -1, len(FIELDS))
     tp, fp, fn, iou = (table[..., k] for k in range(len(FIELDS)))
@@ -92,9 +129,9 @@ def statistics(args: argparse.Namespace, tables: dict[str, Any], results: dict[s
                isthing: tuple[bool, ...], class_ids: tuple[int, ...]) -> dict[str, Any]:
     """The ``stats.json`` document: ``tables`` result label -> :math:`(n, C, 4)` per-image statistics,
     ``results`` label -> its result dict."""
-    import numpy as np
+    import numpy as np  # numpy: not for the parser, which imports this module
 
-    from nobg_metrics.cli.outputs.summary_stats import family_statistics
+    from nobg_metrics.cli.outputs.summary_stats import family_statistics  # numpy, likewise
 
     flat = {label: np.asarray(table, dtype=np.float64).reshape(table.shape[0], -1) for label, table in tables.items()}
     present_any = np.zeros(len(class_ids), dtype=bool)
