@@ -19,8 +19,9 @@ import torch
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
 
-from tests.instance.helpers import assert_coco_equal, assert_lvis_equal
+from tests.instance.helpers import COCO_KEYS, assert_coco_equal, assert_lvis_equal
 from tests.instance.test_bbox_data import Image, make_box_images, run_bbox, to_coco
+from tests.reference.coco_boundary_ap import summary
 
 
 def _coco_eval(dataset: dict[str, Any], results: list[dict[str, Any]], ignore_flags: bool = False,
@@ -145,3 +146,22 @@ def test_numpy_boxes_are_generated_as_described():
     areas = widths * (gts[:, 3] - gts[:, 1])
     assert (widths == 0).any() and (gts[:, 0] < 0).any()
     assert (areas < 32**2).any() and ((areas > 32**2) & (areas < 96**2)).any() and (areas > 96**2).any()
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_bbox_summary_without_extended_arrays_is_the_same(seed):
+    """Without the extended summary, precision is read at true positives only and at the last cap only: the
+    summary values are those of the full arrays (checked above against pycocotools), bit for bit."""
+    data = make_box_images(50, seed=seed, categories=5, detections=20, with_area=seed == 4)
+    for options in ({}, {"max_detection_thresholds": [1, 3, 7]}, {"class_metrics": True},
+                    {"average": "micro"}, {"protocol": "lvis"}):
+        lean = run_bbox(data, **options)
+        full = run_bbox(data, extended_summary=True, **options)
+        for key, value in lean.items():
+            assert torch.equal(value, full[key]), (options, key)
+    ours = run_bbox(data)
+    ev = _coco_eval(*to_coco(data))
+    for key, (kind, iou, area, _) in COCO_KEYS.items():
+        assert abs(float(ours[key]) - summary(ev, area, iou, 100, kind)) <= 1e-12, key
+    for cap in (1, 10, 100):
+        assert abs(float(ours[f"mar_{cap}"]) - summary(ev, "all", None, cap, "ar")) <= 1e-12, cap

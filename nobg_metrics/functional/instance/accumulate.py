@@ -147,17 +147,29 @@ def _cells(outcome: Tensor, included: Tensor, category: Tensor, bounds: tuple[Te
     starts, ends = bounds
     tp_run = _running(outcome, TP, included)  # rows: one (area range, threshold) column each
     counted_run = tp_run + _running(outcome, FP, included)  # tp + fp: exact integers, as numpy's float sums
-    tp_before = tp_run.index_select(1, starts).index_select(1, category)  # each category's count before it
-    counted_before = counted_run.index_select(1, starts).index_select(1, category)
-    tp = (tp_run[:, 1:] - tp_before).double()  # counts restarted at each category: (C, N)
-    counted = (counted_run[:, 1:] - counted_before).double()
+    tp_start, counted_start = tp_run.index_select(1, starts), counted_run.index_select(1, starts)  # (C, K)
     safe = torch.where(npig > 0, npig, torch.ones_like(npig)).double().T  # (C, K)
-    rc = tp / safe.index_select(1, category)  # rc = tp / npig: (C, N)
-    pr = tp / (counted + _EPS)  # pr = tp / (fp + tp + np.spacing(1))
-    reach = torch.searchsorted(rec_sorted, rc, right=True)  # (C, N): thresholds <= rc
-    index = category[None, :] * (bins + 1) + reach
     best = torch.zeros((width, num_categories * (bins + 1)), dtype=torch.float64, device=device)
-    best.scatter_reduce_(1, index, torch.where(included[None, :], pr, torch.zeros_like(pr)), "amax")
+    if not with_scores:
+        # only true positives can hold a bin's maximum (a later entry of the same recall has a lower precision,
+        # an earlier one a lower recall): the entries are read where a detection is a true positive, a data-sized
+        # selection (compute runs once, after the epoch)
+        rows, cols = ((outcome == TP) & included[None, :]).nonzero(as_tuple=True)
+        groups = category[cols]
+        tp = (tp_run[rows, cols + 1] - tp_start[rows, groups]).double()
+        rc = tp / safe[rows, groups]  # rc = tp / npig
+        pr = tp / ((counted_run[rows, cols + 1] - counted_start[rows, groups]).double() + _EPS)
+        reach = torch.searchsorted(rec_sorted, rc, right=True)  # thresholds <= rc
+        index = (rows * num_categories + groups) * (bins + 1) + reach
+        best.view(-1).scatter_reduce_(0, index, pr, "amax")
+    else:
+        tp = (tp_run[:, 1:] - tp_start.index_select(1, category)).double()  # restarted at each category: (C, N)
+        counted = (counted_run[:, 1:] - counted_start.index_select(1, category)).double()
+        rc = tp / safe.index_select(1, category)  # rc = tp / npig: (C, N)
+        pr = tp / (counted + _EPS)  # pr = tp / (fp + tp + np.spacing(1))
+        reach = torch.searchsorted(rec_sorted, rc, right=True)  # (C, N): thresholds <= rc
+        index = category[None, :] * (bins + 1) + reach
+        best.scatter_reduce_(1, index, torch.where(included[None, :], pr, torch.zeros_like(pr)), "amax")
     best = best.view(width, num_categories, bins + 1)[:, :, 1:]
     q = best.flip(-1).cummax(dim=-1).values.flip(-1).transpose(1, 2)  # max over the bins reaching r or more
     recall = (tp_run.index_select(1, ends) - tp_run.index_select(1, starts)).double() / safe  # rc[-1]
