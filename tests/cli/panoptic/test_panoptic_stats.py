@@ -23,9 +23,9 @@ def dataset(tmp_path_factory):
     return scenes, write_dataset(scenes, tmp_path_factory.mktemp("data"), CATEGORIES)
 
 
-def _argv(paths, out, *extra) -> list[str]:
+def _argv(paths, out, *extra, procs: int = 1) -> list[str]:
     return ["panoptic", "--gt-json-file", paths["gt_json"], "--pred-json-file", paths["pred_json"], "--quiet",
-            "--procs", "1", "--out", str(out), *extra]
+            "--procs", str(procs), "--out", str(out), *extra]
 
 
 def test_intervals_hold_the_estimates_and_equal_pq_compute_on_the_drawn_images(dataset, tmp_path):
@@ -62,6 +62,9 @@ def test_the_same_seed_gives_the_same_statistics(dataset, tmp_path):
         assert main(_argv(paths, tmp_path / name, "--bootstrap", "30", "--seed", seed)) == 0
     text = {name: (tmp_path / name / "stats.json").read_text() for name in "abc"}
     assert text["a"] == text["b"] and text["a"] != text["c"]
+    # the per-image tables of worker processes come back in image order: the same statistics
+    assert main(_argv(paths, tmp_path / "d", "--bootstrap", "30", "--seed", "5", procs=3)) == 0
+    assert (tmp_path / "d" / "stats.json").read_text() == text["a"]
 
 
 def test_compare_identical_and_better_predictions(dataset, tmp_path):
