@@ -109,6 +109,39 @@ def render_top(text: str) -> str:
     return head + "\n".join(lines) + rest.split(TOP_END, 1)[1]
 
 
+MODULE_PACKAGES = ("nobg_metrics/ops", "nobg_metrics/io", "nobg_metrics/cli")
+"""Packages (with their sub-packages) whose ``__all__`` lists their public modules (the command's root excepted: its
+``__all__`` is its entry point)."""
+
+
+def module_lists() -> list[Path]:
+    """Every package whose ``__all__`` is its list of public modules."""
+    found = []
+    for top in MODULE_PACKAGES:
+        found += sorted(init.parent for init in (ROOT / top).rglob("__init__.py"))
+    return [package for package in found if package != ROOT / "nobg_metrics/cli"]
+
+
+def render_modules(package: Path) -> str:
+    """The package's ``__init__.py`` with its ``__all__`` renewed: its public modules and sub-packages, sorted."""
+    modules = sorted(child.stem if child.is_file() else child.name for child in package.iterdir()
+                     if not child.name.startswith(("_", ".")) and (
+                         child.suffix == ".py" or (child / "__init__.py").is_file()))
+    text = (package / "__init__.py").read_text()
+    start = text.index("__all__ = [")
+    end = text.index("]", start) + 1
+    lines, line = [], "   "
+    for name in modules:
+        if len(line) + len(name) + 4 > 120:
+            lines.append(line)
+            line = "   "
+        line += f' "{name}",'
+    body = "__all__ = [" + ", ".join(f'"{name}"' for name in modules) + "]"
+    if len(body) > 120:
+        body = "__all__ = [\n" + "\n".join([*lines, line]) + "\n]"
+    return text[:start] + body + text[end:]
+
+
 def packages() -> list[Path]:
     """Every package whose ``__init__`` this tool writes: the two top packages and their domain packages."""
     found = []
@@ -123,6 +156,12 @@ def main(argv: list[str]) -> int:
     for package in packages():
         text, init = render(package), package / "__init__.py"
         if not init.exists() or init.read_text() != text:
+            stale.append(str(init.relative_to(ROOT)))
+            if "--check" not in argv:
+                init.write_text(text)
+    for package in module_lists():
+        text, init = render_modules(package), package / "__init__.py"
+        if init.read_text() != text:
             stale.append(str(init.relative_to(ROOT)))
             if "--check" not in argv:
                 init.write_text(text)

@@ -3,7 +3,7 @@ writing and the --out lock, ranks and processes, progress bars, OS names (standa
 it)."""
 
 __all__ = [
-    "dist", "errors", "guard", "json_yaml", "launch", "names", "os_names", "progress", "ranks", "signals", "startup",
-    "statuses", "writing",
+    "arguments", "dist", "errors", "guard", "json_yaml", "launch", "names", "os_names", "progress", "ranks", "signals",
+    "startup", "statuses", "writing",
 ]
 """Its modules (imported by path: ``nobg_metrics.cli.core.<module>``)."""

@@ -3,6 +3,6 @@ statistics and the report page (docs/tables.md, docs/statistics.md)."""
 
 __all__ = [
     "aliases", "cells", "curve_data", "curve_kinds", "groups", "marks", "plot_style", "plots", "report",
-    "report_gallery", "results", "run_outputs", "stats", "table_model", "tables", "xlsx",
+    "report_gallery", "results", "run_outputs", "stats", "summary_stats", "table_model", "tables", "xlsx",
 ]
 """Its modules (imported by path: ``nobg_metrics.cli.outputs.<module>``)."""

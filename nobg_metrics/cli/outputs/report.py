@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from nobg_metrics.cli.core.arguments import count_at_least, level
 from nobg_metrics.cli.core.os_names import readable
 from nobg_metrics.cli.core.writing import text_writer
 from nobg_metrics.cli.outputs.aliases import Aliases, read_aliases
@@ -27,39 +28,18 @@ from nobg_metrics.cli.outputs.report_gallery import gallery
 from nobg_metrics.cli.outputs.table_model import column_header, dataset_tables
 
 
-def _count(minimum: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = minimum - 1
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
-        return value
-    return parse
-
-
-def _level(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
-    return value
-
-
 def add_arguments(group: argparse._ArgumentGroup) -> None:
     """The ``eval`` flags of this module (checked by the parser: a bad value is a usage error before scoring)."""
-    group.add_argument("--bootstrap", type=_count(0), default=1000, metavar="N",
+    group.add_argument("--bootstrap", type=count_at_least(0), default=1000, metavar="N",
                        help="bootstrap resamples per confidence interval (stats.json, stats.md, report.html; "
                             "0: no intervals)")
-    group.add_argument("--seed", type=_count(0), default=0, help="seed of the bootstrap and permutation draws")
-    group.add_argument("--alpha", type=_level, default=0.05,
+    group.add_argument("--seed", type=count_at_least(0), default=0, help="seed of the bootstrap and permutation draws")
+    group.add_argument("--alpha", type=level, default=0.05,
                        help="significance level of the paired tests (Holm-corrected); intervals are 1 - alpha")
-    group.add_argument("--permutations", type=_count(1), default=10000, metavar="N",
+    group.add_argument("--permutations", type=count_at_least(1), default=10000, metavar="N",
                        help="sign flips per paired test (all 2^n when 2^n <= N: exact)")
-    group.add_argument("--worst-k", type=_count(0), default=5, metavar="K", help="worst images per method and metric")
+    group.add_argument("--worst-k", type=count_at_least(0), default=5, metavar="K",
+                       help="worst images per method and metric")
     group.add_argument("--no-report", action="store_true", help="skip report.html (stats.json, stats.md are kept)")
 
 

@@ -13,10 +13,10 @@ The argument flags are importable without numpy (the parser adds them).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from nobg_metrics.cli.core.arguments import count_at_least, level
 from nobg_metrics.cli.core.errors import ConfigError
 
 FIELDS = ("true_positives", "false_positives", "false_negatives", "iou_sum")
@@ -25,37 +25,17 @@ GROUPS = ("All", "Things", "Stuff")
 VALUES = ("pq", "sq", "rq")
 
 
-def _count(minimum: int) -> Callable[[str], int]:
-    """An integer >= ``minimum``, as eval's statistics flags take it (a usage error otherwise)."""
-    def parse(text: str) -> int:
-        if not text.strip().lstrip("-").isdigit() or int(text) < minimum:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}")
-        return int(text)
-    return parse
-
-
-def _level(text: str) -> float:
-    """A number strictly between 0 and 1 (eval's ``--alpha``)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The statistics flags (eval's ``--bootstrap`` / ``--seed`` / ``--alpha`` / ``--permutations``, the same
     checks)."""
     group = parser.add_argument_group("statistics (stats.json, stats.md; written only with --bootstrap or "
                                       "--compare)")
-    group.add_argument("--bootstrap", type=_count(0), default=None, metavar="N",
+    group.add_argument("--bootstrap", type=count_at_least(0), default=None, metavar="N",
                        help="image-level bootstrap resamples per interval (default: no statistics; 1000 with "
                             "--compare; 0: tests only)")
-    group.add_argument("--seed", type=_count(0), default=0, help="seed of the bootstrap and swap draws")
-    group.add_argument("--alpha", type=_level, default=0.05, help="intervals are 1 - alpha; level of the test")
-    group.add_argument("--permutations", type=_count(1), default=10000, metavar="N",
+    group.add_argument("--seed", type=count_at_least(0), default=0, help="seed of the bootstrap and swap draws")
+    group.add_argument("--alpha", type=level, default=0.05, help="intervals are 1 - alpha; level of the test")
+    group.add_argument("--permutations", type=count_at_least(1), default=10000, metavar="N",
                        help="swap vectors of the paired test (all 2^n when 2^n <= N: exact)")
     group.add_argument("--compare", type=Path, default=None, metavar="PRED_JSON",
                        help="a second prediction JSON on the same gt: paired bootstrap of the differences and "
