@@ -17,7 +17,7 @@ image order is ``image_id`` where the targets give one, else (arrival index on t
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import torch
 import torch.distributed as dist
@@ -147,16 +147,6 @@ class MeanAveragePrecision(NobgMetric):
     higher_is_better = True
     plot_lower_bound = 0.0
     plot_upper_bound = 1.0
-    image_count: Tensor
-    images_with_ids: Tensor
-    det_scores: list[Tensor]
-    det_labels: list[Tensor]
-    det_keys: list[Tensor]
-    det_outcomes: list[Tensor]
-    det_outcomes_micro: list[Tensor]
-    gt_labels: list[Tensor]
-    gt_counted: list[Tensor]
-    image_keys: list[Tensor]
 
     def __init__(
         self, box_format: BoxFormat = "xyxy", iou_type: str | Sequence[str] = DEFAULT_IOU_TYPE,
@@ -206,6 +196,17 @@ class MeanAveragePrecision(NobgMetric):
             for name, (dtype, shape) in layouts.items():  # statistics that grow with the detections: list states
                 self._add_list(prefix + name, dtype, shape)
 
+    def _count(self, name: str) -> Tensor:
+        """A count state (``image_count``, ``images_with_ids``): a 0-d int64 tensor (no class-level annotation, which
+        TorchScript would try to read)."""
+        return cast(Tensor, getattr(self, name))
+
+    @torch.jit.unused
+    def forward(self, *inputs: Any, **named: Any) -> Any:
+        """``update`` with the batch and return the batch's own value (unused by TorchScript, as torchmetrics'
+        ``forward``: ``torch.jit.script(metric)`` works)."""
+        return super().forward(*inputs, **named)
+
     def _world_rank(self) -> int:
         if dist.is_available() and dist.is_initialized():
             return dist.get_rank(self.process_group) if self.process_group is not None else dist.get_rank()
@@ -229,16 +230,16 @@ class MeanAveragePrecision(NobgMetric):
             image.gt_boxes, image.gt_masks if masks else None, image.gt_crowd, image.gt_area)
             for image in images] if self.record_inputs else []
         if self.extended_summary:  # the image numbers are read on the host: extended_summary only
-            self._pending_ious = {t: image_iou_matrices(images, self._options[t], int(self.image_count),
+            self._pending_ious = {t: image_iou_matrices(images, self._options[t], int(self._count("image_count")),
                                                         "bbox" not in self._iou_types) for t in self._iou_types}
         records: dict[str, Tensor] = {}
         for iou_type, prefix in self._prefixes.items():
-            stats = instance_update(images, self._options[iou_type], self.image_count, self._world_rank(),
+            stats = instance_update(images, self._options[iou_type], self._count("image_count"), self._world_rank(),
                                     self.engine)
             records.update({prefix + name: value.to(self.device, non_blocking=True) for name, value in stats.items()
                             if prefix + name in self._list_layouts})
         with_ids = sum(1 for gt in target if "image_id" in gt)
-        device = self.image_count.device  # counts filled on the device: no host-to-device copy
+        device = self._count("image_count").device  # counts filled on the device: no host-to-device copy
         counts = {"image_count": torch.full((), len(target), dtype=torch.int64, device=device),
                   "images_with_ids": torch.full((), with_ids, dtype=torch.int64, device=device)}
         return {**records, **counts}
@@ -300,8 +301,8 @@ class MeanAveragePrecision(NobgMetric):
     def _incoming_statistics(self, incoming: dict[str, Any]) -> dict[str, Any]:
         """``merge_state``: without image ids, the incoming images' arrival numbers move on from this metric's
         ``image_count`` (ties keep breaking by arrival, as if one metric had seen both)."""
-        if int(self.images_with_ids) == 0:
-            offset = self.image_count
+        if int(self._count("images_with_ids")) == 0:
+            offset = self._count("image_count")
             for name in (prefix + key for prefix in self._prefixes.values() for key in ("det_keys", "image_keys")):
                 items = incoming[name] if isinstance(incoming[name], list) else [incoming[name]]
                 incoming[name] = [torch.cat([item[:, :1] + offset.to(item.device), item[:, 1:]], dim=1)
