@@ -251,3 +251,11 @@ def test_coco_round_trip_equals_torchmetrics(reference, iou_type, tmp_path):
 def test_tm_to_coco_needs_recorded_inputs():
     with pytest.raises(RuntimeError, match="record_inputs=True"):
         MeanAveragePrecision(iou_type="segm").tm_to_coco("never")
+
+
+def test_scriptable_as_torchmetrics():
+    metric = MeanAveragePrecision(iou_type=("bbox", "segm"), class_metrics=True)
+    torch.jit.script(metric)  # torchmetrics' tester scripts every metric before it runs it
+    preds, target = _data(2)
+    metric.update(preds, target)
+    assert set(metric.compute()) >= {"bbox_map", "segm_map", "classes"}
