@@ -136,7 +136,7 @@ def match_detections(
     if gt_key.shape[0]:
         gathered = iou[group_image[:, None, None], det_local[slot_det][:, :, None], gt_local[gt_index][:, None, :]]
         crowd = gt_crowd[gt_index] & gt_valid
-        non_ignored = ~gt_ignored[:, gt_index]  # (A, S, J)
+        non_ignored = ~gt_ignored[:, gt_index] & gt_valid  # (A, S, J)
     else:
         gathered = torch.zeros((num_groups, rounds, width), dtype=iou.dtype, device=device)
         crowd = torch.zeros((num_groups, width), dtype=torch.bool, device=device)
@@ -144,14 +144,49 @@ def match_detections(
     usable = slot_valid[:, :, None] & gt_valid[:, None, :] & det_active[slot_det][:, :, None]
     iou_s = torch.where(usable, gathered, torch.full_like(gathered, -torch.inf))
     unmatched_ignored = det_unmatched_ignored[:, slot_det]  # (A, S, K)
-    _rounds(iou_s, non_ignored, crowd, unmatched_ignored, thresholds, slots, outcomes, active)
+    if active is None:
+        _rounds(iou_s, non_ignored, crowd, unmatched_ignored, thresholds, slots, outcomes)
+    else:
+        _ranked_rounds(iou_s, non_ignored, crowd, unmatched_ignored, thresholds, slots, outcomes, active)
     return outcomes[:count]
 
 
+def _preference(iou_s: Tensor, non_ignored: Tensor) -> Tensor:
+    """:math:`(A, S, K, J)` rank of each gt for each detection slot: non-ignored gts above ignored ones, then by
+    IoU, equal IoUs by column (the later gt above) — the order in which ``evaluateImg`` prefers them."""
+    areas = non_ignored.shape[0]
+    by_iou = torch.sort(iou_s, dim=-1, stable=True).indices.expand(areas, *iou_s.shape)  # ties: column order
+    flags = non_ignored[:, :, None, :].expand(areas, *iou_s.shape).gather(-1, by_iou).to(torch.int8)
+    order = by_iou.gather(-1, torch.sort(flags, dim=-1, stable=True).indices)  # columns, least preferred first
+    ranks = torch.arange(iou_s.shape[-1], dtype=torch.int16, device=iou_s.device).expand_as(order)
+    return torch.empty_like(ranks).scatter_(-1, order, ranks)
+
+
+def _ranked_rounds(iou_s: Tensor, non_ignored: Tensor, crowd: Tensor, unmatched_ignored: Tensor,
+                   thresholds: Tensor, slots: Tensor, outcomes: Tensor, active: list[int]) -> None:
+    """:func:`_rounds` with each slot's gt preference ranked beforehand (:func:`_preference`, data-sized layouts:
+    the ranks take 2 bytes per (area range, slot, gt)): a detection takes the available gt of highest rank whose IoU
+    reaches the threshold; round ``k`` runs on the first ``active[k]`` groups."""
+    num_groups, rounds, width = iou_s.shape
+    levels = thresholds.shape[0]
+    threshold = thresholds.view(1, levels, 1, 1)
+    rank = _preference(iou_s, non_ignored)[:, None]  # (A, 1, S, K, J)
+    ignored_count = (~non_ignored).sum(dim=-1, dtype=torch.int16)[:, None]  # (A, 1, S): ranks below are ignored
+    keeps = ~crowd[None, None]  # a matched crowd gt stays available
+    available = torch.ones((non_ignored.shape[0], levels, num_groups, width), dtype=torch.bool, device=iou_s.device)
+    for k, n in zip(range(rounds), active):
+        rank_k = rank[:, :, :n, k]  # (A, 1, S, J)
+        still = available[:, :, :n]
+        top = torch.where(still & (iou_s[None, None, :n, k] >= threshold), rank_k, -1).amax(dim=-1)  # (A, T, S)
+        still &= ~((rank_k == top[..., None]) & keeps[:, :, :n])  # the chosen gt (none where top = -1)
+        code = torch.where(top >= 0, torch.where(top < ignored_count[:, :, :n], IGNORED, TP),
+                           torch.where(unmatched_ignored[:, None, :n, k], IGNORED, FP)).to(torch.int8)
+        outcomes[slots[:n, k]] = code.permute(2, 0, 1)  # empty slots all write the spare last row
+
+
 def _rounds(iou_s: Tensor, non_ignored: Tensor, crowd: Tensor, unmatched_ignored: Tensor, thresholds: Tensor,
-            slots: Tensor, outcomes: Tensor, active: list[int] | None = None) -> None:
-    """Run the matching rounds over the slot layout and write each slot's outcome into ``outcomes``; with
-    ``active``, round ``k`` runs on the first ``active[k]`` groups only (the others have no detection of rank k)."""
+            slots: Tensor, outcomes: Tensor) -> None:
+    """Run the matching rounds over the slot layout and write each slot's outcome into ``outcomes``."""
     num_groups, rounds, width = iou_s.shape
     levels = thresholds.shape[0]
     columns = torch.arange(width, device=iou_s.device)
@@ -162,7 +197,7 @@ def _rounds(iou_s: Tensor, non_ignored: Tensor, crowd: Tensor, unmatched_ignored
     available = torch.ones((non_ignored.shape[0], levels, num_groups, width), dtype=torch.bool, device=iou_s.device)
     minus_inf = torch.full((), -torch.inf, dtype=iou_s.dtype, device=iou_s.device)
     for k in range(rounds):  # a bounded number of vectorised rounds: one per detection rank
-        n = num_groups if active is None else active[k]
+        n = num_groups
         iou_k = iou_s[None, None, :n, k]  # (1, 1, S, J)
         still = available[:, :, :n]
         candidates = still & (iou_k >= threshold)
