@@ -146,11 +146,11 @@ def test_a_detection_without_its_box_is_an_error_once_boxes_decide(tmp_path):
 
 @pytest.mark.parametrize(("change", "message"), [
     ({"image_id": 4}, r"detection 1 \(image 4\): image_id 4 is not an image of .*gt.json"),
-    ({"category_id": 2}, r"detection 1 \(image 2\): category_id 2 is not a category of .*gt.json"),
+    ({"category_id": "2"}, r"detection 1 \(image 2\): 'category_id' must be an integer"),
     ({"score": "high"}, r"detection 1 \(image 2\): 'score' must be a finite number"),
     ({"image_id": "2"}, r"detection 1: 'image_id' must be an integer"),
 ])
-def test_a_detection_of_an_unknown_image_or_category_is_an_error(tmp_path, change, message):
+def test_a_detection_of_an_unknown_image_or_a_bad_value_is_an_error(tmp_path, change, message):
     dets = _dets()
     dets[1].update(change)
     with pytest.raises(InputError, match=message):

@@ -12,8 +12,9 @@ DIR`` (``--cityscapes``), the Cityscapes evaluation of ``tools/cityscapes_instan
 (:mod:`nobg_metrics.cli.instances.cityscapes_command`).
 
 Exit status: 0 evaluated; 1 an input file that cannot be used (missing, not JSON, a missing key, a detection of an
-image or category not in the annotation file, a mask of another size than its image, a malformed RLE or polygon:
-the message names the file, the entry and its image id), or outputs that could not be written; 2 a bad command
+image not in the annotation file, a mask of another size than its image, a malformed RLE or polygon: the message
+names the file, the entry and its image id; with ``--strict`` also an empty results file or a detection of a
+category not in the annotation file, otherwise warnings), or outputs that could not be written; 2 a bad command
 line; 3 an internal error (with a traceback); 4 ``--out`` in use by another run; 128 + N stopped by signal N.
 
 Importable without torch (the argument parser uses it); the evaluation itself is :mod:`nobg_metrics.cli.instances.run`.
@@ -91,7 +92,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                         help="write DIR/results.json (every value, per class too); default: print only")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                         help="where masks are scored (default: CUDA when available)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar and no notes on stderr")
+    parser.add_argument("--strict", action="store_true",
+                        help="a results file the reference would not score as given (no detections, detections of "
+                             "categories not in the annotation file) is an error (exit 1) instead of a warning")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress bar, notes or warnings on stderr (warnings stay in results.json)")
     cityscapes_command.add_arguments(parser)
     parser.set_defaults(handler=run_instances)
 

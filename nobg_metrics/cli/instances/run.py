@@ -148,7 +148,7 @@ def results_document(args: argparse.Namespace, gt: GroundTruth, results: Results
         "images": len(gt.images), "images_scored": scored,
         "detections": {"in_file": results.count, "evaluated": results.kept},
         "results": {key: value for key, value in plain.items() if key not in per_class_keys and key != "classes"},
-        "per_class": per_class, "summary": lines, "notes": notes,
+        "per_class": per_class, "summary": lines, "notes": notes, "warnings": results.warnings,
     }
 
 
@@ -160,11 +160,14 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(str(error)) from None
     with OutputLock(args.out) if args.out is not None else contextlib.nullcontext():
         gt = load_ground_truth(args.gt_json_file, lvis=args.lvis)
-        results = load_results(args.dt_json_file, gt, lvis=args.lvis, max_dets=args.max_dets or LVIS_MAX_DETS)
+        results = load_results(args.dt_json_file, gt, lvis=args.lvis, max_dets=args.max_dets or LVIS_MAX_DETS,
+                               strict=getattr(args, "strict", False))
         notes = gt.notes + results.notes
         if not args.quiet:
             for note in notes:
                 print(f"note: {note}", file=sys.stderr)
+            for warning in results.warnings:
+                print(f"warning: {warning}", file=sys.stderr)
         metric = build_metric(args, gt, device)
         todo = [image for image in gt.images if image.annotations or results.per_image.get(image.id)]
         progress = Progress(f"instances {args.iou_type}", len(todo), enabled=not args.quiet)

@@ -15,9 +15,25 @@ rules are those of the reference loaders, pycocotools' ``COCO.loadRes`` and lvis
   ``neg_category_ids``.
 - Detections keep their file order inside their image (score ties are broken by it).
 
-A detection whose image or category is not in the annotation file is an error (the reference asserts on the
-image and silently drops the category); so are missing keys and values of the wrong type. Errors name the file,
-the detection's position in it, its image id and the key.
+Files as users have them: detectron2's ``coco_instances_results.json`` and mmdetection's ``*.segm.json`` (a ``bbox``
+and a compressed RLE whose ``counts`` is a string), polygons and uncompressed RLEs (``counts`` a list of ints).
+With a ``bbox`` on the first detection every form is read as ``loadRes`` reads it; without one, ``loadRes`` fails on
+polygons and uncompressed RLEs (``maskUtils.area`` takes compressed RLEs only), and here their area is their mask's
+pixel count, as for a compressed RLE (a note says so).
+
+Policies where the reference's answer is an exception or silence (:class:`Results` ``warnings``, shown on stderr and
+written to ``results.json``; ``strict=True`` (``--strict``) makes each an :class:`InputError` instead):
+
+- **An empty file** (``[]``): pycocotools' ``loadRes`` fails on it (``anns[0]``), detectron2 warns "No predictions
+  from the model!". Here a warning, and the scores of no detections, as ``COCOeval.accumulate`` gives them: AP and AR
+  0 where the annotation file has ground truths, -1 where a cell has none.
+- **A detection of a category not in the annotation file** is left out — ``COCOeval`` / ``LVISEval`` evaluate the
+  annotation file's categories only — with one warning counting them and naming the ids. It still counts where the
+  reference counts it: LVIS's ``max_dets`` cap and the first detection's ``bbox`` rule.
+
+A detection of an image not in the annotation file is always an error (``loadRes`` asserts: "Results do not
+correspond to current coco set"; so does lvis); so are missing keys and values of the wrong type. Errors name the
+file, the detection's position in it, its image id and the key (or id).
 """
 
 from __future__ import annotations
@@ -61,6 +77,8 @@ class Results:
     count: int
     kept: int
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """What the reference would refuse or score silently (an empty file, unknown categories): see the module notes."""
 
 
 def _detection(path: Path, position: int, entry: object, gt: GroundTruth) -> Detection:
@@ -75,9 +93,10 @@ def _detection(path: Path, position: int, entry: object, gt: GroundTruth) -> Det
         raise InputError(f"{where}: 'image_id' must be an integer, got {entry['image_id']!r}")
     where = f"{where} (image {entry['image_id']})"
     if entry["image_id"] not in gt.by_id:
-        raise InputError(f"{where}: image_id {entry['image_id']} is not an image of {gt.path}")
-    if not is_int(entry["category_id"]) or entry["category_id"] not in gt.category_ids:
-        raise InputError(f"{where}: category_id {entry['category_id']!r} is not a category of {gt.path}")
+        raise InputError(f"{where}: image_id {entry['image_id']} is not an image of {gt.path} (pycocotools' loadRes "
+                         "refuses such a file too: 'Results do not correspond to current coco set')")
+    if not is_int(entry["category_id"]):
+        raise InputError(f"{where}: 'category_id' must be an integer, got {entry['category_id']!r}")
     if not is_number(entry["score"]):
         raise InputError(f"{where}: 'score' must be a finite number, got {entry['score']!r}")
     return Detection(position, entry["image_id"], entry["category_id"], float(entry["score"]), entry["segmentation"])
@@ -109,12 +128,48 @@ def _lvis_cap(detections: list[Detection], max_dets: int) -> list[Detection]:
     return kept
 
 
-def load_results(path: Path, gt: GroundTruth, *, lvis: bool = False, max_dets: int = LVIS_MAX_DETS) -> Results:
-    """Read a results file against its annotation file (the rules of the module docstring)."""
+MAX_IDS_NAMED = 20
+"""A warning about unknown category ids names at most this many of them."""
+
+
+def _unknown_categories(path: Path, gt: GroundTruth, detections: list[Detection], strict: bool,
+                        warnings: list[str]) -> list[Detection]:
+    """The detections of the annotation file's categories; the others counted in a warning (``strict``: an error)."""
+    unknown = [d for d in detections if d.category_id not in gt.category_ids]
+    if not unknown:
+        return detections
+    if strict:
+        first = unknown[0]
+        raise InputError(f"{path}: detection {first.position} (image {first.image_id}): category_id "
+                         f"{first.category_id} is not a category of {gt.path} (--strict; without it such detections "
+                         "are left out with a warning, as pycocotools' COCOeval leaves them out)")
+    ids = sorted({d.category_id for d in unknown})
+    named = ", ".join(str(i) for i in ids[:MAX_IDS_NAMED]) + (f", ... ({len(ids)} ids)" if len(ids) > MAX_IDS_NAMED
+                                                              else "")
+    warnings.append(f"{path}: {len(unknown)} detection(s) of category id(s) {named} not in {gt.path}'s categories "
+                    "left out, as pycocotools' COCOeval leaves them out (--strict: an error)")
+    return [d for d in detections if d.category_id in gt.category_ids]
+
+
+def _is_compressed(segmentation: object) -> bool:
+    return isinstance(segmentation, dict) and isinstance(segmentation.get("counts"), (str, bytes))
+
+
+def load_results(path: Path, gt: GroundTruth, *, lvis: bool = False, max_dets: int = LVIS_MAX_DETS,
+                 strict: bool = False) -> Results:
+    """Read a results file against its annotation file (the rules of the module docstring; ``strict``: its warnings
+    are errors)."""
     document = read_json(path, "--dt-json-file")
     if not isinstance(document, list):
         raise InputError(f"{path}: expected a JSON list of detections, got a JSON {type(document).__name__}")
     entries = document
+    warnings: list[str] = []
+    if not entries:
+        if strict:
+            raise InputError(f"{path}: no detections (--strict; pycocotools' loadRes refuses an empty list too)")
+        warnings.append(f"{path}: no detections: every AP and AR is 0 where there are ground truths (-1 where there "
+                        "are none); pycocotools' loadRes refuses an empty list, detectron2 warns 'No predictions from "
+                        "the model!'")
     detections = [_detection(path, position, entry, gt) for position, entry in enumerate(entries)]
     count = len(detections)
     if lvis:
@@ -124,10 +179,15 @@ def load_results(path: Path, gt: GroundTruth, *, lvis: bool = False, max_dets: i
         first = entries[detections[0].position]
         # loadRes: 'bbox' in anns[0] and not anns[0]['bbox'] == []; LVISResults: "bbox" in result_anns[0]
         area_from_box = "bbox" in first and (lvis or first["bbox"] != [])
+    detections = _unknown_categories(path, gt, detections, strict, warnings)
     if area_from_box:
         for detection in detections:
             detection.box_area = _box_area(path, detection, entries[detection.position], lvis)
     notes = []
+    other_forms = 0 if area_from_box else sum(not _is_compressed(d.segmentation) for d in detections)
+    if other_forms:
+        notes.append(f"{path}: {other_forms} detection(s) as polygons or uncompressed RLEs without a 'bbox': their "
+                     "area is their mask's pixel count (pycocotools' loadRes reads these forms only with a 'bbox')")
     if lvis and len(detections) < count:
         notes.append(f"{path}: {count - len(detections)} detection(s) beyond the {max_dets} best of their image left "
                      "out (LVIS's max_dets)")
@@ -149,4 +209,5 @@ def load_results(path: Path, gt: GroundTruth, *, lvis: bool = False, max_dets: i
     per_image: dict[int, list[Detection]] = defaultdict(list)
     for detection in detections:
         per_image[detection.image_id].append(detection)
-    return Results(path, dict(per_image), area_from_box, lvis and not area_from_box, count, len(detections), notes)
+    return Results(path, dict(per_image), area_from_box, lvis and not area_from_box, count, len(detections), notes,
+                   warnings)
