@@ -86,10 +86,14 @@ def accumulate(scores: Tensor, category: Tensor, order_keys: Tensor, cap_rank: T
     npig = gt_counts.repeat_interleave(levels, dim=1)  # (K, A * T)
     unsort = rec_order.argsort()
     every = with_scores if every_precision is None else every_precision
+    entries = None
+    if not with_scores:  # (row, detection) of every true positive: a data-sized selection (compute runs once)
+        entries = ((columns == TP) & present[None, :]).nonzero(as_tuple=True)
     for m, cap in enumerate(max_detections):  # a bounded number of rounds: one per max-detections cap
         included = present & (cap_rank < cap)
-        if not every and m < len(max_detections) - 1:  # the recall only: rc[-1] = tp[-1] / npig
-            recall[..., m] = _recall_only(columns, included, starts, ends, gt_counts, levels)
+        if not every and entries is not None and m < len(max_detections) - 1:  # the recall only: tp[-1] / npig
+            recall[..., m] = _recall_only((entries[0] * num_categories + category[entries[1]], entries[1]),
+                                          included, gt_counts, levels)
             precision[..., m] = torch.nan
             if found_scores is not None:
                 found_scores[..., m] = torch.nan
@@ -97,7 +101,7 @@ def accumulate(scores: Tensor, category: Tensor, order_keys: Tensor, cap_rank: T
         detections = torch.zeros(num_categories, dtype=torch.int64, device=device)
         detections.index_add_(0, category, included.long())  # nd: the cell's ranked detections
         q, rc, first = _cells(columns, included, category, (starts, ends), npig, num_categories, rec_sorted,
-                              positions, with_scores)
+                              positions, entries)
         exists = (detections > 0)[None, None, :] & (rc[:, None, :] >= rec_thresholds[None, :, None])
         reached = exists.long().cumprod(dim=1).bool()  # the reference stops filling at the first miss
         q = torch.where(reached, q[:, unsort], torch.zeros_like(q))
@@ -122,25 +126,27 @@ def _running(outcome: Tensor, code: int, included: Tensor) -> Tensor:
                       hits.cumsum(1, dtype=torch.int32)], dim=1)
 
 
-def _recall_only(outcome: Tensor, included: Tensor, starts: Tensor, ends: Tensor, gt_counts: Tensor,
-                 levels: int) -> Tensor:
-    """``recall`` :math:`(T, K, A)` of one max-detections cap (``rc[-1]``; -1 where ``npig = 0``); ``outcome``
-    :math:`(A T, N)` sorted by category (``starts`` / ``ends``: each category's positions)."""
-    tp_run = _running(outcome, TP, included)
-    total = (tp_run.index_select(1, ends) - tp_run.index_select(1, starts)).double()  # (A * T, K)
+def _recall_only(true_positives: tuple[Tensor, Tensor], included: Tensor, gt_counts: Tensor, levels: int) -> Tensor:
+    """``recall`` :math:`(T, K, A)` of one max-detections cap (``rc[-1]``; -1 where ``npig = 0``) from the true
+    positives' cells (row ``a * T + t`` times ``K`` plus category) and detections."""
+    cells, detections = true_positives
     npig = gt_counts.repeat_interleave(levels, dim=1).T  # (A * T, K)
+    total = torch.zeros(npig.numel(), dtype=torch.float64, device=npig.device)
+    total.index_add_(0, cells, included[detections].double())
+    total = total.view(npig.shape)
     recall = torch.where(npig > 0, total / torch.where(npig > 0, npig, torch.ones_like(npig)).double(),
                          torch.full_like(total, -1.0))
-    return recall.view(outcome.shape[0] // levels, levels, -1).permute(1, 2, 0)
+    return recall.view(npig.shape[0] // levels, levels, -1).permute(1, 2, 0)
 
 
 def _cells(outcome: Tensor, included: Tensor, category: Tensor, bounds: tuple[Tensor, Tensor], npig: Tensor,
-           num_categories: int, rec_sorted: Tensor, positions: Tensor, with_scores: bool
+           num_categories: int, rec_sorted: Tensor, positions: Tensor, entries: tuple[Tensor, Tensor] | None
            ) -> tuple[Tensor, Tensor, Tensor | None]:
     """One max-detections cap, all (area range, threshold) columns ``C`` (``outcome`` :math:`(C, N)`, sorted by
     category; ``bounds``: each category's first and one-past-last positions): ``q`` :math:`(C, R, K)` by sorted
     recall threshold, ``recall`` :math:`(C, K)`, and the first position reaching each sorted threshold
-    :math:`(C, R, K)` (``with_scores``). ``npig`` :math:`(K, C)`."""
+    :math:`(C, R, K)` (without ``entries``). ``npig`` :math:`(K, C)`. ``entries``: the (row, detection) indices
+    of the true positives, or ``None`` for every entry and the first positions (the extended summary's scores)."""
     width, count = outcome.shape
     bins = rec_sorted.shape[0]
     device = outcome.device
@@ -150,11 +156,11 @@ def _cells(outcome: Tensor, included: Tensor, category: Tensor, bounds: tuple[Te
     tp_start, counted_start = tp_run.index_select(1, starts), counted_run.index_select(1, starts)  # (C, K)
     safe = torch.where(npig > 0, npig, torch.ones_like(npig)).double().T  # (C, K)
     best = torch.zeros((width, num_categories * (bins + 1)), dtype=torch.float64, device=device)
-    if not with_scores:
+    if entries is not None:
         # only true positives can hold a bin's maximum (a later entry of the same recall has a lower precision,
-        # an earlier one a lower recall): the entries are read where a detection is a true positive, a data-sized
-        # selection (compute runs once, after the epoch)
-        rows, cols = ((outcome == TP) & included[None, :]).nonzero(as_tuple=True)
+        # an earlier one a lower recall): the entries are read at the true positives of this cap
+        keep = included[entries[1]]
+        rows, cols = entries[0][keep], entries[1][keep]
         groups = category[cols]
         tp = (tp_run[rows, cols + 1] - tp_start[rows, groups]).double()
         rc = tp / safe[rows, groups]  # rc = tp / npig
@@ -174,7 +180,7 @@ def _cells(outcome: Tensor, included: Tensor, category: Tensor, bounds: tuple[Te
     q = best.flip(-1).cummax(dim=-1).values.flip(-1).transpose(1, 2)  # max over the bins reaching r or more
     recall = (tp_run.index_select(1, ends) - tp_run.index_select(1, starts)).double() / safe  # rc[-1]
     first = None
-    if with_scores:
+    if entries is None:
         lowest = torch.full((width, num_categories * (bins + 1)), count, dtype=torch.int64, device=device)
         candidate = torch.where(included[None, :], positions[None, :], torch.full_like(positions[None, :], count))
         lowest.scatter_reduce_(1, index, candidate.expand(width, -1), "amin")
