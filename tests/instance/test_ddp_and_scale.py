@@ -56,13 +56,13 @@ def test_two_ranks_equal_one_bit_for_bit(image_ids):
 def test_five_thousand_images_pickle_and_load():
     tiny = images(50, [(12, 16), (9, 11)], seed=51, instances=2, detections=4, max_side=0.9)
     preds, target = to_torch(tiny)
-    metric = MeanAveragePrecision("boundary", class_metrics=True)
+    metric = MeanAveragePrecision(iou_type="boundary", class_metrics=True)
     for _ in range(100):  # 5,000 images in 100 updates
         metric.update(preds, target)
     assert int(metric.image_count) == 5000
     expected = metric.compute()
     restored = pickle.loads(pickle.dumps(metric))
-    fresh = MeanAveragePrecision("boundary", class_metrics=True)
+    fresh = MeanAveragePrecision(iou_type="boundary", class_metrics=True)
     metric.persistent(True)
     fresh.load_state_dict(metric.state_dict())
     for other in (restored, fresh):
@@ -77,7 +77,7 @@ sys.path.insert(0, ".")
 torch.set_num_threads(1)
 from nobg_metrics import MeanAveragePrecision
 side, count = int(sys.argv[1]), int(sys.argv[2])
-metric = MeanAveragePrecision("boundary")
+metric = MeanAveragePrecision(iou_type="boundary")
 generator = torch.Generator().manual_seed(0)
 def batch():
     masks = torch.zeros(8, 6, side, side, dtype=torch.bool)

@@ -106,7 +106,7 @@ def test_images_of_different_sizes_in_one_call_equal_separate_calls():
     preds, target = to_torch(data)
     ours, ev = coco_case(data, "boundary")  # all sizes in one call
     assert assert_coco_equal(ours, ev) == 0.0
-    metric = MeanAveragePrecision("boundary", extended_summary=True)
+    metric = MeanAveragePrecision(iou_type="boundary", extended_summary=True)
     for pred, gt in zip(preds, target):  # one image (one size) per call
         metric.update([pred], [gt])
     for key, value in metric.compute().items():

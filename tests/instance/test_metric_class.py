@@ -39,7 +39,8 @@ def test_batches_equal_one_call(iou_type):
     preds, target = to_torch(DATA)
     whole = mean_average_precision(preds, target, iou_type=iou_type, class_metrics=True)
     for step in (1, 3):
-        _equal(_updated(MeanAveragePrecision(iou_type, class_metrics=True), preds, target, step).compute(), whole)
+        metric = MeanAveragePrecision(iou_type=iou_type, class_metrics=True)
+        _equal(_updated(metric, preds, target, step).compute(), whole)
 
 
 def test_per_class_values_match_a_per_category_evaluation():
@@ -84,14 +85,15 @@ def test_image_ids_order_ties_whatever_the_arrival_order():
 
 def test_forward_merge_state_reset():
     preds, target = to_torch(DATA)
-    metric = MeanAveragePrecision("boundary")
+    metric = MeanAveragePrecision(iou_type="boundary")
     first = metric(preds[:4], target[:4])
     _equal(first, mean_average_precision(preds[:4], target[:4], iou_type="boundary"))
     metric(preds[4:], target[4:])
     _equal(metric.compute(), mean_average_precision(preds, target, iou_type="boundary"))
-    left, right = _updated(MeanAveragePrecision("boundary"), preds, target, 8), MeanAveragePrecision("boundary")
+    left = _updated(MeanAveragePrecision(iou_type="boundary"), preds, target, 8)
+    right = MeanAveragePrecision(iou_type="boundary")
     right.update(preds[:3], target[:3])
-    other = MeanAveragePrecision("boundary")
+    other = MeanAveragePrecision(iou_type="boundary")
     other.update(preds[3:], target[3:])
     other.merge_state(right)  # the incoming images come first
     _equal(other.compute(), left.compute())
@@ -101,20 +103,20 @@ def test_forward_merge_state_reset():
 
 def test_pickle_and_state_dict_round_trip():
     preds, target = to_torch(DATA)
-    metric = _updated(MeanAveragePrecision("boundary", class_metrics=True), preds, target, 3)
+    metric = _updated(MeanAveragePrecision(iou_type="boundary", class_metrics=True), preds, target, 3)
     expected = metric.compute()
     _equal(pickle.loads(pickle.dumps(metric)).compute(), expected)
-    fresh = MeanAveragePrecision("boundary", class_metrics=True)
+    fresh = MeanAveragePrecision(iou_type="boundary", class_metrics=True)
     metric.persistent(True)  # states are saved only when persistent (a mid-epoch checkpoint)
     fresh.load_state_dict(metric.state_dict())
     _equal(fresh.compute(), expected)
     with pytest.raises(ValueError, match="other options"):
-        MeanAveragePrecision("segm").load_state_dict(metric.state_dict())
+        MeanAveragePrecision(iou_type="segm").load_state_dict(metric.state_dict())
 
 
 def test_rejected_batch_changes_nothing():
     preds, target = to_torch(DATA)
-    metric = _updated(MeanAveragePrecision("boundary"), preds[:4], target[:4], 4)
+    metric = _updated(MeanAveragePrecision(iou_type="boundary"), preds[:4], target[:4], 4)
     expected = metric.compute()
     bad = [dict(target[4]), {**target[5], "masks": target[5]["masks"].to(torch.complex64)}]
     with pytest.raises(TypeError, match=r'target\[1\]\["masks"\]'):
@@ -219,7 +221,8 @@ def test_device_paths_equal_and_make_no_host_sync(iou_type, monkeypatch):
     expected = mean_average_precision(preds, target, iou_type=iou_type, average="micro", class_metrics=True)
     monkeypatch.setattr(host_reads, "free_on", lambda tensor: False)  # the ops' own "auto" engines, as on CUDA
     monkeypatch.setattr(instance_iou, "_int_mm_available", lambda tensor: False)
-    metric = MeanAveragePrecision(iou_type, average="micro", class_metrics=True, validate_args=False, engine="fixed")
+    metric = MeanAveragePrecision(iou_type=iou_type, average="micro", class_metrics=True, validate_args=False,
+                                  engine="fixed")
     metric.update(preds[:2], target[:2])  # warm-up: constants are made once per device
     with HostSyncRecorder() as recorder:
         metric.update(preds[2:], target[2:])
