@@ -168,20 +168,24 @@ def _ranked_rounds(iou_s: Tensor, non_ignored: Tensor, crowd: Tensor, unmatched_
     the ranks take 2 bytes per (area range, slot, gt)): a detection takes the available gt of highest rank whose IoU
     reaches the threshold; round ``k`` runs on the first ``active[k]`` groups."""
     num_groups, rounds, width = iou_s.shape
-    levels = thresholds.shape[0]
+    areas, levels = non_ignored.shape[0], thresholds.shape[0]
+    device = iou_s.device
     threshold = thresholds.view(1, levels, 1, 1)
-    rank = _preference(iou_s, non_ignored)[:, None]  # (A, 1, S, K, J)
-    ignored_count = (~non_ignored).sum(dim=-1, dtype=torch.int16)[:, None]  # (A, 1, S): ranks below are ignored
-    keeps = ~crowd[None, None]  # a matched crowd gt stays available
-    available = torch.ones((non_ignored.shape[0], levels, num_groups, width), dtype=torch.bool, device=iou_s.device)
+    by_round = iou_s.transpose(0, 1).contiguous()  # (K, S, J): each round's block contiguous
+    rank = _preference(iou_s, non_ignored).permute(2, 0, 1, 3).contiguous()[:, :, None]  # (K, A, 1, S, J)
+    kept_rank = torch.where(crowd, -2, rank)  # a matched crowd gt stays available
+    available = torch.ones((areas, levels, num_groups, width), dtype=torch.bool, device=device)
+    top = torch.full((rounds, areas, levels, num_groups), -1, dtype=rank.dtype, device=device)
+    none = torch.full((), -1, dtype=rank.dtype, device=device)
     for k, n in zip(range(rounds), active):
-        rank_k = rank[:, :, :n, k]  # (A, 1, S, J)
         still = available[:, :, :n]
-        top = torch.where(still & (iou_s[None, None, :n, k] >= threshold), rank_k, -1).amax(dim=-1)  # (A, T, S)
-        still &= ~((rank_k == top[..., None]) & keeps[:, :, :n])  # the chosen gt (none where top = -1)
-        code = torch.where(top >= 0, torch.where(top < ignored_count[:, :, :n], IGNORED, TP),
-                           torch.where(unmatched_ignored[:, None, :n, k], IGNORED, FP)).to(torch.int8)
-        outcomes[slots[:n, k]] = code.permute(2, 0, 1)  # empty slots all write the spare last row
+        chosen = torch.where(still & (by_round[k, :n] >= threshold), rank[k, :, :, :n], none).amax(dim=-1)
+        top[k, :, :, :n] = chosen  # the rank of the gt taken, -1: none
+        still &= kept_rank[k, :, :, :n] != chosen[..., None]
+    ignored_count = (~non_ignored).sum(dim=-1, dtype=rank.dtype)[:, None]  # (A, 1, S): ranks below are ignored
+    code = torch.where(top >= 0, torch.where(top < ignored_count, IGNORED, TP),
+                       torch.where(unmatched_ignored.permute(2, 0, 1)[:, :, None], IGNORED, FP)).to(torch.int8)
+    outcomes[slots.T.reshape(-1)] = code.permute(0, 3, 1, 2).reshape(rounds * num_groups, areas, levels)
 
 
 def _rounds(iou_s: Tensor, non_ignored: Tensor, crowd: Tensor, unmatched_ignored: Tensor, thresholds: Tensor,
