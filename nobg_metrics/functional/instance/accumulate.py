@@ -17,7 +17,10 @@ reference's concatenation and stable sort give ties — then, per (area range, m
 that order restarted at each category (exact integer counts, divided in float64 as numpy divides). The
 interpolated precision at recall threshold ``r`` is ``max{pr[i] : rc[i] >= r}`` (``rc`` is non-decreasing, so
 ``i >= inds[r]`` iff ``rc[i] >= recThrs[r]``): a scatter-max of each detection's ``pr`` into the bin of the
-thresholds it reaches, then a suffix max over the bins — no per-category loop.
+thresholds it reaches, then a suffix max over the bins — no per-category loop. Only a true positive can hold a
+bin's maximum (a later entry of the same recall has a lower precision), so without the extended summary only the
+true positives are scattered, and precision is made at the last max-detections cap only (the one the summary
+values read; the other caps give their recall).
 """
 
 from __future__ import annotations

@@ -17,8 +17,11 @@ also when its category is not exhaustively annotated in the image), else it is a
 Vectorised here: detections are grouped by (image, category) — groups never share a gt — and laid out as
 ``(group, rank)`` slots, the group's gts as ``(group, j)`` slots. Round ``k`` matches the ``k``-th detection of
 every group, for all thresholds and area ranges together: ``rounds`` (the longest group, at most the
-detection cap) vectorised rounds. Where reading sizes back is free (CPU) the layout is as small as the data;
-on a device it takes the bounds the shapes give, so no round reads the device.
+detection cap) vectorised rounds. Where reading sizes back is free (CPU) the layout is as small as the data:
+the detections of groups without gts are written unmatched at once, the other groups are ordered largest first
+so that round ``k`` runs on those with a ``k``-th detection only, and each slot's gts are ranked once by
+preference (non-ignored, IoU, the later gt), a round being one masked maximum of ranks. On a device the layout
+takes the bounds the shapes give, so no round reads the device.
 """
 
 from __future__ import annotations
