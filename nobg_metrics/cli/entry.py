@@ -4,6 +4,9 @@ it.
 The parser (:mod:`nobg_metrics.cli.parser`) needs no torch: ``--help``, ``--version`` and usage errors answer at
 once (measured: docs/cli.md).
 
+Before torch loads, the scoring commands choose their OpenMP threads and wait policy from the machine's load
+(:mod:`nobg_metrics.cli.core.threads`; docs/performance.md "A busy machine").
+
 Importing the command loads torch (seconds). A Ctrl-C (SIGINT) in that time would print a traceback from
 inside torch's import; here it ends the start-up quietly with the exit status of an interrupted run
 (``128 + SIGINT``), before anything was read or written. An extension module interrupted half-way through its
@@ -20,6 +23,14 @@ import signal
 import sys
 import threading
 from types import FrameType
+
+SCORING_COMMANDS = ("eval", "instances", "panoptic")
+"""Commands that score on torch's CPU threads: their OpenMP threads and wait policy are chosen before torch loads
+(:mod:`nobg_metrics.cli.core.threads`)."""
+
+DEFERRING_COMMANDS = ("instances", "panoptic")
+"""Commands whose handler imports the run itself: it runs inside :func:`deferred_imports` (``eval`` imports its run
+here, inside the block)."""
 
 
 class _StartupInterrupt:
@@ -41,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # every import of the command inside the Ctrl-C guard: an interrupt while they load ends quietly
         from nobg_metrics.cli.core.startup import deferred_imports
+        from nobg_metrics.cli.core.threads import apply_thread_policy
         from nobg_metrics.cli.parser import build_parser
 
         parser = build_parser()
@@ -48,6 +60,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return 0
+        if args.command in SCORING_COMMANDS and "torch" not in sys.modules:  # torch in-process (tests): too late
+            apply_thread_policy()  # libgomp reads its settings once, when torch loads it
+        if args.command in DEFERRING_COMMANDS:  # their handlers check the flags, then import the run (torch)
+            with deferred_imports():  # (the whole command: a deferred module loads for real on first use)
+                return args.handler(args)
         if args.command != "eval":  # plot, merge: their own handlers (no scoring)
             return args.handler(args)
         with deferred_imports():  # scipy.signal, which torchmetrics imports for nothing the command uses
