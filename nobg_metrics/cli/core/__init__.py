@@ -4,6 +4,6 @@ it)."""
 
 __all__ = [
     "arguments", "dist", "errors", "guard", "json_yaml", "launch", "names", "os_names", "progress", "ranks", "signals",
-    "startup", "statuses", "writing",
+    "startup", "statuses", "threads", "writing",
 ]
 """Its modules (imported by path: ``nobg_metrics.cli.core.<module>``)."""
