@@ -89,9 +89,10 @@ def accumulate(scores: Tensor, category: Tensor, order_keys: Tensor, cap_rank: T
     npig = gt_counts.repeat_interleave(levels, dim=1)  # (K, A * T)
     unsort = rec_order.argsort()
     every = with_scores if every_precision is None else every_precision
-    entries = None
+    entries: tuple[Tensor, Tensor] | None = None
     if not with_scores:  # (row, detection) of every true positive: a data-sized selection (compute runs once)
-        entries = ((columns == TP) & present[None, :]).nonzero(as_tuple=True)
+        tp_rows, tp_cols = ((columns == TP) & present[None, :]).nonzero(as_tuple=True)
+        entries = tp_rows, tp_cols
     for m, cap in enumerate(max_detections):  # a bounded number of rounds: one per max-detections cap
         included = present & (cap_rank < cap)
         if not every and entries is not None and m < len(max_detections) - 1:  # the recall only: tp[-1] / npig
