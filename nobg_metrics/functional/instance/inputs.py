@@ -64,12 +64,12 @@ class ImageInstances:
         det_masks: :math:`(N, H, W)` bool (:math:`(N, 0, 0)` where no masks were given: box IoU only).
         det_scores: :math:`(N,)` float64. det_labels: :math:`(N,)` int64.
         det_area: :math:`(N,)` float64 or ``None`` (the mask's pixel count).
-        gt_masks: :math:`(M, H, W)` bool (:math:`(M, 0, 0)` where no masks were given). gt_labels: :math:`(M,)`
-        int64. gt_crowd, gt_ignore: :math:`(M,)` bool.
+        gt_masks: :math:`(M, H, W)` bool (:math:`(M, 0, 0)` where no masks were given).
+        gt_labels: :math:`(M,)` int64. gt_crowd, gt_ignore: :math:`(M,)` bool.
         gt_area: :math:`(M,)` float64 or ``None``. image_id: 0-d int64 or ``None``.
         neg_category_ids, not_exhaustive_category_ids: :math:`(L,)` int64 or ``None``.
         det_boxes, gt_boxes: :math:`(N, 4)` / :math:`(M, 4)` float64 ``xyxy`` (module notes), or ``None`` where
-        the dicts had no ``boxes``.
+            the dicts had no ``boxes``.
     """
 
     det_masks: Tensor
