@@ -11,7 +11,7 @@ fi
   python3 -c "import torch, torchmetrics; print('torch', torch.__version__, 'torchmetrics', torchmetrics.__version__)"
 } 2>&1 | tee "$out/gpu.txt"
 timeout ${TEST_TIMEOUT:-200} python3 -m pytest -q -p no:cacheprovider -o addopts="" tests/test_cuda.py \
-  tests/instance/test_cuda_instances.py 2>&1 | tee "$out/test_cuda.log"
+  tests/instance/test_cuda_instances.py tests/instance/test_bbox_device.py tests/panoptic/test_devices.py 2>&1 | tee "$out/test_cuda.log"
 # one generated batch per case (--images 1): the device paths do not size their work by the object, and
 # the reference side (PySODMetrics on the host CPU, 16 images per call) must fit the device time
 timeout ${BENCH_TIMEOUT:-240} python3 benchmarks/run.py --device cuda --sizes 1024 --batch 16 --repeat 5 \
