@@ -29,6 +29,7 @@ from pathlib import Path
 
 from nobg_metrics.cli.core.statuses import EXIT_USAGE
 from nobg_metrics.cli.instances import cityscapes_command
+from nobg_metrics.cli.outputs import structured_report
 
 
 def _ratio(text: str) -> float:
@@ -98,6 +99,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--quiet", action="store_true",
                         help="no progress bar, notes or warnings on stderr (warnings stay in results.json)")
     cityscapes_command.add_arguments(parser)
+    structured_report.add_arguments(parser)
     parser.set_defaults(handler=run_instances)
 
 

@@ -38,6 +38,7 @@ from nobg_metrics.cli.core.writing import (
 )
 from nobg_metrics.cli.eval.config import ConfigError
 from nobg_metrics.cli.instances.summary import coco_lines, lvis_lines
+from nobg_metrics.cli.outputs import structured_report
 from nobg_metrics.io.coco.annotations import GroundTruth, GtImage, load_ground_truth
 from nobg_metrics.io.coco.masks import segmentation_masks
 from nobg_metrics.io.coco.results import (
@@ -198,6 +199,10 @@ def run(args: argparse.Namespace) -> int:
                 raise InputError(f"could not write {args.out}/results.json: {error}") from None
             if not args.quiet:
                 print(f"wrote results.json to {args.out}", file=sys.stderr)
+            if structured_report.wanted(args):  # after the other files: the page reads them
+                from nobg_metrics.cli.outputs.structured_report_data import instances_report
+
+                instances_report(args, metric, gt, results)
     return EXIT_OK
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from nobg_metrics.cli.core.errors import ConfigError
 from nobg_metrics.cli.core.guard import guarded
+from nobg_metrics.cli.outputs import structured_report
 from nobg_metrics.cli.panoptic.stats import add_arguments as stats_arguments
 
 CITYSCAPES_JSON = "cityscapes_panoptic_val.json"
@@ -63,6 +64,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                         help="scoring processes (default: one per core when there are at least 2 images each)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (the table is still printed)")
     stats_arguments(parser)
+    structured_report.add_arguments(parser)
     parser.set_defaults(handler=run_panoptic)
 
 

@@ -32,6 +32,7 @@ from nobg_metrics.cli.core.progress import Progress
 from nobg_metrics.cli.core.signals import worker_signals
 from nobg_metrics.cli.core.writing import OutputLock, json_writer, text_writer, write_atomically
 from nobg_metrics.cli.eval.config import ConfigError, InputError
+from nobg_metrics.cli.outputs import structured_report
 from nobg_metrics.cli.outputs.summary_stats import markdown
 from nobg_metrics.cli.panoptic import stats as panoptic_stats
 from nobg_metrics.functional.panoptic.panoptic_quality import batch_statistics, iou_sums
@@ -239,7 +240,7 @@ def run(args: argparse.Namespace, gt_json: Path, pred_json: Path, gt_folder: Pat
     task = PanopticTask(gt_folder, pred_folder, ids, isthing, names, args.iou_type, float(ratio),
                         args.boundary_id_collision)
     procs = args.procs or max(1, min(usable_cores(), len(pairs) // 2))
-    per_image = panoptic_stats.wanted(args)
+    per_image = panoptic_stats.wanted(args) or structured_report.wanted(args)  # the report's worst images
     compared = panoptic_stats.compare_folder(args)
     lock = None
     if args.out is not None:
@@ -258,11 +259,16 @@ def run(args: argparse.Namespace, gt_json: Path, pred_json: Path, gt_folder: Pat
                   f"(--boundary-id-collision {task.collision}; docs/panoptic.md)", file=sys.stderr)
         table = cityscapes_table(results, dict(zip(ids, names))) if args.cityscapes else coco_table(results)
         print(table)
-        writers = {} if not per_image else _stats_writers(args, gt, task, procs, pred_json, results, per_image_table)
+        statistics = panoptic_stats.wanted(args)
+        writers = {} if not statistics else _stats_writers(args, gt, task, procs, pred_json, results, per_image_table)
         if args.out is not None:
             document = {key: results[key] for key in ("All", "Things", "Stuff")}
             document["per_class"] = {str(k): v for k, v in results["per_class"].items()}
             write_atomically(args.out, {"results.json": json_writer(document), **writers})
+            if structured_report.wanted(args):  # after the other files: the page reads them
+                from nobg_metrics.cli.outputs.structured_report_data import panoptic_report
+
+                panoptic_report(args, per_image_table, pairs, task, gt)
     finally:
         if lock is not None:
             lock.__exit__(None, None, None)

@@ -66,7 +66,7 @@ def test_results_and_table_equal_pq_compute(dataset, tmp_path, capsys, iou_type)
     assert main(_run(paths, "--iou-type", iou_type, out=tmp_path / "out")) == 0
     reference = panoptic_port.pq_compute(scenes, CATEGORIES, iou_type)
     assert capsys.readouterr().out == _table(reference) + "\n"
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["results.json"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["report.html", "results.json"]
     _assert_results(json.loads((tmp_path / "out" / "results.json").read_text()), reference)
 
 
