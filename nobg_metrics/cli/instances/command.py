@@ -29,6 +29,8 @@ from pathlib import Path
 
 from nobg_metrics.cli.core.statuses import EXIT_USAGE
 from nobg_metrics.cli.instances import cityscapes_command
+from nobg_metrics.cli.instances import errors as instance_errors
+from nobg_metrics.cli.instances import stats as instance_stats
 from nobg_metrics.cli.outputs import structured_report
 
 
@@ -99,13 +101,15 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--quiet", action="store_true",
                         help="no progress bar, notes or warnings on stderr (warnings stay in results.json)")
     cityscapes_command.add_arguments(parser)
+    instance_errors.add_arguments(parser)
+    instance_stats.add_arguments(parser)
     structured_report.add_arguments(parser)
     parser.set_defaults(handler=run_instances)
 
 
 def run_instances(args: argparse.Namespace) -> int:
     """The ``instances`` command; returns the exit status (messages on stderr, the summary on stdout)."""
-    problem = preset_problem(args) or cityscapes_command.usage_problem(args)
+    problem = preset_problem(args) or cityscapes_command.usage_problem(args) or instance_stats.usage_problem(args)
     if problem is not None:
         print(f"nobg-metrics instances: error: {problem}", file=sys.stderr)
         return EXIT_USAGE

@@ -170,6 +170,9 @@ def run(args: argparse.Namespace) -> int:
             for warning in results.warnings:
                 print(f"warning: {warning}", file=sys.stderr)
         metric = build_metric(args, gt, device)
+        from nobg_metrics.cli.instances.extras import Extras, compared_scorer  # --errors, --bootstrap, --compare
+
+        extra = Extras(args, gt)
         todo = [image for image in gt.images if image.annotations or results.per_image.get(image.id)]
         progress = Progress(f"instances {args.iou_type}", len(todo), enabled=not args.quiet)
         preds: list[dict[str, Tensor]] = []
@@ -184,6 +187,7 @@ def run(args: argparse.Namespace) -> int:
             pixels += (pred["masks"].shape[0] + target["masks"].shape[0]) * image.height * image.width
             if pixels >= BATCH_PIXELS or len(preds) == BATCH_IMAGES or number == len(todo) - 1:
                 metric.update(preds, targets)
+                extra.update(preds, targets)
                 progress.update(len(preds))
                 preds, targets, pixels = [], [], 0
         progress.close()
@@ -191,10 +195,11 @@ def run(args: argparse.Namespace) -> int:
         plain = {key: _number(value) for key, value in values.items()}
         lines = lvis_lines(plain, args.max_dets or LVIS_MAX_DETS) if args.lvis else coco_lines(plain)
         print("\n".join(lines))
+        extras = extra.writers(metric, plain, compared_scorer(args, gt, device))
         if args.out is not None:
             document = results_document(args, gt, results, values, lines, len(todo), notes)
             try:
-                write_atomically(args.out, {"results.json": json_writer(document)})
+                write_atomically(args.out, {"results.json": json_writer(document), **extras})
             except OSError as error:
                 raise InputError(f"could not write {args.out}/results.json: {error}") from None
             if not args.quiet:
