@@ -18,9 +18,12 @@ from nobg_metrics.functional.boundary import (
     trimap_iou,
 )
 from nobg_metrics.functional.instance import (
+    ResamplingRecords,
     cityscapes_instance_ap,
     mean_average_precision,
+    resampling_records,
     tide_errors,
+    weighted_summary,
 )
 from nobg_metrics.functional.matting import (
     connectivity_error,
@@ -87,6 +90,7 @@ from nobg_metrics.functional.video import (
 )
 
 __all__ = [
+    "ResamplingRecords",
     "ThresholdCurves",
     "accuracy",
     "ber",
@@ -140,6 +144,7 @@ __all__ = [
     "pr_auc",
     "precision",
     "recall",
+    "resampling_records",
     "roc_auc",
     "s_measure",
     "sad",
@@ -152,4 +157,5 @@ __all__ = [
     "tide_errors",
     "trimap_iou",
     "weighted_f_measure",
+    "weighted_summary",
 ]
