@@ -39,8 +39,9 @@ from nobg_metrics.cli.core.writing import (
 from nobg_metrics.cli.eval.config import ConfigError
 from nobg_metrics.cli.instances.summary import coco_lines, lvis_lines
 from nobg_metrics.cli.outputs import structured_report
+from nobg_metrics.functional.instance.row_bands import RowBands, held_pixels
 from nobg_metrics.io.coco.annotations import GroundTruth, GtImage, load_ground_truth
-from nobg_metrics.io.coco.masks import segmentation_masks
+from nobg_metrics.io.coco.masks import segmentation_bands, segmentation_masks
 from nobg_metrics.io.coco.results import (
     LVIS_MAX_DETS,
     Detection,
@@ -71,8 +72,10 @@ def image_inputs(gt: GroundTruth, image: GtImage, detections: list[Detection], r
     """
     anns = [ann for _, ann in image.annotations]
     segmentations = [ann["segmentation"] for ann in anns] + [d.segmentation for d in detections]
-    try:  # one decoding pass for the image's ground truths and detections
-        masks = segmentation_masks(segmentations, image.height, image.width, transposed=transposed, device=device)
+    try:  # one decoding pass for the image's ground truths and detections (on CPU: each mask into its own band)
+        masks: Any = (segmentation_bands(segmentations, image.height, image.width)
+                      if transposed and device.type == "cpu" else segmentation_masks(
+                          segmentations, image.height, image.width, transposed=transposed, device=device))
     except SegmentationError as error:
         if error.index < len(anns):
             position, ann = image.annotations[error.index]
@@ -87,7 +90,7 @@ def image_inputs(gt: GroundTruth, image: GtImage, detections: list[Detection], r
     if results.area_from_box:
         area = torch.tensor([d.box_area for d in detections], dtype=torch.float64)
     elif results.drop_empty:  # LVIS: get_ann_ids keeps area > 0 only (the mask's pixel count here)
-        keep = det_masks.flatten(1).any(1)
+        keep = det_masks.nonempty() if isinstance(det_masks, RowBands) else det_masks.flatten(1).any(1)
         det_masks, scores, labels = det_masks[keep], scores[keep], labels[keep]
     pred: dict[str, Tensor] = {"masks": det_masks.to(device), "scores": scores.to(device),
                                "labels": labels.to(device)}
@@ -184,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
                                         transposed=True)
             preds.append(pred)
             targets.append(target)
-            pixels += (pred["masks"].shape[0] + target["masks"].shape[0]) * image.height * image.width
+            pixels += held_pixels(pred["masks"]) + held_pixels(target["masks"])
             if pixels >= BATCH_PIXELS or len(preds) == BATCH_IMAGES or number == len(todo) - 1:
                 metric.update(preds, targets)
                 extra.update(preds, targets)

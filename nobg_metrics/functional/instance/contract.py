@@ -21,6 +21,7 @@ import torch
 from torch import Tensor
 
 from nobg_metrics._inputs import check_tensor, input_error, item_name
+from nobg_metrics.functional.instance.row_bands import RowBands
 
 __all__: list[str] = []  # the input contract's helpers: used by the instance modules, not public
 
@@ -88,7 +89,7 @@ got the keys ['boxes', 'labels']
     checks += [("target", target, key) for key in (*geometry, "labels")]
     for argument, items, key in checks:
         for index, item in enumerate(items):
-            if not isinstance(item[key], Tensor):
+            if not isinstance(item[key], Tensor) and not (key == "masks" and isinstance(item[key], RowBands)):
                 raise InputTypeError(f"Expected all {key} in `{argument}` to be of type Tensor: "
                                      f"`{item_name(argument, index, key)}` must be a torch.Tensor, got "
                                      f"{type(item[key]).__name__}")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from nobg_metrics.functional.instance.row_bands import RowBands
 from nobg_metrics.ops.band_width import dilation_radius
 from nobg_metrics.ops.morphology import count_bits, pack_bits, square_window_packed
 
@@ -47,12 +48,17 @@ def _popcount_rows(words: Tensor) -> Tensor:
     return count_bits(words[:, None, :])
 
 
-def crop_counts(dets: list[Tensor], gts: list[Tensor], det_labels: list[Tensor], gt_labels: list[Tensor],
-                all_pairs: bool, dilation_ratio: float | None) -> list[dict[str, Tensor]]:
+def _bands(stack: Tensor | RowBands) -> tuple[list[int], list[int]]:
+    return (stack.tops, stack.bottoms) if isinstance(stack, RowBands) else _row_bands(stack)
+
+
+def crop_counts(dets: list[Tensor | RowBands], gts: list[Tensor | RowBands], det_labels: list[Tensor],
+                gt_labels: list[Tensor], all_pairs: bool, dilation_ratio: float | None) -> list[dict[str, Tensor]]:
     """Pixel and pair counts of the images of one size (module notes).
 
     Args:
-        dets, gts: per image :math:`(N, H, W)` and :math:`(M, H, W)` bool masks (CPU).
+        dets, gts: per image :math:`(N, H, W)` and :math:`(M, H, W)` bool masks (CPU), dense or as
+            :class:`~nobg_metrics.functional.instance.row_bands.RowBands` (their bands are the atlas' pieces).
         det_labels, gt_labels: per image :math:`(N,)` and :math:`(M,)` int64.
         all_pairs: count every pair sharing rows (micro average), not only those of one category.
         dilation_ratio: boundaries too (``None``: masks only).
@@ -69,13 +75,18 @@ def crop_counts(dets: list[Tensor], gts: list[Tensor], det_labels: list[Tensor],
     """
     height, width = gts[0].shape[-2], gts[0].shape[-1]
     det_counts, gt_counts = [d.shape[0] for d in dets], [g.shape[0] for g in gts]
-    det_bands, gt_bands = [_row_bands(d) for d in dets], [_row_bands(g) for g in gts]
+    det_bands, gt_bands = [_bands(d) for d in dets], [_bands(g) for g in gts]
     gap = torch.zeros((1, width), dtype=torch.bool)
     pieces, row = [gap], 1
     det_first: list[int] = []
     gt_first: list[int] = []
     for stacks, bands, firsts in ((dets, det_bands, det_first), (gts, gt_bands, gt_first)):
         for stack, (tops, bottoms) in zip(stacks, bands):  # the row bands, a zero row after each
+            if isinstance(stack, RowBands):  # those pieces already
+                firsts.extend(row + start for start in stack.starts())
+                pieces.append(stack.rows)
+                row += stack.rows.shape[0]
+                continue
             for k, (top, bottom) in enumerate(zip(tops, bottoms)):  # (masks of different band sizes)
                 firsts.append(row)
                 if bottom > top:

@@ -42,7 +42,7 @@ def _matrix(image: ImageInstances, iou_type: str, dilation_ratio: float) -> Tens
     if iou_type == "bbox":
         assert image.det_boxes is not None and image.gt_boxes is not None
         return box_ious(image.det_boxes[None], image.gt_boxes[None], image.gt_crowd[None])[0]
-    det, gt = image.det_masks, image.gt_masks
+    det, gt = image.dense_det_masks(), image.dense_gt_masks()
     if iou_type == "boundary":
         bands, pixels = instance_boundaries(torch.cat([det, gt]), dilation_ratio)
         n = det.shape[0]

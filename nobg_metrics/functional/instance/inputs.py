@@ -47,6 +47,7 @@ from nobg_metrics.functional.instance.contract import (
     needed_keys,
     read_boxes,
 )
+from nobg_metrics.functional.instance.row_bands import RowBands, placeholder
 
 LABEL_LIMIT = 2**32
 """Labels must lie in ``[-2**32, 2**32)`` (they are packed with the image index into one int64 sort key)."""
@@ -70,6 +71,9 @@ class ImageInstances:
         neg_category_ids, not_exhaustive_category_ids: :math:`(L,)` int64 or ``None``.
         det_boxes, gt_boxes: :math:`(N, 4)` / :math:`(M, 4)` float64 ``xyxy`` (module notes), or ``None`` where
             the dicts had no ``boxes``.
+        det_bands, gt_bands: the masks as :class:`~nobg_metrics.functional.instance.row_bands.RowBands` where they
+        were given so (``det_masks`` / ``gt_masks`` are then zero-memory stand-ins of their shape: read
+        :meth:`dense_det_masks` / :meth:`dense_gt_masks` for the pixels).
     """
 
     det_masks: Tensor
@@ -86,11 +90,21 @@ class ImageInstances:
     not_exhaustive_category_ids: Tensor | None
     det_boxes: Tensor | None = None
     gt_boxes: Tensor | None = None
+    det_bands: RowBands | None = None
+    gt_bands: RowBands | None = None
 
     @property
     def size(self) -> tuple[int, int]:
         """``(H, W)`` (``(0, 0)`` without masks)."""
         return self.gt_masks.shape[-2], self.gt_masks.shape[-1]
+
+    def dense_det_masks(self) -> Tensor:
+        """:math:`(N, H, W)` bool detection masks (made from the bands where given so)."""
+        return self.det_bands.dense() if self.det_bands is not None else self.det_masks
+
+    def dense_gt_masks(self) -> Tensor:
+        """:math:`(M, H, W)` bool gt masks (made from the bands where given so)."""
+        return self.gt_bands.dense() if self.gt_bands is not None else self.gt_masks
 
 
 _where = item_name
@@ -101,8 +115,11 @@ def _is_empty(tensor: Tensor) -> bool:
     return tensor.numel() == 0 and tensor.ndim < 3
 
 
-def _masks(value: object, name: str) -> Tensor | None:
-    """:math:`(N, H, W)` bool, or ``None`` for an empty tensor of rank < 3 (the size comes from the other side)."""
+def _masks(value: object, name: str) -> Tensor | RowBands | None:
+    """:math:`(N, H, W)` bool, or ``None`` for an empty tensor of rank < 3 (the size comes from the other side);
+    :class:`~nobg_metrics.functional.instance.row_bands.RowBands` as they are."""
+    if isinstance(value, RowBands):
+        return value
     masks = check_tensor(name, value)
     if masks.dtype.is_complex:
         raise input_error(name, "be a bool tensor (or 0/1 integer or float) of shape (N, H, W)", masks.dtype,
@@ -164,7 +181,7 @@ def _check_unknown(item: Mapping, argument: str, index: int, known: tuple[str, .
 
 
 def _geometry(item: Mapping, argument: str, index: int, box_format: str
-              ) -> tuple[Tensor | None, Tensor | None, int | None]:
+              ) -> tuple[Tensor | RowBands | None, Tensor | None, int | None]:
     """The item's masks and xyxy boxes (``None`` where absent or empty-masks) and its instance count (``None``: no
     count known from them)."""
     masks = _masks(item["masks"], _where(argument, index, "masks")) if "masks" in item else None
@@ -205,20 +222,27 @@ def _one_image(pred: Mapping, gt: Mapping, index: int, box_format: str) -> Image
            if key in gt}
     lists = {key: _id_list(gt[key], _where("target", index, key), device)
              for key in ("neg_category_ids", "not_exhaustive_category_ids") if key in gt}
-    named = [(det_masks, _where("preds", index, "masks")), (gt_masks, _where("target", index, "masks")),
-             *((tensor, _where(side, index, "boxes")) for tensor, side in ((det_boxes, "preds"), (gt_boxes, "target"))
+    named = [(det_masks, "preds", "masks"), (gt_masks, "target", "masks"),
+             *((tensor, side, "boxes") for tensor, side in ((det_boxes, "preds"), (gt_boxes, "target"))
                if tensor is not None),
-             *((tensor, _where("preds", index, key)) for key, tensor in det.items()),
-             *((tensor, _where("target", index, key)) for key, tensor in (*tgt.items(), *lists.items()))]
-    reference_name = _where("target", index, "masks" if "masks" in gt else "boxes")
-    for tensor, name in named:
-        check_device(name, tensor, reference_name, device)
+             *((tensor, "preds", key) for key, tensor in det.items()),
+             *((tensor, "target", key) for key, tensor in (*tgt.items(), *lists.items()))]
+    if any(tensor.device != device for tensor, _, _ in named):  # names made only for an error
+        reference_name = _where("target", index, "masks" if "masks" in gt else "boxes")
+        for tensor, side, key in named:
+            check_device(_where(side, index, key), tensor, reference_name, device)  # type: ignore[arg-type]
     no_flags = torch.zeros(num_gts, dtype=torch.bool, device=device)
+    det_bands, gt_bands = (masks if isinstance(masks, RowBands) else None for masks in (det_masks, gt_masks))
+    if isinstance(det_masks, RowBands):
+        det_masks = placeholder(det_masks)
+    if isinstance(gt_masks, RowBands):
+        gt_masks = placeholder(gt_masks)
     return ImageInstances(
         det_masks, det["scores"], det["labels"], det.get("area"), gt_masks, tgt["labels"],
         tgt.get("iscrowd", no_flags), tgt.get("ignore", no_flags), tgt.get("area"),
         _image_id(gt["image_id"], _where("target", index, "image_id"), device) if "image_id" in gt else None,
-        lists.get("neg_category_ids"), lists.get("not_exhaustive_category_ids"), det_boxes, gt_boxes,
+        lists.get("neg_category_ids"), lists.get("not_exhaustive_category_ids"), det_boxes, gt_boxes, det_bands,
+        gt_bands,
     )
 
 
@@ -246,6 +270,36 @@ def _check_values(image: ImageInstances, pred: Mapping, gt: Mapping, index: int)
                          (image.gt_labels, _where("target", index, "labels"))):
         if labels.numel() and bool(((labels < -LABEL_LIMIT) | (labels >= LABEL_LIMIT)).any()):
             raise input_error(name, "lie in [-2**32, 2**32)", f"range [{int(labels.min())}, {int(labels.max())}]")
+
+
+def _all_values_valid(images: list[ImageInstances], preds: Sequence[Mapping[str, Tensor]],
+                      target: Sequence[Mapping[str, Tensor]]) -> bool:
+    """Every check of :func:`_check_values` passes for every image: the same tests on the update's tensors
+    concatenated (a few reductions instead of a dozen per image); where one fails, the per-image checks name it."""
+    if not images:
+        return True
+    tests = [torch.isfinite(torch.cat([image.det_scores for image in images])).all()]
+    for side in ("det", "gt"):
+        boxes = [b for b in (getattr(image, f"{side}_boxes") for image in images) if b is not None]
+        if boxes:
+            tests.append(torch.isfinite(torch.cat(boxes)).all())
+        areas = [a for a in (getattr(image, f"{side}_area") for image in images) if a is not None]
+        if areas:
+            tests.append(~torch.isnan(torch.cat(areas)).any())
+        labels = torch.cat([getattr(image, f"{side}_labels") for image in images])
+        if labels.numel():
+            tests.append(((labels >= -LABEL_LIMIT) & (labels < LABEL_LIMIT)).all())
+    for items in (preds, target):
+        for item in items:  # masks given as 0/1 numbers: rare, checked one by one
+            masks = item.get("masks")
+            if isinstance(masks, Tensor) and masks.dtype != torch.bool:
+                tests.append(((masks == 0) | (masks == 1)).all())
+    for key in ("iscrowd", "ignore"):
+        flags = [gt[key].reshape(-1).to(torch.int64) for gt in target if key in gt and gt[key].dtype != torch.bool]
+        if flags:  # (an int64 copy keeps every other value other than 0 and 1)
+            joined = torch.cat(flags)
+            tests.append(((joined == 0) | (joined == 1)).all())
+    return bool(torch.stack(tests).all())
 
 
 def prepare_instances(preds: Sequence[Mapping[str, Tensor]], target: Sequence[Mapping[str, Tensor]],
@@ -286,10 +340,10 @@ def prepare_instances(preds: Sequence[Mapping[str, Tensor]], target: Sequence[Ma
     for index, (pred, gt) in enumerate(zip(preds, target)):
         _check_unknown(pred, "preds", index, _PRED_KEYS)
         _check_unknown(gt, "target", index, _TARGET_KEYS)
-        image = _one_image(pred, gt, index, box_format)
-        if validate_args:
+        images.append(_one_image(pred, gt, index, box_format))
+    if validate_args and not _all_values_valid(images, preds, target):
+        for index, (image, pred, gt) in enumerate(zip(images, preds, target)):  # the first failure, named
             _check_values(image, pred, gt, index)
-        images.append(image)
     with_ids = [image.image_id is not None for image in images]
     if any(with_ids) and not all(with_ids):
         raise input_error('target[i]["image_id"]', "be given for every image or for none",

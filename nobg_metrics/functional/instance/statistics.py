@@ -46,6 +46,7 @@ from nobg_metrics.functional.instance.matching import (
     stable_order,
 )
 from nobg_metrics.functional.instance.options import AREA_RANGES, InstanceOptions
+from nobg_metrics.functional.instance.row_bands import RowBands
 from nobg_metrics.ops import host_reads
 
 _KEY_SHIFT = 2 * LABEL_LIMIT  # group key = image * 2**33 + label + 2**32: labels in [-2**32, 2**32)
@@ -70,6 +71,10 @@ def _outside(area: Tensor, lvis: bool) -> Tensor:
     return (area[None] < low) | above
 
 
+def _given(bands: RowBands | None, masks: Tensor) -> Tensor | RowBands:
+    return bands if bands is not None else masks
+
+
 def _pixels_and_ious(images: list[ImageInstances], options: InstanceOptions, engine: host_reads.Engine
                      ) -> tuple[list[Tensor], list[Tensor], list[Tensor]]:
     """Per image: detection and gt pixel counts, and the IoU matrix (boundaries eroded per image size); the
@@ -81,7 +86,8 @@ def _pixels_and_ious(images: list[ImageInstances], options: InstanceOptions, eng
     gt_pixels, ious = list(det_pixels), list(det_pixels)
     for members in by_size.values():  # one group per image size: the erosion runs on all its masks at once
         if host_reads.resolve_engine(engine, images[members[0]].gt_masks) == "data_sized":  # docs: the CPU path
-            counts = crop_counts([images[i].det_masks for i in members], [images[i].gt_masks for i in members],
+            counts = crop_counts([_given(images[i].det_bands, images[i].det_masks) for i in members],
+                                 [_given(images[i].gt_bands, images[i].gt_masks) for i in members],
                                  [images[i].det_labels for i in members], [images[i].gt_labels for i in members],
                                  options.average == "micro",
                                  options.dilation_ratio if options.iou_type == "boundary" else None)
@@ -90,11 +96,12 @@ def _pixels_and_ious(images: list[ImageInstances], options: InstanceOptions, eng
                 ious[i] = ious_from_counts(count["inter"], count["det_area"], count["gt_area"], images[i].gt_crowd,
                                            count.get("band_inter"), count.get("det_band"), count.get("gt_band"))
             continue
-        flat_det = [images[i].det_masks.flatten(1) for i in members]
-        flat_gt = [images[i].gt_masks.flatten(1) for i in members]
+        dense = {i: (images[i].dense_det_masks(), images[i].dense_gt_masks()) for i in members}
+        flat_det = [dense[i][0].flatten(1) for i in members]
+        flat_gt = [dense[i][1].flatten(1) for i in members]
         bands: list[tuple[Bands, Bands] | None] = [None] * len(members)
         if options.iou_type == "boundary":
-            stack = torch.cat([m for i in members for m in (images[i].det_masks, images[i].gt_masks)])
+            stack = torch.cat([m for i in members for m in dense[i]])
             all_bands, all_pixels = instance_boundaries(stack, options.dilation_ratio)
             start = 0
             for slot, i in enumerate(members):

@@ -13,6 +13,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from nobg_metrics.functional.instance.row_bands import RowBands
+
 
 def union_intervals(rows: Tensor, starts: Tensor, stops: Tensor, pixels: int) -> tuple[Tensor, Tensor, Tensor]:
     """Overlapping intervals of a row merged: the union as intervals that overlap nowhere (they may touch).
@@ -75,3 +77,41 @@ def intervals_to_masks(rows: Tensor, starts: Tensor, stops: Tensor, n: int, heig
     if transposed:
         return inside.view(torch.bool)  # the bytes are bools already
     return torch.empty(n, height, width, dtype=torch.bool, device=device).copy_(inside.transpose(1, 2))
+
+
+def intervals_to_bands(rows: Tensor, starts: Tensor, stops: Tensor, n: int, height: int, width: int,
+                       overlap: bool = False) -> RowBands:
+    """The masks of column-major pixel intervals as row bands of the **transposed** masks, ``(n, width, height)``:
+    each mask's image columns ``[top, bottom)`` that hold a pixel, drawn alone (no full frame).
+
+    Args: as :func:`intervals_to_masks` (CPU).
+
+    Returns:
+        :class:`~nobg_metrics.functional.instance.row_bands.RowBands` of shape ``(n, width, height)``; its
+        :meth:`~nobg_metrics.functional.instance.row_bands.RowBands.dense` equals
+        ``intervals_to_masks(..., transposed=True)``.
+
+    Examples:
+        >>> bands = intervals_to_bands(torch.tensor([1, 1]), torch.tensor([4, 6]), torch.tensor([5, 8]), 2, 3, 4)
+        >>> bands.tops, bands.bottoms, bands.rows.int().tolist()
+        ([0, 1], [0, 3], [[0, 1, 0], [1, 1, 0], [0, 0, 0]])
+    """
+    if overlap:
+        rows, starts, stops = union_intervals(rows, starts, stops, height * width)
+    some = stops > starts
+    rows, starts, stops = rows[some], starts[some], stops[some]
+    none = height * width + 1
+    tops = torch.full((n,), none, dtype=torch.int64).scatter_reduce_(0, rows, starts // height, "amin")
+    bottoms = torch.zeros(n, dtype=torch.int64).scatter_reduce_(0, rows, (stops - 1) // height + 1, "amax")
+    empty = tops == none
+    tops = tops.masked_fill_(empty, 0)
+    lengths = torch.where(empty, 0, bottoms - tops + 1)  # the band and its zero row
+    first = torch.cumsum(lengths, 0) - lengths
+    total = int(lengths.sum())
+    edges = torch.zeros(total * height + 1, dtype=torch.int8)
+    offset = (first - tops)[rows] * height
+    ones = torch.ones(rows.numel(), dtype=torch.int8)
+    edges.index_add_(0, offset + starts, ones)
+    edges.index_add_(0, offset + stops, -ones)  # a band's last stop: its zero row's first pixel
+    inside = torch.cumsum(edges[:-1], 0, dtype=torch.int8).view(total, height).view(torch.bool)
+    return RowBands(inside, tops.tolist(), bottoms.tolist(), width, height)

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from nobg_metrics.io.coco.intervals import intervals_to_masks
+from nobg_metrics.functional.instance.row_bands import RowBands
+from nobg_metrics.io.coco.intervals import intervals_to_bands, intervals_to_masks
 from nobg_metrics.io.coco.polygons import polygon_intervals
 from nobg_metrics.io.coco.rle import (
     check_counts,
@@ -59,32 +60,10 @@ def _polygon_list(index: int, segmentation: list) -> list:
     return list(segmentation)
 
 
-def segmentation_masks(segmentations: Sequence[object], height: int, width: int, *,
-                       transposed: bool = False, device: torch.device | str | None = None) -> Tensor:
-    """The masks of ``N`` segmentations of one ``height x width`` image, read as pycocotools reads them.
-
-    Compressed strings are decoded together, polygons walked together; every mask's foreground, as column-major
-    intervals (RLE runs, polygon insides; an object's parts united, pycocotools ``merge``), is drawn in one pass.
-
-    Args:
-        segmentations: ``N`` JSON values: polygon lists, or RLE dicts with list or string ``counts``.
-        height, width: the image's size (``images[i]["height"]``, ``["width"]``).
-        transposed: return ``(N, width, height)`` masks, each image transposed (the layout RLEs are in: no
-            transposing copy).
-        device: where the masks are built (strings and polygons are read on the CPU; only their runs travel).
-
-    Returns:
-        ``(N, height, width)`` bool (``(N, width, height)`` if ``transposed``).
-
-    Raises:
-        SegmentationError: a form pycocotools cannot read, a malformed RLE or polygon, an RLE of another size.
-
-    Examples:
-        >>> square = [[0.5, 0.5, 2.5, 0.5, 2.5, 2.5, 0.5, 2.5]]
-        >>> masks = segmentation_masks([square, {"size": [3, 3], "counts": [0, 9]}], 3, 3)
-        >>> masks.sum((1, 2)).tolist()
-        [4, 9]
-    """
+def _intervals(segmentations: Sequence[object], height: int, width: int
+               ) -> tuple[Tensor, Tensor, Tensor, bool] | None:
+    """Every segmentation's foreground as column-major intervals ``(owner, start, stop)`` and whether one owner's
+    intervals may overlap (polygon parts); ``None`` where there are none."""
     polygons: list = []
     polygon_owner: list[int] = []
     strings: list[str | bytes] = []
@@ -144,7 +123,60 @@ def segmentation_masks(segmentations: Sequence[object], height: int, width: int,
         stops.append(stop)
         overlap = bool(torch.bincount(owner).max() > 1)  # merge: the parts of one object may overlap
     if not rows:
+        return None
+    return torch.cat(rows), torch.cat(starts), torch.cat(stops), overlap
+
+
+def segmentation_masks(segmentations: Sequence[object], height: int, width: int, *,
+                       transposed: bool = False, device: torch.device | str | None = None) -> Tensor:
+    """The masks of ``N`` segmentations of one ``height x width`` image, read as pycocotools reads them.
+
+    Compressed strings are decoded together, polygons walked together; every mask's foreground, as column-major
+    intervals (RLE runs, polygon insides; an object's parts united, pycocotools ``merge``), is drawn in one pass.
+
+    Args:
+        segmentations: ``N`` JSON values: polygon lists, or RLE dicts with list or string ``counts``.
+        height, width: the image's size (``images[i]["height"]``, ``["width"]``).
+        transposed: return ``(N, width, height)`` masks, each image transposed (the layout RLEs are in: no
+            transposing copy).
+        device: where the masks are built (strings and polygons are read on the CPU; only their runs travel).
+
+    Returns:
+        ``(N, height, width)`` bool (``(N, width, height)`` if ``transposed``).
+
+    Raises:
+        SegmentationError: a form pycocotools cannot read, a malformed RLE or polygon, an RLE of another size.
+
+    Examples:
+        >>> square = [[0.5, 0.5, 2.5, 0.5, 2.5, 2.5, 0.5, 2.5]]
+        >>> masks = segmentation_masks([square, {"size": [3, 3], "counts": [0, 9]}], 3, 3)
+        >>> masks.sum((1, 2)).tolist()
+        [4, 9]
+    """
+    found = _intervals(segmentations, height, width)
+    if found is None:
         shape = (width, height) if transposed else (height, width)
         return torch.zeros(len(segmentations), *shape, dtype=torch.bool, device=device)
-    return intervals_to_masks(torch.cat(rows), torch.cat(starts), torch.cat(stops), len(segmentations), height,
-                              width, overlap, transposed, device)
+    return intervals_to_masks(*found[:3], len(segmentations), height, width, found[3], transposed, device)
+
+
+def segmentation_bands(segmentations: Sequence[object], height: int, width: int) -> RowBands:
+    """The masks of :func:`segmentation_masks` (``transposed=True``) as row bands: each mask drawn into its own
+    columns only (:func:`~nobg_metrics.io.coco.intervals.intervals_to_bands`), what the CPU counting reads.
+
+    Returns:
+        :class:`~nobg_metrics.functional.instance.row_bands.RowBands` of shape ``(N, width, height)``.
+
+    Raises:
+        SegmentationError: as :func:`segmentation_masks`.
+
+    Examples:
+        >>> bands = segmentation_bands([{"size": [3, 4], "counts": [4, 1, 1, 2, 4]}], 3, 4)
+        >>> bands.shape, bands.tops, bands.bottoms
+        (torch.Size([1, 4, 3]), [1], [3])
+    """
+    found = _intervals(segmentations, height, width)
+    if found is None:
+        return RowBands(torch.zeros((0, height), dtype=torch.bool), [0] * len(segmentations),
+                        [0] * len(segmentations), width, height)
+    return intervals_to_bands(*found[:3], len(segmentations), height, width, found[3])

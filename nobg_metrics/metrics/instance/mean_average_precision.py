@@ -226,8 +226,8 @@ class MeanAveragePrecision(NobgMetric):
             warn_many_detections(images, self.max_detection_thresholds[-1])
         masks = any(t != "bbox" for t in self._iou_types)
         self._pending = [torchmetrics_format.RecordedImage(
-            image.det_labels, image.det_scores, image.det_boxes, image.det_masks if masks else None, image.gt_labels,
-            image.gt_boxes, image.gt_masks if masks else None, image.gt_crowd, image.gt_area)
+            image.det_labels, image.det_scores, image.det_boxes, image.dense_det_masks() if masks else None,
+            image.gt_labels, image.gt_boxes, image.dense_gt_masks() if masks else None, image.gt_crowd, image.gt_area)
             for image in images] if self.record_inputs else []
         if self.extended_summary:  # the image numbers are read on the host: extended_summary only
             self._pending_ious = {t: image_iou_matrices(images, self._options[t], int(self._count("image_count")),

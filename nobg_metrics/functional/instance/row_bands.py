@@ -1,0 +1,136 @@
+"""Masks held as their row bands: what the CPU path of instance AP reads, without a full-frame copy of each mask.
+
+A mask of an ``H x W`` image is 0 outside the band of rows ``[top, bottom)`` it occupies. :class:`RowBands` keeps,
+for ``N`` masks of one image, only those bands: ``rows`` stacks each non-empty mask's band rows followed by one zero
+row (an empty mask: no rows, ``top = bottom = 0``) — the pieces the data-sized counting of
+:mod:`~nobg_metrics.functional.instance.crops` stacks into its atlas, so counting from bands and from dense masks
+gives the same integers. ``nobg-metrics instances`` draws an RLE's runs straight into its band
+(:func:`nobg_metrics.io.coco.intervals.intervals_to_bands`): a detection of a few hundred pixels costs its band,
+not ``H x W``.
+
+``MeanAveragePrecision.update`` takes a :class:`RowBands` where it takes a ``masks`` tensor; it is read by the
+data-sized (CPU) counting directly and made dense (:meth:`RowBands.dense`) everywhere else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+
+@dataclass(frozen=True)
+class RowBands:
+    """``N`` masks of one ``height x width`` image as their row bands (module notes).
+
+    Attributes:
+        rows: :math:`(R, W)` bool: each non-empty mask's rows ``top .. bottom - 1`` then one zero row, in mask order.
+        tops, bottoms: the bands ``[top, bottom)`` of the masks (an empty mask: ``[0, 0)``).
+        height, width: the image's size.
+
+    Examples:
+        >>> m = torch.zeros(3, 4, 5, dtype=torch.bool); m[0, 1:3, 1:4] = True; m[2, 3, 0] = True
+        >>> bands = RowBands.from_dense(m)
+        >>> bands.tops, bands.bottoms, tuple(bands.rows.shape), bands.shape
+        ([1, 0, 3], [3, 0, 4], (5, 5), torch.Size([3, 4, 5]))
+        >>> bool((bands.dense() == m).all()), bands[torch.tensor([False, True, True])].tops, bands[1:].tops
+        (True, [0, 3], [0, 3])
+        >>> bool((bands[1:].dense() == m[1:]).all()) and bool((bands[:1].dense() == m[:1]).all())
+        True
+    """
+
+    rows: Tensor
+    tops: list[int]
+    bottoms: list[int]
+    height: int
+    width: int
+
+    @property
+    def shape(self) -> torch.Size:
+        """``(N, height, width)``, as the dense stack's."""
+        return torch.Size((len(self.tops), self.height, self.width))
+
+    @property
+    def device(self) -> torch.device:
+        """Where ``rows`` lie."""
+        return self.rows.device
+
+    @property
+    def held_pixels(self) -> int:
+        """Pixels stored (the bands and their zero rows)."""
+        return self.rows.numel()
+
+    def starts(self) -> list[int]:
+        """The first row of each mask's band in ``rows`` (an empty mask: where the next band starts)."""
+        starts, row = [], 0
+        for top, bottom in zip(self.tops, self.bottoms):
+            starts.append(row)
+            if bottom > top:
+                row += bottom - top + 1
+        return starts
+
+    def nonempty(self) -> Tensor:
+        """:math:`(N,)` bool: the masks with a pixel."""
+        return torch.tensor([b > t for t, b in zip(self.tops, self.bottoms)], dtype=torch.bool)
+
+    def to(self, device: torch.device | str) -> RowBands:
+        """The bands on ``device``."""
+        return self if torch.device(device) == self.device else RowBands(self.rows.to(device), self.tops,
+                                                                          self.bottoms, self.height, self.width)
+
+    def __getitem__(self, keep: Tensor | slice) -> RowBands:
+        """The masks where the :math:`(N,)` bool ``keep`` is True, or a slice of them (``step`` 1)."""
+        if isinstance(keep, slice):
+            first, last, step = keep.indices(len(self.tops))
+            if step != 1:
+                raise ValueError("RowBands slices take a step of 1")
+            starts = [*self.starts(), self.rows.shape[0]]
+            return RowBands(self.rows[starts[first]:starts[max(first, last)]], self.tops[first:last],
+                            self.bottoms[first:last], self.height, self.width)
+        chosen = keep.tolist()
+        starts = self.starts()
+        pieces = [self.rows[s:s + b - t + 1] for s, t, b, k in zip(starts, self.tops, self.bottoms, chosen)
+                  if k and b > t]
+        rows = torch.cat(pieces) if pieces else self.rows[:0]
+        return RowBands(rows, [t for t, k in zip(self.tops, chosen) if k],
+                        [b for b, k in zip(self.bottoms, chosen) if k], self.height, self.width)
+
+    def dense(self) -> Tensor:
+        """The :math:`(N, H, W)` bool masks."""
+        out = torch.zeros(self.shape, dtype=torch.bool, device=self.device)
+        for index, (start, top, bottom) in enumerate(zip(self.starts(), self.tops, self.bottoms)):
+            if bottom > top:
+                out[index, top:bottom] = self.rows[start:start + bottom - top]
+        return out
+
+    def bool(self) -> Tensor:
+        """:meth:`dense` (for code that reads ``masks.bool()``)."""
+        return self.dense()
+
+    @staticmethod
+    def from_dense(masks: Tensor) -> RowBands:
+        """The bands of an :math:`(N, H, W)` bool stack."""
+        count, height, width = masks.shape
+        occupied = masks.any(dim=2)
+        tops, bottoms, pieces = [], [], []
+        gap = torch.zeros((1, width), dtype=torch.bool, device=masks.device)
+        for index in range(count):
+            rows = occupied[index].nonzero()[:, 0].tolist()
+            top, bottom = (rows[0], rows[-1] + 1) if rows else (0, 0)
+            tops.append(top)
+            bottoms.append(bottom)
+            if bottom > top:
+                pieces += [masks[index, top:bottom], gap]
+        rows_tensor = torch.cat(pieces) if pieces else torch.zeros((0, width), dtype=torch.bool, device=masks.device)
+        return RowBands(rows_tensor, tops, bottoms, height, width)
+
+
+def placeholder(bands: RowBands) -> Tensor:
+    """A zero-memory :math:`(N, H, W)` bool stand-in (an expanded zero) with the bands' shape and device."""
+    return torch.zeros((1, 1, 1), dtype=torch.bool, device=bands.device).expand(*bands.shape)
+
+
+def held_pixels(masks: Tensor | RowBands) -> int:
+    """Pixels a ``masks`` value holds in memory (a batch's budget)."""
+    return masks.held_pixels if isinstance(masks, RowBands) else masks.numel()
