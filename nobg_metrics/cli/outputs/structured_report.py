@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nobg_metrics.cli.core.os_names import readable
+from nobg_metrics.cli.core.writing import write_atomically
 from nobg_metrics.cli.outputs.structured_report_svg import bars_svg, curves_svg
 
 
@@ -66,31 +68,12 @@ def read_outputs(out_dir: Path, optional: tuple[str, ...] | list[str] | None = N
 
 def write_page(out_dir: Path, page: str) -> Path:
     """Write ``out_dir/report.html`` atomically (OS names' undecodable bytes as ``\\xNN``)."""
-    from nobg_metrics.cli.core.os_names import readable
-    from nobg_metrics.cli.core.writing import write_atomically
 
     def write(path: Path) -> None:
         path.write_text(readable(page), encoding="utf-8")
 
     write_atomically(out_dir, {"report.html": write})
     return out_dir / "report.html"
-
-
-def write_instances_report(out_dir: Path, *, curves: dict[str, Any] | None = None,
-                           worst: list[WorstImage] | None = None, optional: Any = None) -> Path:
-    """``out_dir/report.html`` of an instances run (``curves``: :func:`~nobg_metrics.cli.outputs.
-    structured_report_data.instance_curves`; ``worst``: the worst images)."""
-    from nobg_metrics.cli.outputs.structured_report_page import instances_page
-
-    return write_page(out_dir, instances_page(read_outputs(out_dir, optional), curves, worst))
-
-
-def write_panoptic_report(out_dir: Path, *, categories: list[dict[str, Any]] | None = None,
-                          worst: list[WorstImage] | None = None, optional: Any = None) -> Path:
-    """``out_dir/report.html`` of a panoptic run (``categories``: the gt JSON's, for names and things / stuff)."""
-    from nobg_metrics.cli.outputs.structured_report_page import panoptic_page
-
-    return write_page(out_dir, panoptic_page(read_outputs(out_dir, optional), categories, worst))
 
 
 CSS = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}

@@ -32,6 +32,11 @@ from nobg_metrics.cli.outputs.structured_report_images import (
     mask_edges,
     panoptic_ids,
 )
+from nobg_metrics.cli.outputs.structured_report_page import write_instances_report, write_panoptic_report
+from nobg_metrics.functional.instance.matching import FP, TP
+from nobg_metrics.functional.instance.mean_average_precision import statistics_values
+from nobg_metrics.io.coco.annotations import read_json
+from nobg_metrics.io.coco.masks import segmentation_masks
 
 SCORE = 0.5
 """Detections scoring below this are left out of the worst-image counts and drawings."""
@@ -40,20 +45,17 @@ WORST_K = 6
 
 
 def _states(metric: Any, prefix: str) -> dict[str, torch.Tensor]:
-    from nobg_metrics.metrics.instance.mean_average_precision import _RECORDS
-
-    return {name: metric._record_tensor(metric.metric_state, prefix + name) for name in _RECORDS
-            if prefix + name in metric._list_layouts}
+    """The records of one iou type (the metric's list states under ``prefix``), concatenated."""
+    return {name[len(prefix):]: metric._record_tensor(metric.metric_state, name) for name in metric._list_layouts
+            if name.startswith(prefix)}
 
 
 def instance_curves(metric: Any) -> dict[str, dict[str, Any]]:
     """``iou type -> {"recall": [R], "curves": {label: [R] precision (None: no category)}}`` (module notes)."""
-    from nobg_metrics.functional.instance.mean_average_precision import _mean_average_precision_compute
-
     curves = {}
     for iou_type, prefix in metric._prefixes.items():
         options = dataclasses.replace(metric._options[iou_type], extended_summary=True)
-        values = _mean_average_precision_compute(_states(metric, prefix), options,
+        values = statistics_values(_states(metric, prefix), options,
                                                  int(metric.metric_state["images_with_ids"]))
         precision = values["precision"][:, :, :, 0, -1].double().cpu().numpy()  # (T, R, K)
         valid = precision > -1
@@ -77,8 +79,6 @@ def instance_curves(metric: Any) -> dict[str, dict[str, Any]]:
 
 def _image_counts(metric: Any) -> dict[int, tuple[int, int]]:
     """image id -> (TP, FP) at IoU 0.5, area all, score >= :data:`SCORE`, within the cap (first IoU type)."""
-    from nobg_metrics.functional.instance.matching import FP, TP
-
     prefix = next(iter(metric._prefixes.values()))
     options = next(iter(metric._options.values()))
     states = _states(metric, prefix)
@@ -95,8 +95,6 @@ def _image_counts(metric: Any) -> dict[int, tuple[int, int]]:
 
 
 def _image_names(gt_path: Path) -> dict[int, str]:
-    from nobg_metrics.io.coco.annotations import read_json
-
     images = read_json(gt_path, "--gt-json-file").get("images", [])
     return {image["id"]: image.get("file_name", "") for image in images if isinstance(image, dict)}
 
@@ -104,8 +102,6 @@ def _image_names(gt_path: Path) -> dict[int, str]:
 def instance_worst(metric: Any, gt: Any, results: Any, image_folder: Path | None = None,
                    k: int = WORST_K) -> list[WorstImage]:
     """The ``k`` worst images of an instances run (module notes), with their thumbnails."""
-    from nobg_metrics.io.coco.masks import segmentation_masks
-
     counts = _image_counts(metric)
     rows = []
     for image in gt.images:
@@ -170,8 +166,6 @@ def _stats_asked(args: Any) -> bool:
 def instances_report(args: Any, metric: Any, gt: Any, results: Any) -> Path:
     """Write ``args.out/report.html`` of an instances run after its other files (stats.json / errors.json read when
     this run asked for them: ``--bootstrap`` / ``--compare``, ``--errors``)."""
-    from nobg_metrics.cli.outputs.structured_report import write_instances_report
-
     optional = [name for name, asked in (("stats.json", _stats_asked(args)),
                                          ("errors.json", bool(getattr(args, "errors", None)))) if asked]
     return write_instances_report(args.out, curves=instance_curves(metric),
@@ -181,8 +175,6 @@ def instances_report(args: Any, metric: Any, gt: Any, results: Any) -> Path:
 
 def panoptic_report(args: Any, table: Any, pairs: list[tuple[dict, dict]], task: Any, gt: dict[str, Any]) -> Path:
     """Write ``args.out/report.html`` of a panoptic run (``table``: its :math:`(n, C, 4)` per-image statistics)."""
-    from nobg_metrics.cli.outputs.structured_report import write_panoptic_report
-
     categories = [{"id": c, "name": n, "isthing": t} for c, n, t in zip(task.category_ids, task.names, task.isthing)]
     worst = panoptic_worst(table, pairs, task.gt_folder, task.pred_folder, gt, getattr(args, "image_folder", None))
     return write_panoptic_report(args.out, categories=categories, worst=worst,

@@ -17,6 +17,7 @@ import io
 from pathlib import Path
 
 import numpy as np
+from PIL import Image
 
 from nobg_metrics.cli.outputs.report_gallery import thumbnail_size
 
@@ -78,8 +79,6 @@ def pooled(edges: np.ndarray, size: tuple[int, int]) -> np.ndarray:
 
 
 def _background(image: Path | None, height: int, width: int, size: tuple[int, int]) -> np.ndarray:
-    from PIL import Image
-
     if image is not None:
         try:
             with Image.open(image) as opened:
@@ -102,8 +101,6 @@ def boundary_thumbnail(gt_edges: np.ndarray, pred_edges: np.ndarray, image: Path
         >>> base64.b64decode(boundary_thumbnail(edges, edges.T[:10, :20].copy()))[:4]
         b'\\x89PNG'
     """
-    from PIL import Image
-
     height, width = gt_edges.shape
     size = thumbnail_size(width, height, box)
     canvas = _background(image, height, width, size)
@@ -118,8 +115,6 @@ def boundary_thumbnail(gt_edges: np.ndarray, pred_edges: np.ndarray, image: Path
 
 def panoptic_ids(path: Path) -> np.ndarray | None:
     """The segment ids of a COCO panoptic PNG (``R + 256 G + 256² B``), or None when it cannot be read."""
-    from PIL import Image
-
     try:
         with Image.open(path) as opened:
             rgb = np.asarray(opened.convert("RGB"), dtype=np.int64)

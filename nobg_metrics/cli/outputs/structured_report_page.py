@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from nobg_metrics.cli.outputs.structured_report import (
@@ -23,9 +24,11 @@ from nobg_metrics.cli.outputs.structured_report import (
     intervals_section,
     number,
     page,
+    read_outputs,
     table,
     text_cell,
     worst_section,
+    write_page,
 )
 
 IOU_TYPES = ("bbox", "segm", "boundary")
@@ -176,3 +179,16 @@ def panoptic_page(files: dict[str, Any], categories: list[dict[str, Any]] | None
         ("intervals", intervals_section(stats, show)), ("worst", worst_section(worst, rule))]
     return page("nobg-metrics panoptic report", html.escape(f"nobg-metrics panoptic · {len(rows)} categories"),
                 sections)
+
+
+def write_instances_report(out_dir: Path, *, curves: dict[str, Any] | None = None,
+                           worst: list[WorstImage] | None = None, optional: Any = None) -> Path:
+    """``out_dir/report.html`` of an instances run (``curves``: :func:`~nobg_metrics.cli.outputs.
+    structured_report_data.instance_curves`; ``worst``: the worst images)."""
+    return write_page(out_dir, instances_page(read_outputs(out_dir, optional), curves, worst))
+
+
+def write_panoptic_report(out_dir: Path, *, categories: list[dict[str, Any]] | None = None,
+                          worst: list[WorstImage] | None = None, optional: Any = None) -> Path:
+    """``out_dir/report.html`` of a panoptic run (``categories``: the gt JSON's, for names and things / stuff)."""
+    return write_page(out_dir, panoptic_page(read_outputs(out_dir, optional), categories, worst))

@@ -128,6 +128,20 @@ def _check_image_keys(image_keys: Tensor, with_ids: bool) -> None:
                              f"came more than once")
 
 
+def statistics_values(states: Mapping[str, Tensor], options: InstanceOptions,
+                      images_with_ids: int = 0) -> dict[str, Tensor]:
+    """The values of kept statistics, for callers that hold a metric's records rather than the metric: the
+    command's report page asks for the extended summary (precision per threshold, recall point and category) of a
+    metric built without it (:func:`_mean_average_precision_compute`, the class's compute step).
+
+    Args:
+        states: the records of one iou type, ``{state name: tensor}``, concatenated.
+        options: their options (``dataclasses.replace(options, extended_summary=True)`` for the arrays).
+        images_with_ids: how many images came with an ``image_id``.
+    """
+    return _mean_average_precision_compute(states, options, images_with_ids)
+
+
 def _mean_average_precision_compute(states: Mapping[str, Tensor], options: InstanceOptions,
                                     images_with_ids: int = 0) -> dict[str, Tensor]:
     """The values from accumulated statistics (states concatenated over batches and ranks).

@@ -19,7 +19,6 @@ import pytest
 from PIL import Image
 
 from nobg_metrics.cli.entry import main
-from nobg_metrics.cli.outputs.structured_report import write_instances_report
 from nobg_metrics.cli.outputs.structured_report_images import (
     GT_COLOUR,
     PRED_COLOUR,
@@ -27,6 +26,7 @@ from nobg_metrics.cli.outputs.structured_report_images import (
     label_edges,
     mask_edges,
 )
+from nobg_metrics.cli.outputs.structured_report_page import write_instances_report
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 INSTANCE_SIZES = ((45, 60), (37, 53), (105, 140), (64, 48), (30, 31), (200, 330))
