@@ -20,6 +20,9 @@ ours (the same 3-decimal lines). ``--iou-types`` picks segm and / or boundary (t
     python benchmarks/bench_instances_scale.py --preset coco                      # 1,000 images x 100
     python benchmarks/bench_instances_scale.py --preset lvis --iou-types segm
     python benchmarks/bench_instances_scale.py --gt gt.json --dt dt.json --repeat 3 --skip pycocotools
+    python benchmarks/bench_instances_scale.py --tree before=/tmp/old-checkout   # ours against an older checkout
+
+Run it from outside the repository when ``--tree`` is given (``python -m`` puts the current folder first on the path).
 """
 
 from __future__ import annotations
@@ -137,8 +140,9 @@ def make_files(folder: pathlib.Path, preset: str, images: int, detections: int, 
     return gt_path, dt_path
 
 
-def _measure(command: list[str]) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-c", WRAP, *command], capture_output=True, text=True, check=True)
+def _measure(command: list[str], tree: str | None = None) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": tree} if tree else None  # another checkout's package (--tree)
+    done = subprocess.run([sys.executable, "-c", WRAP, *command], capture_output=True, text=True, check=True, env=env)
     report = json.loads(done.stdout)
     if report["rc"] != 0:
         raise RuntimeError(f"{command[:6]} failed: {report['stderr']}")
@@ -161,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iou-types", nargs="+", default=["segm", "boundary"], choices=["segm", "boundary"])
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--skip", nargs="*", default=[], help="contenders to leave out (names as printed)")
+    parser.add_argument("--tree", nargs="*", default=[], metavar="NAME=PATH",
+                        help="also time other checkouts' command (PATH holds their nobg_metrics), e.g. before=...")
     parser.add_argument("--threads", default=None, help="NOBG_METRICS_THREADS for ours (default: the command's)")
     args = parser.parse_args(argv)
     lvis = args.preset == "lvis"
@@ -183,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
             ours = [sys.executable, "-m", "nobg_metrics", "instances", "--gt-json-file", str(gt_path),
                     "--dt-json-file", str(dt_path), "--iou-type", iou_type, *(["--lvis"] if lvis else [])]
             contenders = {"nobg-metrics instances": ours}
+            trees = dict(item.split("=", 1) for item in args.tree)
+            contenders.update({f"nobg-metrics ({name})": ours for name in trees})
             for name in REFERENCES[(args.preset, iou_type)]:
                 if name not in args.skip:
                     contenders[name] = [sys.executable, "-c", REFERENCE.format(root=str(ROOT)), name, str(gt_path),
@@ -190,13 +198,13 @@ def main(argv: list[str] | None = None) -> int:
             runs: dict[str, list[dict[str, Any]]] = {name: [] for name in contenders}
             for _ in range(args.repeat):  # interleaved: the load drifts alike for everyone
                 for name, command in contenders.items():
-                    runs[name].append(_measure(command))
+                    runs[name].append(_measure(command, trees.get(name[len("nobg-metrics ("):-1])))
             ours_best = min(r["seconds"] for r in runs["nobg-metrics instances"])
             ours_lines = _summary(runs["nobg-metrics instances"][0]["stdout"])
             for name, measured in runs.items():
                 best = min(r["seconds"] for r in measured)
                 lines = _summary(measured[0]["stdout"] + measured[0]["stderr"])  # (some print through logging)
-                same = "ours" if name.startswith("nobg") else ("same" if lines == ours_lines else
+                same = "ours" if name == "nobg-metrics instances" else ("same" if lines == ours_lines else
                                                                 f"differs: {lines[:3]} vs {ours_lines[:3]}")
                 print(f"{iou_type:9s} {name:26s} {best:8.2f} {statistics.median(r['seconds'] for r in measured):9.2f}"
                       f" {count / best:8.1f} {max(r['rss_mb'] for r in measured):9.0f} {best / ours_best:7.2f}  {same}")
