@@ -14,8 +14,8 @@ import torch
 from nobg_metrics.functional.instance.iou import image_ious, instance_boundaries, mask_counts
 from nobg_metrics.functional.instance.tide import (
     COCO_THRESHOLDS,
-    _tide_errors_compute,
-    _tide_errors_update,
+    tide_error_values,
+    tide_error_statistics,
     tide_errors,
 )
 from nobg_metrics.functional.instance.tide_match import merge_statistics
@@ -198,9 +198,9 @@ def test_batches_merge_to_the_whole(tmp_path: Path) -> None:
     preds, target = to_torch(make_images(1), "segm")
     options: dict[str, Any] = {"iou_type": "boundary", "thresholds": COCO_THRESHOLDS, "pos_threshold": 0.5,
                                "background_threshold": 0.1, "max_detections": 100, "dilation_ratio": 0.02}
-    parts = [_tide_errors_update(preds[a:b], target[a:b], **options) for a, b in ((0, 5), (5, 6), (6, 14))]
-    merged, whole = _tide_errors_compute(merge_statistics(parts)), _tide_errors_compute(
-        _tide_errors_update(preds, target, **options))
+    parts = [tide_error_statistics(preds[a:b], target[a:b], **options) for a, b in ((0, 5), (5, 6), (6, 14))]
+    merged, whole = tide_error_values(merge_statistics(parts)), tide_error_values(
+        tide_error_statistics(preds, target, **options))
     for key in ("ap", "ap_per_threshold"):
         assert torch.equal(merged[key], whole[key])
     for group in ("main", "special", "counts"):

@@ -5,7 +5,7 @@ with the run's IoU type (``segm``: tidecv's MASK mode; ``boundary``: Boundary Io
 (one decoding of each mask, shared by both); per batch it keeps TIDE's matching statistics
 (:class:`~nobg_metrics.functional.instance.tide_match.TideStatistics`: scores, classes, per-threshold status and
 error codes — no pixels) and at the end merges them in image order and computes the values
-(``_tide_errors_compute``). TIDE needs IoUs AP does not compute (every detection against every gt, across
+(``tide_error_values``). TIDE needs IoUs AP does not compute (every detection against every gt, across
 categories, for Cls errors; its own top-100 detections over all classes), so each batch's masks go through one
 more IoU product — on the masks already decoded, never read from the file again.
 
@@ -39,13 +39,14 @@ class TideKeeper:
 
     def update(self, preds: list[dict[str, Any]], targets: list[dict[str, Any]]) -> None:
         """Add a batch of images (the AP metric's ``update`` inputs), in image order."""
-        from nobg_metrics.functional.instance.tide import COCO_THRESHOLDS, _tide_errors_update
+        # torch and TIDE: loaded once a run asks for the errors (the parser imports this module for its flag)
+        from nobg_metrics.functional.instance.tide import COCO_THRESHOLDS, tide_error_statistics
 
         def dense(masks: Any) -> Any:  # the CPU path hands row bands over: TIDE reads the masks
             return masks.dense() if hasattr(masks, "dense") else masks
 
         if preds:
-            self.parts.append(_tide_errors_update(
+            self.parts.append(tide_error_statistics(
                 [{**p, "masks": dense(p["masks"])} for p in preds],
                 [{"masks": dense(t["masks"]), "labels": t["labels"], "iscrowd": t["iscrowd"]} for t in targets],
                 iou_type=self.iou_type,  # type: ignore[arg-type]  # the command's choices: segm, boundary
@@ -55,12 +56,13 @@ class TideKeeper:
     def document(self) -> dict[str, Any]:
         """``errors.json``: ``{iou type: {"ap", "main", "special", "counts", "thresholds", "ap_per_threshold",
         "ap_range"}}`` (dAP and AP in points, 0-100)."""
-        from nobg_metrics.functional.instance.tide import _tide_errors_compute
+        # (the same: torch, for the run only)
+        from nobg_metrics.functional.instance.tide import tide_error_values
         from nobg_metrics.functional.instance.tide_match import merge_statistics
 
         if not self.parts:
             return {self.iou_type: None}
-        values = _tide_errors_compute(merge_statistics(self.parts))
+        values = tide_error_values(merge_statistics(self.parts))
 
         def plain(value: Any) -> Any:
             if isinstance(value, dict):

@@ -88,6 +88,7 @@ class Extras:
                     label_b += " (compared)"
                 kept[label_b] = kept_statistics(other, ids, counts, units)
                 estimates[label_b] = {prefix + key: float(other_values[key]) for key in keys}
+            # numpy: the statistics' writer, loaded when they are asked for
             from nobg_metrics.cli.outputs.summary_stats import markdown
 
             document = instance_stats.statistics(self.args, kept, estimates, units.shape[0], metric.options)
@@ -97,41 +98,3 @@ class Extras:
         if self.args.out is None and texts:
             print("\n".join(texts))
         return writers
-
-
-def _held(masks: Any) -> int:
-    """Pixels a batch of masks holds (dense or row bands), for the batching rule."""
-    held = getattr(masks, "held_pixels", None)
-    return int(held() if callable(held) else held) if held is not None else int(masks.numel())
-
-
-def compared_scorer(args: argparse.Namespace, gt: GroundTruth, device: torch.device
-                    ) -> Callable[[Path], tuple[Any, dict[str, Any], list[int], list[int]]]:
-    """``--compare``'s scoring, as the run's (the same images, batches and metric): ``(metric, values, scored
-    image ids, their gt counts)``."""
-    def score(path: Path) -> tuple[Any, dict[str, Any], list[int], list[int]]:
-        from nobg_metrics.cli.core.signals import checkpoint
-        from nobg_metrics.cli.instances.run import BATCH_IMAGES, BATCH_PIXELS, build_metric, image_inputs
-        from nobg_metrics.io.coco.results import LVIS_MAX_DETS, load_results
-
-        results = load_results(path, gt, lvis=args.lvis, max_dets=args.max_dets or LVIS_MAX_DETS,
-                               strict=getattr(args, "strict", False))
-        metric = build_metric(args, gt, device)
-        todo = [image for image in gt.images if image.annotations or results.per_image.get(image.id)]
-        ids, counts, preds, targets, pixels = [], [], [], [], 0
-        for number, image in enumerate(todo):
-            checkpoint()
-            pred, target = image_inputs(gt, image, results.per_image.get(image.id, []), results, device, args.lvis,
-                                        transposed=True)
-            preds.append(pred)
-            targets.append(target)
-            ids.append(image.id)
-            counts.append(int(target["labels"].shape[0]))
-            pixels += _held(pred["masks"]) + _held(target["masks"])
-            if pixels >= BATCH_PIXELS or len(preds) == BATCH_IMAGES or number == len(todo) - 1:
-                metric.update(preds, targets)
-                preds, targets, pixels = [], [], 0
-        values = {key: value.item() if isinstance(value, Tensor) and value.numel() == 1 else value
-                  for key, value in metric.compute().items()}
-        return metric, values, ids, counts
-    return score

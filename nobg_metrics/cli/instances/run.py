@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -173,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
             for warning in results.warnings:
                 print(f"warning: {warning}", file=sys.stderr)
         metric = build_metric(args, gt, device)
-        from nobg_metrics.cli.instances.extras import Extras, compared_scorer  # --errors, --bootstrap, --compare
+        from nobg_metrics.cli.instances.extras import Extras  # --errors, --bootstrap, --compare
 
         extra = Extras(args, gt)
         todo = [image for image in gt.images if image.annotations or results.per_image.get(image.id)]
@@ -218,3 +219,37 @@ def run_guarded(args: argparse.Namespace, runner: Callable[[argparse.Namespace],
     """:func:`run` (or ``runner``: the ``--cityscapes`` evaluation) with every outcome turned into an exit status and
     a one-line message (:mod:`~nobg_metrics.cli.core.guard`)."""
     return guarded(lambda: (runner or run)(args))
+
+
+def _held(masks: Any) -> int:
+    """Pixels a batch of masks holds (dense or row bands), for the batching rule."""
+    held = getattr(masks, "held_pixels", None)
+    return int(held() if callable(held) else held) if held is not None else int(masks.numel())
+
+
+def compared_scorer(args: argparse.Namespace, gt: GroundTruth, device: torch.device
+                    ) -> Callable[[Path], tuple[Any, dict[str, Any], list[int], list[int]]]:
+    """``--compare``'s scoring, as the run's (the same images, batches and metric): ``(metric, values, scored
+    image ids, their gt counts)``."""
+    def score(path: Path) -> tuple[Any, dict[str, Any], list[int], list[int]]:
+        results = load_results(path, gt, lvis=args.lvis, max_dets=args.max_dets or LVIS_MAX_DETS,
+                               strict=getattr(args, "strict", False))
+        metric = build_metric(args, gt, device)
+        todo = [image for image in gt.images if image.annotations or results.per_image.get(image.id)]
+        ids, counts, preds, targets, pixels = [], [], [], [], 0
+        for number, image in enumerate(todo):
+            checkpoint()
+            pred, target = image_inputs(gt, image, results.per_image.get(image.id, []), results, device, args.lvis,
+                                        transposed=True)
+            preds.append(pred)
+            targets.append(target)
+            ids.append(image.id)
+            counts.append(int(target["labels"].shape[0]))
+            pixels += _held(pred["masks"]) + _held(target["masks"])
+            if pixels >= BATCH_PIXELS or len(preds) == BATCH_IMAGES or number == len(todo) - 1:
+                metric.update(preds, targets)
+                preds, targets, pixels = [], [], 0
+        values = {key: value.item() if isinstance(value, Tensor) and value.numel() == 1 else value
+                  for key, value in metric.compute().items()}
+        return metric, values, ids, counts
+    return score

@@ -60,6 +60,7 @@ def statistics(args: argparse.Namespace, kept: dict[str, Any], estimates: dict[s
                images: int, options: Any) -> dict[str, Any]:
     """The ``stats.json`` document: ``kept`` result label -> its statistics (``resampling_records``' source
     dicts), ``estimates`` label -> value -> the command's exact value, ``images`` the units."""
+    # numpy, torch, the resampler: loaded when statistics are asked for (the parser imports this module)
     import numpy as np
     import torch
 
@@ -123,6 +124,7 @@ def statistics(args: argparse.Namespace, kept: dict[str, Any], estimates: dict[s
 
 def _defined(values: Any) -> Any:
     """-1 (no valid cell in that resample) as NaN: left out of the percentiles."""
+    # numpy, torch, the resampler: loaded when statistics are asked for (the parser imports this module)
     import numpy as np
 
     return np.where(values == -1.0, np.nan, values)
@@ -132,6 +134,7 @@ def _swap_test(pooled: Any, a: dict[str, float], b: dict[str, float], images: in
                evaluate: Any) -> tuple[dict[str, float | None], bool]:
     """Two-sided paired swap test of every value: a swap vector gives image i to the other side when 1; the
     statistic is ``|value(A side) - value(B side)|`` against the observed ``|a - b|``."""
+    # numpy, torch, the resampler: loaded when statistics are asked for (the parser imports this module)
     import numpy as np
 
     from nobg_metrics.cli.outputs.stats import generator, swap_matrices
@@ -158,6 +161,7 @@ def _swap_test(pooled: Any, a: dict[str, float], b: dict[str, float], images: in
 
 def _decide(comparisons: list[dict[str, Any]], alpha: float) -> None:
     """Holm over the pairs of each value; ``significant`` and the ``better`` result (higher is better)."""
+    # numpy, torch, the resampler: loaded when statistics are asked for (the parser imports this module)
     from nobg_metrics.cli.outputs.stats import holm
 
     if not comparisons:

@@ -10,8 +10,8 @@ every missed gt removed). The stages, each a module:
   the error of each negative, kept as flat per-detection statistics (:class:`TideStatistics`);
 - :mod:`~nobg_metrics.functional.instance.tide_ap`: TIDE's own 101-point AP and the fixes, from the statistics.
 
-``_tide_errors_update`` returns the statistics of a batch (batches in image order concatenate with
-``merge_statistics``); ``_tide_errors_compute`` turns them into the values, so a metric class can keep the
+``tide_error_statistics`` returns the statistics of a batch (batches in image order concatenate with
+``merge_statistics``); ``tide_error_values`` turns them into the values, so a metric class can keep the
 statistics and never look at a mask twice. ``iou_type="boundary"`` is new: the pair IoU is Boundary AP's
 ``min(mask IoU, boundary IoU)`` (Cheng et al., CVPR 2021), so Loc then counts detections whose boundary, not only
 their area, is off.
@@ -60,7 +60,7 @@ def _check_inputs(preds: Sequence[Mapping[str, Tensor]], target: Sequence[Mappin
                              f"{tuple(gt['masks'].shape[1:])} differ in size")
 
 
-def _tide_errors_update(preds: Sequence[Mapping[str, Tensor]], target: Sequence[Mapping[str, Tensor]], *,
+def tide_error_statistics(preds: Sequence[Mapping[str, Tensor]], target: Sequence[Mapping[str, Tensor]], *,
                         iou_type: IouType, thresholds: Sequence[float], pos_threshold: float,
                         background_threshold: float, max_detections: int, dilation_ratio: float) -> TideStatistics:
     """The matching statistics of a batch of images (:class:`TideStatistics`, images in the given order)."""
@@ -76,7 +76,7 @@ def _tide_errors_update(preds: Sequence[Mapping[str, Tensor]], target: Sequence[
     return merge_statistics(parts)
 
 
-def _tide_errors_compute(stats: TideStatistics) -> dict[str, Tensor | dict[str, Tensor]]:
+def tide_error_values(stats: TideStatistics) -> dict[str, Tensor | dict[str, Tensor]]:
     """The values from the statistics of a whole dataset (in image order)."""
     if stats.labels.numel() == 0 and stats.gt_labels.numel() == 0:
         raise ValueError("TIDE needs at least one detection or one non-crowd gt (tidecv divides by zero classes)")
@@ -120,7 +120,7 @@ def tide_errors(preds: Sequence[Mapping[str, Tensor]], target: Sequence[Mapping[
         (50.0, 50.0, 1)
     """
     steps = COCO_THRESHOLDS if thresholds == "coco" else (pos_threshold,) if thresholds is None else thresholds
-    stats = _tide_errors_update(preds, target, iou_type=iou_type, thresholds=tuple(steps), pos_threshold=pos_threshold,
+    stats = tide_error_statistics(preds, target, iou_type=iou_type, thresholds=tuple(steps), pos_threshold=pos_threshold,
                                 background_threshold=background_threshold, max_detections=max_detections,
                                 dilation_ratio=dilation_ratio)
-    return _tide_errors_compute(stats)
+    return tide_error_values(stats)
