@@ -16,29 +16,22 @@ from __future__ import annotations
 
 import argparse
 import math
-from pathlib import Path
 from typing import Any
 
-from nobg_metrics.cli.core.arguments import count_at_least, level
+from nobg_metrics.cli.core.arguments import add_statistics_flags
 
 FAMILY = "instances"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The statistics flags (``eval``'s names and checks)."""
-    group = parser.add_argument_group("statistics (stats.json, stats.md; written only with --bootstrap or "
-                                      "--compare)")
-    group.add_argument("--bootstrap", type=count_at_least(0), default=None, metavar="N",
-                       help="image-level bootstrap resamples per interval (default: no statistics; 1000 with "
-                            "--compare; 0: tests only)")
-    group.add_argument("--seed", type=count_at_least(0), default=0, help="seed of the bootstrap and swap draws")
-    group.add_argument("--alpha", type=level, default=0.05, help="intervals are 1 - alpha; level of the test")
-    group.add_argument("--permutations", type=count_at_least(1), default=1000, metavar="N",
-                       help="swap vectors of the paired test (all 2^n when 2^n <= N: exact; default 1000: each is "
-                            "one AP evaluation)")
-    group.add_argument("--compare", type=Path, default=None, metavar="DT_JSON",
-                       help="a second results file on the same gt: paired bootstrap of the differences and a "
-                            "paired swap test over images")
+    add_statistics_flags(
+        parser, permutations=1000,
+        permutations_help="swap vectors of the paired test (all 2^n when 2^n <= N: exact; default 1000: each is "
+                          "one AP evaluation)",
+        compare_metavar="DT_JSON",
+        compare_help="a second results file on the same gt: paired bootstrap of the differences and a paired swap "
+                     "test over images")
 
 
 def wanted(args: argparse.Namespace) -> bool:

@@ -16,7 +16,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from nobg_metrics.cli.core.arguments import count_at_least, level
+from nobg_metrics.cli.core.arguments import add_statistics_flags
 from nobg_metrics.cli.core.errors import ConfigError
 
 FIELDS = ("true_positives", "false_positives", "false_negatives", "iou_sum")
@@ -28,18 +28,12 @@ VALUES = ("pq", "sq", "rq")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The statistics flags (eval's ``--bootstrap`` / ``--seed`` / ``--alpha`` / ``--permutations``, the same
     checks)."""
-    group = parser.add_argument_group("statistics (stats.json, stats.md; written only with --bootstrap or "
-                                      "--compare)")
-    group.add_argument("--bootstrap", type=count_at_least(0), default=None, metavar="N",
-                       help="image-level bootstrap resamples per interval (default: no statistics; 1000 with "
-                            "--compare; 0: tests only)")
-    group.add_argument("--seed", type=count_at_least(0), default=0, help="seed of the bootstrap and swap draws")
-    group.add_argument("--alpha", type=level, default=0.05, help="intervals are 1 - alpha; level of the test")
-    group.add_argument("--permutations", type=count_at_least(1), default=10000, metavar="N",
-                       help="swap vectors of the paired test (all 2^n when 2^n <= N: exact)")
-    group.add_argument("--compare", type=Path, default=None, metavar="PRED_JSON",
-                       help="a second prediction JSON on the same gt: paired bootstrap of the differences and "
-                            "a paired swap test")
+    group = add_statistics_flags(
+        parser, permutations=10000,
+        permutations_help="swap vectors of the paired test (all 2^n when 2^n <= N: exact)",
+        compare_metavar="PRED_JSON",
+        compare_help="a second prediction JSON on the same gt: paired bootstrap of the differences and a paired "
+                     "swap test")
     group.add_argument("--compare-folder", type=Path, default=None, metavar="PRED_FOLDER",
                        help="its PNG folder (default: the JSON's path without .json)")
 
