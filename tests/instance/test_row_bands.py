@@ -72,7 +72,7 @@ def _values(gt_path: Path, dt_path: Path, iou_type: str, lvis: bool, dense: bool
     preds, targets = [], []
     for image in gt.images:
         pred, target = image_inputs(gt, image, results.per_image.get(image.id, []), results, CPU, lvis,
-                                    transposed=True)
+                                    transposed=True, bands=True)
         assert isinstance(pred["masks"], RowBands) and isinstance(target["masks"], RowBands)
         if dense:
             pred["masks"], target["masks"] = pred["masks"].dense(), target["masks"].dense()

@@ -64,9 +64,11 @@ def _ids(values: frozenset[int], device: torch.device) -> Tensor:
 
 def image_inputs(gt: GroundTruth, image: GtImage, detections: list[Detection], results: Results,
                  device: torch.device, lvis: bool = False,
-                 transposed: bool = False) -> tuple[dict[str, Tensor], dict[str, Any]]:
+                 transposed: bool = False, bands: bool = False) -> tuple[dict[str, Tensor], dict[str, Any]]:
     """One image's ``(pred, target)`` dicts for ``MeanAveragePrecision.update`` (``lvis``: with LVIS's lists;
-    ``transposed``: masks ``(N, W, H)``, the image transposed, see the module notes).
+    ``transposed``: masks ``(N, W, H)``, the image transposed, see the module notes; ``bands`` with ``transposed``
+    on CPU: the masks as :class:`~nobg_metrics.functional.instance.row_bands.RowBands`, each drawn into its own
+    columns only, which the metric counts as it counts dense masks).
 
     Raises:
         InputError: a segmentation that cannot be read, named by file, position and image id.
@@ -75,7 +77,7 @@ def image_inputs(gt: GroundTruth, image: GtImage, detections: list[Detection], r
     segmentations = [ann["segmentation"] for ann in anns] + [d.segmentation for d in detections]
     try:  # one decoding pass for the image's ground truths and detections (on CPU: each mask into its own band)
         masks: Any = (segmentation_bands(segmentations, image.height, image.width)
-                      if transposed and device.type == "cpu" else segmentation_masks(
+                      if bands and transposed and device.type == "cpu" else segmentation_masks(
                           segmentations, image.height, image.width, transposed=transposed, device=device))
     except SegmentationError as error:
         if error.index < len(anns):
@@ -185,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
         for number, image in enumerate(todo):  # images are decoded one by one and scored in batches
             checkpoint()
             pred, target = image_inputs(gt, image, results.per_image.get(image.id, []), results, device, args.lvis,
-                                        transposed=True)
+                                        transposed=True, bands=True)
             preds.append(pred)
             targets.append(target)
             pixels += held_pixels(pred["masks"]) + held_pixels(target["masks"])
@@ -240,7 +242,7 @@ def compared_scorer(args: argparse.Namespace, gt: GroundTruth, device: torch.dev
         for number, image in enumerate(todo):
             checkpoint()
             pred, target = image_inputs(gt, image, results.per_image.get(image.id, []), results, device, args.lvis,
-                                        transposed=True)
+                                        transposed=True, bands=True)
             preds.append(pred)
             targets.append(target)
             ids.append(image.id)

@@ -48,6 +48,11 @@ def _segment_cumsum(values: Tensor, segment: Tensor, starts: Tensor) -> Tensor:
     return total - before[starts.clamp(max=values.numel() - 1)][segment]  # (an empty segment's start: unused)
 
 
+def _string_of(position: Tensor, chars_per_string: Tensor) -> int:
+    """The string that holds character ``position`` (for error messages)."""
+    return int(torch.searchsorted(torch.cumsum(chars_per_string, 0), position, right=True))
+
+
 def decode_strings(strings: Sequence[str | bytes]) -> tuple[Tensor, Tensor]:
     """The counts of many compressed RLE strings (pycocotools ``rleFrString``), decoded together.
 
@@ -68,51 +73,78 @@ def decode_strings(strings: Sequence[str | bytes]) -> tuple[Tensor, Tensor]:
         ([5, 2, 2, 2, 5, 0, 63], [5, 2])
     """
     encoded = []
-    for index, string in enumerate(strings):  # the strings themselves; their characters are decoded together
+    for index, string in enumerate(strings):
         try:
             encoded.append(string.encode("ascii") if isinstance(string, str) else bytes(string))
         except UnicodeEncodeError:
             raise MalformedRle(index, "the counts string holds a character outside '0'..'o' (ASCII 48-111)") \
                 from None
-    chars_per_string = torch.tensor([len(s) for s in encoded], dtype=torch.int64)
     n = len(encoded)
-    if n == 0 or int(chars_per_string.sum()) == 0:
+    lengths = [len(s) for s in encoded]
+    chars_per_string = torch.tensor(lengths, dtype=torch.int64)
+    total = sum(lengths)
+    if n == 0 or total == 0:
         return torch.zeros(0, dtype=torch.int64), torch.zeros(n, dtype=torch.int64)
-    buffer = bytearray(b"".join(encoded))
-    code = torch.frombuffer(buffer, dtype=torch.uint8).to(torch.int64) - 48  # maskApi.c: c = s[p] - 48
-    string_of_char = torch.repeat_interleave(torch.arange(n), chars_per_string)
-    bad_char = (code < 0) | (code > 63)
-    if bool(bad_char.any()):
-        index = int(string_of_char[bad_char.to(torch.uint8).argmax()])
-        raise MalformedRle(index, "the counts string holds a character outside '0'..'o' (ASCII 48-111)")
+    raw = torch.frombuffer(bytearray(b"".join(encoded)), dtype=torch.uint8)
+    code = raw - 48  # uint8: characters below '0' wrap past 63
+    bad = code > 63
+    if bool(bad.any()):
+        raise MalformedRle(_string_of(bad.to(torch.uint8).argmax(), chars_per_string),
+                           "the counts string holds a character outside '0'..'o' (ASCII 48-111)")
+    ends_value = (code & 0x20) == 0
     last_of_string = torch.cumsum(chars_per_string, 0) - 1
-    ends_value = (code & 0x20) == 0  # more = c & 0x20
-    cut = (chars_per_string > 0) & ~ends_value[last_of_string.clamp(min=0)]
+    nonempty = chars_per_string > 0
+    cut = nonempty & ~ends_value[last_of_string.clamp(min=0)]
     if bool(cut.any()):
         raise MalformedRle(int(cut.to(torch.uint8).argmax()), "the counts string ends inside a value")
-    value_of_char = torch.cumsum(ends_value.to(torch.int64), 0) - ends_value.to(torch.int64)
     ends = torch.nonzero(ends_value).flatten()
     values = ends.numel()
-    value_starts = torch.cat([ends.new_zeros(1), ends[:-1] + 1])
-    position = torch.arange(code.numel()) - value_starts[value_of_char]  # k in maskApi.c
+    value_starts = torch.empty_like(ends)
+    value_starts[0] = 0
+    value_starts[1:] = ends[:-1] + 1
     chars_per_value = ends - value_starts + 1
     if bool((chars_per_value > MAX_CHARS_PER_VALUE).any()):
-        index = int(string_of_char[ends[(chars_per_value > MAX_CHARS_PER_VALUE).to(torch.uint8).argmax()]])
-        raise MalformedRle(index, f"a value of more than {MAX_CHARS_PER_VALUE} characters (a count >= 2^29)")
-    # x |= (c & 0x1f) << 5*k; the last character's 0x10 bit: x |= -1 << 5*(k+1), i.e. x -= 2^(5*(k+1))
-    x = torch.zeros(values, dtype=torch.int64).index_add_(0, value_of_char, (code & 0x1F) << (5 * position))
+        raise MalformedRle(_string_of(ends[(chars_per_value > MAX_CHARS_PER_VALUE).to(torch.uint8).argmax()],
+                                      chars_per_string),
+                           f"a value of more than {MAX_CHARS_PER_VALUE} characters (a count >= 2^29)")
+    low = (code & 0x1F).to(torch.int32)
+    x = low[value_starts]
+    longer = torch.nonzero(chars_per_value > 1).flatten()  # the values of 2 characters or more, fewer each round
+    k = 1
+    while longer.numel():  # x |= (c & 0x1f) << 5k for the k-th character of each value that has one
+        x.index_add_(0, longer, low[value_starts[longer] + k] << (5 * k))
+        k += 1
+        longer = longer[chars_per_value[longer] > k]
     negative = (code[ends] & 0x10) != 0
-    x = x - torch.where(negative, torch.ones_like(x) << (5 * chars_per_value), torch.zeros_like(x))
-    string_of_value = string_of_char[ends]
-    counts_per_string = torch.bincount(string_of_value, minlength=n)
-    first_value = _segment_starts(counts_per_string)
-    j = torch.arange(values) - first_value[string_of_value]  # the value's index inside its string
-    # if (m > 2) x += cnts[m-2]: odd counts are running sums of the odd values, even ones from the third on
-    odd = _segment_cumsum(torch.where(j % 2 == 1, x, 0), string_of_value, first_value)
-    even = _segment_cumsum(torch.where((j % 2 == 0) & (j >= 2), x, 0), string_of_value, first_value)
-    counts = torch.where(j == 0, x, torch.where(j % 2 == 1, odd, even))
+    x = x.to(torch.int64)
+    x -= torch.where(negative, torch.ones_like(x) << (5 * chars_per_value), 0)
+    # values per string: the ends inside each string
+    ends_before = torch.zeros(n + 1, dtype=torch.int64)
+    ends_before[1:] = torch.searchsorted(ends, last_of_string, right=True)
+    counts_per_string = ends_before[1:] - ends_before[:-1]
+    first_value = ends_before[:-1]
+    starting = counts_per_string > 0
+    starts = first_value[starting]  # the first value of each string that has one
+    # the parity of each value's index in its string: the global index's, flipped where its string starts odd
+    flip = torch.zeros(values, dtype=torch.int64)
+    phase = starts & 1
+    flip.index_add_(0, starts, phase - torch.cat([phase.new_zeros(1), phase[:-1]]))
+    odd_j = ((torch.arange(values) & 1) ^ torch.cumsum(flip, 0)) == 1
+    first = torch.zeros(values, dtype=torch.bool)
+    first[starts] = True
+    # if (m > 2) x += cnts[m-2]: odd counts are running sums of the odd values, even ones of the even values
+    # from the third on; one cumsum per parity, each string's sums started over by subtracting what came before
+    counts = torch.empty_like(x)
+    for lane in (odd_j, ~odd_j & ~first):
+        parts = torch.where(lane, x, 0)
+        run = torch.cumsum(parts, 0)
+        before = run[starts] - parts[starts]  # the lane's total before each string
+        parts[starts] -= before - torch.cat([before.new_zeros(1), before[:-1]])
+        counts = torch.where(lane, torch.cumsum(parts, 0), counts)
+    counts = torch.where(first, x, counts)
     if bool((counts < 0).any()):
-        raise MalformedRle(int(string_of_value[(counts < 0).to(torch.uint8).argmax()]), "a negative count")
+        position = (counts < 0).to(torch.uint8).argmax()
+        raise MalformedRle(int(torch.searchsorted(ends_before[1:], position, right=True)), "a negative count")
     return counts, counts_per_string
 
 
