@@ -7,14 +7,21 @@ holding ``w_i`` copies of image ``i`` — the copies keep their matching (matchi
 - ``npig`` of a (category, area range) is :math:`\sum_i w_i \, npig_i` (a matrix product with the per-image
   counts);
 - the detections are sorted **once** by (category, -score, image, source, rank in the image) — the reference's
-  order — and per (area range, IoU threshold) the cumulative true positives and counted detections are cumulative
-  sums of :math:`w_{image(d)}` over that order (restarted at each category), read at the true positives: a
-  detection drawn ``w`` times stands for ``w`` adjacent copies, and of a run of copies of a true positive only the
-  last can hold the interpolated precision of a recall bin (it has the highest recall and precision of the run);
-  a detection of weight 0 adds a point dominated by an earlier one, so it changes nothing;
-- the interpolated precision is the scatter-max / suffix-max of
-  :mod:`~nobg_metrics.functional.instance.accumulate`; the summary values average the valid cells as
-  :mod:`~nobg_metrics.functional.instance.summary` does.
+  order — and per (area range, IoU threshold) column of the largest cap the cumulative true positives and counted
+  detections are cumulative sums of :math:`w_{image(d)}` over that order (restarted at each category), read at
+  the true positives: a detection drawn ``w`` times stands for ``w`` adjacent copies, and of a run of copies of a
+  true positive only the last can hold the interpolated precision of a recall bin (it has the highest recall and
+  precision of the run); a detection of weight 0 adds a point dominated by an earlier one, so it changes nothing;
+- the running sums are computed once per batch of resamples, not per column: a column's counted detections are
+  those of its area range at the first threshold (the base) plus / minus the few whose outcome changes with the
+  threshold; the base, added, removed and true-positive records of every column are laid end to end and cut into
+  segments at the points where a running sum is read; a sparse (segments × units) matrix of record counts times
+  the weights, a cumulative sum over the segments, and a sparse ±1 matrix give every true positive's running
+  true positives and counted detections — all integer sums in float64, exact. The cost per resample follows the
+  records plus the true positives of the 40 columns, not records × columns;
+- the interpolated precision of a cell is a scatter-max of each true positive's precision into the recall bin it
+  reaches and a running maximum over the bins, as in :mod:`~nobg_metrics.functional.instance.accumulate`; the
+  summary values average the valid cells as :mod:`~nobg_metrics.functional.instance.summary` does.
 
 **Tie rule.** The copies of a detection are adjacent: equal scores are ordered by (image, rank in the image,
 copy). This is the order of the dataset that holds the copies of each drawn image under consecutive new image ids
@@ -31,8 +38,9 @@ COCO protocol only (LVIS's per-image cap and frequency groups are not resampled 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 from torch import Tensor
@@ -43,14 +51,15 @@ from nobg_metrics.functional.instance.options import AREA_NAMES, InstanceOptions
 __all__ = ["ResamplingRecords", "resampling_records", "weighted_summary"]
 
 _EPS = 2.0**-52  # np.spacing(1), as accumulate
-_BATCH_ELEMENTS = 1 << 23
-"""Weights times detections held at once (a few arrays of this many float64)."""
+_BATCH_BYTES = 1 << 28
+"""Working memory of one batch of resamples (they are evaluated a batch at a time)."""
 
 
 class ResamplingRecords(NamedTuple):
     """The pooled statistics, sorted once. ``units``: ``S * n``; ``category`` / ``unit`` / ``cap_rank``
     :math:`(N,)` int64 in the sorted order; ``outcomes`` :math:`(N, A, T)` int8; ``gt_table`` :math:`(U, K A)`
-    float64 the per-unit ``npig``; ``num_categories`` ``K``."""
+    float64 the per-unit ``npig``; ``num_categories`` ``K``; ``plans``: the weight-free indexing that
+    :func:`weighted_summary` builds on its first call, kept per detection caps for the next batches."""
 
     units: int
     category: Tensor
@@ -59,6 +68,7 @@ class ResamplingRecords(NamedTuple):
     outcomes: Tensor
     gt_table: Tensor
     num_categories: int
+    plans: dict[tuple[int, ...], Any]
 
 
 def resampling_records(sources: Sequence[Mapping[str, Tensor]], images: int) -> ResamplingRecords:
@@ -93,53 +103,118 @@ def resampling_records(sources: Sequence[Mapping[str, Tensor]], images: int) -> 
         table.index_put_((rows.reshape(-1), cells.reshape(-1)), s["gt_counted"].double().reshape(-1),
                          accumulate=True)
     return ResamplingRecords(len(sources) * images, category[order], unit[order], keys[order, 3],
-                             outcomes[order], table, k)
+                             outcomes[order], table, k, {})
 
 
-def _column_ap(records: ResamplingRecords, weights: Tensor, column: Tensor, included: Tensor, npig: Tensor,
-               rec: Tensor, precision: bool) -> tuple[Tensor | None, Tensor]:
-    """One (area range, threshold) column at one cap: ``(sum over recall thresholds of the interpolated
-    precision or None without ``precision``, the true positives)`` per resample and category, :math:`(R, K)`
-    float64. Running counts are float32: exact integers below :math:`2^{24}` (a resample's detections)."""
-    rows, k, bins = weights.shape[0], records.num_categories, rec.shape[0]
-    device = weights.device
-    hit_all = included & (column == TP)
-    tp_unit, tp_cat = records.unit[hit_all], records.category[hit_all]
-    table = torch.zeros((records.units, k), dtype=torch.float64, device=device)
-    table.index_put_((tp_unit, tp_cat), torch.ones_like(tp_unit, dtype=torch.float64), accumulate=True)
-    totals = weights @ table  # true positives per resample and category: a matrix product
-    if not precision:
-        return None, totals
-    index = (included & ((column == TP) | (column == FP))).nonzero().squeeze(1)
-    hit = column[index] == TP
-    category, unit = records.category[index], records.unit[index]
-    count = index.shape[0]
-    tp_at = hit.nonzero().squeeze(1)
-    tp_category = category[tp_at]
-    tp_unit = unit[tp_at]
-    counted_start = torch.searchsorted(category, torch.arange(k, device=device))  # first entry of each category
-    tp_start = torch.searchsorted(tp_category, torch.arange(k, device=device))
-    sums = torch.zeros((rows, k), dtype=torch.float64, device=device)
-    step = max(1, _BATCH_ELEMENTS // max(count, 1))
-    single = weights.to(torch.float32)
+class _Plan(NamedTuple):
+    """What :func:`weighted_summary` reads per resample, fixed by the records and the options (module notes).
+    ``segments`` :math:`(Q, U)` sparse: the records of each segment of the running sums, per unit; ``reads``
+    :math:`(2 J + G, Q)` sparse ±1: per true positive its true positives and counted detections so far, then
+    per cell its true positives (of the running sums at the segment ends); ``tp_group`` :math:`(J,)` its
+    (area, threshold, category) cell (of ``G``); ``tp_cell`` :math:`(J,)` its (category, area) ``npig`` cell;
+    ``recall_table`` :math:`(U, C K)` true positives per unit of the smaller caps' columns."""
+
+    segments: Tensor
+    reads: Tensor
+    tp_group: Tensor
+    tp_cell: Tensor
+    recall_table: Tensor
+
+
+def _sparse(rows: Tensor, columns: Tensor, values: Tensor, shape: tuple[int, int]) -> Tensor:
+    """A float64 CSR matrix of the summed ``(row, column, value)`` entries."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta" / invariant checks
+        coo = torch.sparse_coo_tensor(torch.stack([rows, columns]), values.double(), shape,
+                                      check_invariants=False).coalesce()
+        return coo.to_sparse_csr()
+
+
+def _plan(records: ResamplingRecords, options: InstanceOptions) -> _Plan:
+    """Index the kept records once for every resample (no weight read)."""
+    caps = options.max_detection_thresholds
+    device, k, units = records.category.device, records.num_categories, records.units
+    present = records.outcomes[:, 0, 0] != ABSENT
+    keep = (present & (records.cap_rank < caps[-1])).nonzero().squeeze(1)
+    category, unit, outcomes = records.category[keep], records.unit[keep], records.outcomes[keep]
+    size, areas, levels = keep.shape[0], outcomes.shape[1], outcomes.shape[2]
+    counted = (outcomes == TP) | (outcomes == FP)  # (N, A, T)
+    base = counted[:, :, :1]
+    blocks = [base.permute(1, 2, 0), (counted & ~base).permute(1, 2, 0), (base & ~counted).permute(1, 2, 0),
+              (outcomes == TP).permute(1, 2, 0)]  # (A, 1 or T, N): area / column major, positions ascending
+    keys, offsets, start = [], [], 0
+    for block in blocks:
+        flat = block.reshape(-1).nonzero().squeeze(1)  # (area * T' + t) * N + position
+        keys.append(flat)
+        offsets.append(start)
+        start += flat.shape[0]
+    stream = torch.cat([unit[key % size] for key in keys])  # run[i]: the weights of stream[:i] summed
+    tp_key = keys[3]
+    count = tp_key.shape[0]
+    column, position = tp_key // size, tp_key % size
+    first = torch.searchsorted(category, torch.arange(k, device=device))[category[position]]  # its category's start
+    group = column * k + category[position]
+    at = [offsets[3] + torch.arange(count, device=device) + 1, offsets[3] + torch.searchsorted(group, group)]
+    area = column // levels
+    for b, key in ((0, area), (1, column), (2, column)):
+        at += [offsets[b] + torch.searchsorted(keys[b], key * size + position, right=True),
+               offsets[b] + torch.searchsorted(keys[b], key * size + first)]
+    groups = areas * levels * k
+    cells = torch.arange(groups, device=device)
+    at += [offsets[3] + torch.searchsorted(group, cells, right=True), offsets[3] + torch.searchsorted(group, cells)]
+    ends, place = torch.unique(torch.cat(at), sorted=True, return_inverse=True)  # the run values read
+    place = place.split([count] * 8 + [groups] * 2)
+    inside = torch.arange(int(ends[-1]) if ends.numel() else 0, device=device)
+    segments = _sparse(torch.searchsorted(ends, inside, right=True), stream[inside],
+                       torch.ones_like(inside), (ends.shape[0], units))
+    sign = torch.tensor([1, -1, 1, -1, 1, -1, -1, 1], device=device)
+    row = [torch.arange(count, device=device)] * 2 + [count + torch.arange(count, device=device)] * 6
+    row += [2 * count + cells] * 2
+    reads = _sparse(torch.cat(row), torch.cat(place), torch.cat([sign.repeat_interleave(count),
+                                                                 torch.tensor([1, -1], device=device)
+                                                                 .repeat_interleave(groups)]),
+                    (2 * count + groups, ends.shape[0]))
+    table = torch.zeros((units, (len(caps) - 1) * levels * k), dtype=torch.float64, device=device)
+    hit = records.outcomes[:, 0, :] == TP  # (N, T) the smaller caps' recall columns (area "all")
+    for m, cap in enumerate(caps[:-1]):
+        index, t = (hit & (present & (records.cap_rank < cap))[:, None]).nonzero().unbind(1)
+        table.index_put_((records.unit[index], (m * levels + t) * k + records.category[index]),
+                         torch.ones_like(index, dtype=torch.float64), accumulate=True)
+    return _Plan(segments, reads, group, category[position] * areas + area, table)
+
+
+def _precision_sums(plan: _Plan, weights: Tensor, npig: Tensor, rec: Tensor, groups: int
+                    ) -> tuple[Tensor, Tensor]:
+    """Per (area, threshold, category) cell of the largest cap: the sum over recall thresholds of the interpolated
+    precision and the true positives, each :math:`(R, G)` float64. ``npig`` :math:`(R, K A)`. The counts are
+    sums of integer weights in float64: exact."""
+    rows, bins, device = weights.shape[0], rec.shape[0], weights.device
+    count, points = plan.tp_group.shape[0], plan.segments.shape[0]
+    per_row = 8 * (2 * points + 2 * count + groups + 7 * count + 2 * groups * (bins + 1))
+    step = min(max(1, _BATCH_BYTES // per_row), max(rows, 1))
+    columns = weights.t()
+    sums = torch.empty((groups, rows), dtype=torch.float64, device=device)
+    hits = torch.empty((groups, rows), dtype=torch.float64, device=device)
+    npig_t = npig.t()
+    # (cell, resample, bin): a true positive reaching r recall thresholds raises bin bins - r (the bins run
+    # backwards, so the interpolated precision is a running maximum along the last axis; bin bins: none reached)
+    cell = (plan.tp_group[:, None] * step + torch.arange(step, device=device)) * (bins + 1) + bins
     for first in range(0, rows, step):
-        w = single[first:first + step]
-        r = w.shape[0]
-        zero = torch.zeros((r, 1), dtype=torch.float32, device=device)
-        n_run = torch.cat([zero, w[:, unit].cumsum(1)], dim=1)  # counted detections, in the sorted order
-        t_run = torch.cat([zero, w[:, tp_unit].cumsum(1)], dim=1)  # over the true positives only
-        at = torch.arange(tp_at.shape[0], device=device)
-        tp = (t_run[:, at + 1] - t_run[:, tp_start[tp_category]]).double()
-        n = (n_run[:, tp_at + 1] - n_run[:, counted_start[tp_category]]).double()
-        gts = npig[first:first + r][:, tp_category]
-        rc = tp / torch.where(gts > 0, gts, torch.ones_like(gts))
+        w = columns[:, first:first + step].contiguous()  # (U, r)
+        r = w.shape[1]
+        run = torch.cumsum(plan.segments @ w, 0)  # (Q, r) the running sums where they are read
+        read = plan.reads @ run
+        tp, n = read[:count], read[count:2 * count]
+        rc = tp / npig_t[:, first:first + r].clamp(min=1).index_select(0, plan.tp_cell)  # integers: 0 as 1
         pr = tp / (n + _EPS)
-        reach = torch.searchsorted(rec, rc, right=True)  # thresholds <= rc
-        best = torch.zeros((r, k * (bins + 1)), dtype=torch.float64, device=device)
-        best.scatter_reduce_(1, tp_category[None, :] * (bins + 1) + reach, pr, "amax")
-        q = best.view(r, k, bins + 1)[:, :, 1:].flip(-1).cummax(dim=-1).values
-        sums[first:first + r] = q.sum(-1)
-    return sums, totals
+        reach = torch.searchsorted(rec, rc, right=True)  # recall thresholds <= rc
+        target = cell[:, :r] - reach if r == step else \
+            (plan.tp_group[:, None] * r + torch.arange(r, device=device)) * (bins + 1) + bins - reach
+        best = torch.zeros(groups * (bins + 1) * r, dtype=torch.float64, device=device)
+        best.scatter_reduce_(0, target.reshape(-1), pr.reshape(-1), "amax")
+        sums[:, first:first + r] = best.view(groups, r, bins + 1)[:, :, :bins].cummax(-1).values.sum(-1)
+        hits[:, first:first + r] = read[2 * count:]
+    return sums.t(), hits.t()
 
 
 def _mean(cells: list[tuple[Tensor, Tensor]]) -> Tensor:
@@ -183,24 +258,25 @@ def weighted_summary(records: ResamplingRecords, weights: Tensor, options: Insta
     npig = (weights @ records.gt_table).view(rows, k, areas)
     rec = torch.tensor(sorted(options.rec_thresholds), dtype=torch.float64, device=weights.device)
     bins = rec.shape[0]
-    present = records.outcomes[:, 0, 0] != ABSENT
     caps = options.max_detection_thresholds
     thresholds = options.iou_thresholds
+    steps = len(options.iou_thresholds)
+    if tuple(caps) not in records.plans:  # weight-free: built once per records
+        records.plans[tuple(caps)] = _plan(records, options)
+    plan = records.plans[tuple(caps)]
+    sums, hits = _precision_sums(plan, weights, npig.view(rows, k * areas), rec, areas * steps * k)
+    smaller = (weights @ plan.recall_table).view(rows, len(caps) - 1, steps, k)
     ap: dict[tuple[int, int], Tensor] = {}
     recall: dict[tuple[int, int, int], Tensor] = {}
-    for m, cap in enumerate(caps):
-        included = present & (records.cap_rank < cap)
-        final = m == len(caps) - 1
-        for a in range(areas):
-            if not final and a > 0:
-                continue
-            for t in range(len(thresholds)):
-                sums, totals = _column_ap(records, weights, records.outcomes[:, a, t], included, npig[:, :, a], rec,
-                                          final)
-                valid = npig[:, :, a] > 0
+    for m in range(len(caps)):
+        for a in range(areas if m == len(caps) - 1 else 1):
+            valid = npig[:, :, a] > 0
+            for t in range(steps):
+                cell = (a * steps + t) * k
+                totals = hits[:, cell:cell + k] if m == len(caps) - 1 else smaller[:, m, t]
                 recall[m, a, t] = torch.where(valid, totals / npig[:, :, a].clamp(min=1), torch.zeros_like(totals))
-                if sums is not None:
-                    ap[a, t] = torch.where(valid, sums, torch.zeros_like(sums))
+                if m == len(caps) - 1:
+                    ap[a, t] = torch.where(valid, sums[:, cell:cell + k], torch.zeros_like(totals))
     last = len(caps) - 1
     out: dict[str, Tensor] = {}
 
