@@ -128,7 +128,8 @@ def test_batches_and_the_kept_plan_give_the_same_values(monkeypatch: pytest.Monk
     whole = weighted_summary(resampling_records([states], len(target)), weights, options)
     monkeypatch.setattr(ap_resampling, "_BATCH_BYTES", 1)  # one resample per batch
     records = resampling_records([states], len(target))
-    for _ in range(2):  # the second call reuses the plan kept on the records
+    for limit in (2.0**24, 0.0):  # the second call reuses the plan kept on the records, with float64 running sums
+        monkeypatch.setattr(ap_resampling, "_SINGLE_EXACT", limit)
         split = weighted_summary(records, weights, options)
         assert len(records.plans) == 1
         for key in KEYS:

@@ -53,6 +53,8 @@ __all__ = ["ResamplingRecords", "resampling_records", "weighted_summary"]
 _EPS = 2.0**-52  # np.spacing(1), as accumulate
 _BATCH_BYTES = 1 << 28
 """Working memory of one batch of resamples (they are evaluated a batch at a time)."""
+_SINGLE_EXACT = 2.0**24
+"""Running sums of integer weights are exact in float32 below this; float64 from it on."""
 
 
 class ResamplingRecords(NamedTuple):
@@ -122,10 +124,10 @@ class _Plan(NamedTuple):
 
 
 def _sparse(rows: Tensor, columns: Tensor, values: Tensor, shape: tuple[int, int]) -> Tensor:
-    """A float64 CSR matrix of the summed ``(row, column, value)`` entries."""
+    """A float32 CSR matrix of the summed ``(row, column, value)`` entries (small integers)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta" / invariant checks
-        coo = torch.sparse_coo_tensor(torch.stack([rows, columns]), values.double(), shape,
+        coo = torch.sparse_coo_tensor(torch.stack([rows, columns]), values.float(), shape,
                                       check_invariants=False).coalesce()
         return coo.to_sparse_csr()
 
@@ -187,12 +189,17 @@ def _precision_sums(plan: _Plan, weights: Tensor, npig: Tensor, rec: Tensor, gro
                     ) -> tuple[Tensor, Tensor]:
     """Per (area, threshold, category) cell of the largest cap: the sum over recall thresholds of the interpolated
     precision and the true positives, each :math:`(R, G)` float64. ``npig`` :math:`(R, K A)`. The counts are
-    sums of integer weights in float64: exact."""
+    sums of integer weights: exact."""
     rows, bins, device = weights.shape[0], rec.shape[0], weights.device
     count, points = plan.tp_group.shape[0], plan.segments.shape[0]
     per_row = 8 * (2 * points + 2 * count + groups + 7 * count + 2 * groups * (bins + 1))
     step = min(max(1, _BATCH_BYTES // per_row), max(rows, 1))
-    columns = weights.t()
+    # the running sums are integers: exact in float32 below 2^24 (the largest is a resample's total)
+    per_unit = torch.bincount(plan.segments.col_indices(), plan.segments.values(), minlength=weights.shape[1])
+    totals = weights @ per_unit.double()
+    single = rows == 0 or float(totals.max()) < _SINGLE_EXACT
+    segments, reads = (plan.segments, plan.reads) if single else (plan.segments.double(), plan.reads.double())
+    columns = weights.t().to(torch.float32 if single else torch.float64)
     sums = torch.empty((groups, rows), dtype=torch.float64, device=device)
     hits = torch.empty((groups, rows), dtype=torch.float64, device=device)
     npig_t = npig.t()
@@ -202,8 +209,8 @@ def _precision_sums(plan: _Plan, weights: Tensor, npig: Tensor, rec: Tensor, gro
     for first in range(0, rows, step):
         w = columns[:, first:first + step].contiguous()  # (U, r)
         r = w.shape[1]
-        run = torch.cumsum(plan.segments @ w, 0)  # (Q, r) the running sums where they are read
-        read = plan.reads @ run
+        run = torch.cumsum(segments @ w, 0)  # (Q, r) the running sums where they are read
+        read = (reads @ run).double()
         tp, n = read[:count], read[count:2 * count]
         rc = tp / npig_t[:, first:first + r].clamp(min=1).index_select(0, plan.tp_cell)  # integers: 0 as 1
         pr = tp / (n + _EPS)
