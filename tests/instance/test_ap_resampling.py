@@ -244,3 +244,15 @@ def test_swap_test_p_values_are_uniform_for_alike_models_and_small_for_a_better_
     assert stats.kstest(p, "uniform").pvalue > 0.01
     assert np.all(np.histogram(p, bins=10, range=(0, 1))[0] > 0)  # every decile
     assert max(swap_p_values(3, better=True, permutations=199)) < 0.01
+
+
+def test_the_recall_bin_count_equals_searchsorted() -> None:
+    from nobg_metrics.functional.instance.ap_resampling import _reached
+
+    coco = torch.tensor(np.linspace(0.0, 1.00, 101), dtype=torch.float64)
+    uneven = torch.tensor([0.0, 0.1, 0.5, 0.55, 1.0], dtype=torch.float64)
+    ratios = torch.cat([torch.arange(n + 1, dtype=torch.float64) / n for n in range(1, 400)])
+    near = torch.cat([coco, torch.nextafter(coco, torch.tensor(2.0)), torch.nextafter(coco, torch.tensor(-1.0))])
+    for rec in (coco, uneven):
+        for rc in (ratios, near.clamp(min=0)):
+            assert torch.equal(_reached(rec, rc), torch.searchsorted(rec, rc, right=True))

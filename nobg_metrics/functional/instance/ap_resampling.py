@@ -12,13 +12,10 @@ holding ``w_i`` copies of image ``i`` — the copies keep their matching (matchi
   the true positives: a detection drawn ``w`` times stands for ``w`` adjacent copies, and of a run of copies of a
   true positive only the last can hold the interpolated precision of a recall bin (it has the highest recall and
   precision of the run); a detection of weight 0 adds a point dominated by an earlier one, so it changes nothing;
-- the running sums are computed once per batch of resamples, not per column: a column's counted detections are
-  those of its area range at the first threshold (the base) plus / minus the few whose outcome changes with the
-  threshold; the base, added, removed and true-positive records of every column are laid end to end and cut into
-  segments at the points where a running sum is read; a sparse (segments × units) matrix of record counts times
-  the weights, a cumulative sum over the segments, and a sparse ±1 matrix give every true positive's running
-  true positives and counted detections — all integer sums in float64, exact. The cost per resample follows the
-  records plus the true positives of the 40 columns, not records × columns;
+- computed for a batch of resamples at once (docs/statistics.md "Instance AP"): a column's counted detections
+  are its area range's at the first threshold plus / minus the few that change with the threshold; the records
+  of all columns, laid end to end and cut into segments where a running sum is read, give two weight-free sparse
+  matrices, and ``reads @ cumsum(segments @ W)`` every running count (integer sums: exact);
 - the interpolated precision of a cell is a scatter-max of each true positive's precision into the recall bin it
   reaches and a running maximum over the bins, as in :mod:`~nobg_metrics.functional.instance.accumulate`; the
   summary values average the valid cells as :mod:`~nobg_metrics.functional.instance.summary` does.
@@ -144,12 +141,8 @@ def _plan(records: ResamplingRecords, options: InstanceOptions) -> _Plan:
     base = counted[:, :, :1]
     blocks = [base.permute(1, 2, 0), (counted & ~base).permute(1, 2, 0), (base & ~counted).permute(1, 2, 0),
               (outcomes == TP).permute(1, 2, 0)]  # (A, 1 or T, N): area / column major, positions ascending
-    keys, offsets, start = [], [], 0
-    for block in blocks:
-        flat = block.reshape(-1).nonzero().squeeze(1)  # (area * T' + t) * N + position
-        keys.append(flat)
-        offsets.append(start)
-        start += flat.shape[0]
+    keys = [block.reshape(-1).nonzero().squeeze(1) for block in blocks]  # (area * T' + t) * N + position
+    offsets = [sum(key.shape[0] for key in keys[:b]) for b in range(len(keys))]
     stream = torch.cat([unit[key % size] for key in keys])  # run[i]: the weights of stream[:i] summed
     tp_key = keys[3]
     count = tp_key.shape[0]
@@ -169,13 +162,10 @@ def _plan(records: ResamplingRecords, options: InstanceOptions) -> _Plan:
     inside = torch.arange(int(ends[-1]) if ends.numel() else 0, device=device)
     segments = _sparse(torch.searchsorted(ends, inside, right=True), stream[inside],
                        torch.ones_like(inside), (ends.shape[0], units))
-    sign = torch.tensor([1, -1, 1, -1, 1, -1, -1, 1], device=device)
     row = [torch.arange(count, device=device)] * 2 + [count + torch.arange(count, device=device)] * 6
-    row += [2 * count + cells] * 2
-    reads = _sparse(torch.cat(row), torch.cat(place), torch.cat([sign.repeat_interleave(count),
-                                                                 torch.tensor([1, -1], device=device)
-                                                                 .repeat_interleave(groups)]),
-                    (2 * count + groups, ends.shape[0]))
+    sign = torch.tensor([1, -1, 1, -1, 1, -1, -1, 1, 1, -1], device=device)  # tp, then base + added - removed
+    reads = _sparse(torch.cat(row + [2 * count + cells] * 2), torch.cat(place), sign.repeat_interleave(
+        torch.tensor([count] * 8 + [groups] * 2, device=device)), (2 * count + groups, ends.shape[0]))
     table = torch.zeros((units, (len(caps) - 1) * levels * k), dtype=torch.float64, device=device)
     hit = records.outcomes[:, 0, :] == TP  # (N, T) the smaller caps' recall columns (area "all")
     for m, cap in enumerate(caps[:-1]):
@@ -183,6 +173,18 @@ def _plan(records: ResamplingRecords, options: InstanceOptions) -> _Plan:
         table.index_put_((records.unit[index], (m * levels + t) * k + records.category[index]),
                          torch.ones_like(index, dtype=torch.float64), accumulate=True)
     return _Plan(segments, reads, group, category[position] * areas + area, table)
+
+
+def _reached(rec: Tensor, rc: Tensor) -> Tensor:
+    """How many recall thresholds are ``<= rc``: ``searchsorted(rec, rc, right=True)``; on an even grid of [0, 1]
+    (COCO's) read from ``floor(rc (B - 1))`` and its two neighbours' comparisons (the same counts, faster)."""
+    bins = rec.shape[0]
+    grid = torch.linspace(0, 1, bins, dtype=torch.float64, device=rec.device)
+    if bins < 2 or float((rec - grid).abs().max()) > 1e-9:
+        return torch.searchsorted(rec, rc, right=True)
+    padded = torch.cat([rec, rec.new_full((2,), torch.inf)])
+    k = (rc * (bins - 1)).floor_().clamp_(0, bins - 1).long()  # thresholds 0..k-1 are <= rc, k+2.. are not
+    return k + (padded.take(k) <= rc) + (padded.take(k + 1) <= rc)
 
 
 def _precision_sums(plan: _Plan, weights: Tensor, npig: Tensor, rec: Tensor, groups: int
@@ -214,7 +216,7 @@ def _precision_sums(plan: _Plan, weights: Tensor, npig: Tensor, rec: Tensor, gro
         tp, n = read[:count], read[count:2 * count]
         rc = tp / npig_t[:, first:first + r].clamp(min=1).index_select(0, plan.tp_cell)  # integers: 0 as 1
         pr = tp / (n + _EPS)
-        reach = torch.searchsorted(rec, rc, right=True)  # recall thresholds <= rc
+        reach = _reached(rec, rc)
         target = cell[:, :r] - reach if r == step else \
             (plan.tp_group[:, None] * r + torch.arange(r, device=device)) * (bins + 1) + bins - reach
         best = torch.zeros(groups * (bins + 1) * r, dtype=torch.float64, device=device)
