@@ -24,7 +24,8 @@ def _worker(rank: int, world_size: int, shares: list, options: dict) -> dict[str
     preds, target = shares[rank]
     for start in range(0, len(preds), 2):
         metric.update(preds[start:start + 2], target[start:start + 2])
-    return {key: value.clone() for key, value in metric.compute().items()}
+    # extended_summary's ``ious`` is each process's own dict (documented: not synced); every other value is synced
+    return {key: value.clone() for key, value in metric.compute().items() if key != "ious"}
 
 
 def _single(preds: list, target: list, options: dict) -> dict[str, torch.Tensor]:

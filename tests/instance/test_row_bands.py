@@ -11,10 +11,10 @@ import torch
 
 from nobg_metrics.cli.instances.run import build_metric, image_inputs
 from nobg_metrics.functional.instance.crops import crop_counts
-from nobg_metrics.functional.instance.row_bands import RowBands
 from nobg_metrics.io.coco.annotations import load_ground_truth
 from nobg_metrics.io.coco.masks import segmentation_bands, segmentation_masks
 from nobg_metrics.io.coco.results import load_results
+from nobg_metrics.ops.row_bands import RowBands
 from tests.cli.instances.instances_data import make_dataset, write_dataset
 
 CPU = torch.device("cpu")

@@ -40,7 +40,6 @@ from nobg_metrics.cli.core.writing import (
 from nobg_metrics.cli.eval.config import ConfigError
 from nobg_metrics.cli.instances.summary import coco_lines, lvis_lines
 from nobg_metrics.cli.outputs import structured_report
-from nobg_metrics.functional.instance.row_bands import RowBands, held_pixels
 from nobg_metrics.io.coco.annotations import GroundTruth, GtImage, load_ground_truth
 from nobg_metrics.io.coco.masks import segmentation_bands, segmentation_masks
 from nobg_metrics.io.coco.results import (
@@ -51,6 +50,7 @@ from nobg_metrics.io.coco.results import (
 )
 from nobg_metrics.io.errors import InputError, SegmentationError
 from nobg_metrics.metrics.instance.mean_average_precision import MeanAveragePrecision
+from nobg_metrics.ops.row_bands import RowBands, held_pixels
 
 BATCH_IMAGES = 16
 """At most this many images per ``update`` (the metric's fixed cost per call is shared)."""
@@ -67,7 +67,7 @@ def image_inputs(gt: GroundTruth, image: GtImage, detections: list[Detection], r
                  transposed: bool = False, bands: bool = False) -> tuple[dict[str, Tensor], dict[str, Any]]:
     """One image's ``(pred, target)`` dicts for ``MeanAveragePrecision.update`` (``lvis``: with LVIS's lists;
     ``transposed``: masks ``(N, W, H)``, the image transposed, see the module notes; ``bands`` with ``transposed``
-    on CPU: the masks as :class:`~nobg_metrics.functional.instance.row_bands.RowBands`, each drawn into its own
+    on CPU: the masks as :class:`~nobg_metrics.ops.row_bands.RowBands`, each drawn into its own
     columns only, which the metric counts as it counts dense masks).
 
     Raises:

@@ -21,7 +21,7 @@ import torch
 from torch import Tensor
 
 from nobg_metrics._inputs import check_tensor, input_error, item_name
-from nobg_metrics.functional.instance.row_bands import RowBands
+from nobg_metrics.ops.row_bands import RowBands
 
 __all__: list[str] = []  # the input contract's helpers: used by the instance modules, not public
 

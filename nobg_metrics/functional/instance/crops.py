@@ -22,9 +22,9 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from nobg_metrics.functional.instance.row_bands import RowBands
 from nobg_metrics.ops.band_width import dilation_radius
 from nobg_metrics.ops.morphology import count_bits, pack_bits, square_window_packed
+from nobg_metrics.ops.row_bands import RowBands
 
 
 def _row_bands(stack: Tensor) -> tuple[list[int], list[int]]:
@@ -58,7 +58,7 @@ def crop_counts(dets: list[Tensor | RowBands], gts: list[Tensor | RowBands], det
 
     Args:
         dets, gts: per image :math:`(N, H, W)` and :math:`(M, H, W)` bool masks (CPU), dense or as
-            :class:`~nobg_metrics.functional.instance.row_bands.RowBands` (their bands are the atlas' pieces).
+            :class:`~nobg_metrics.ops.row_bands.RowBands` (their bands are the atlas' pieces).
         det_labels, gt_labels: per image :math:`(N,)` and :math:`(M,)` int64.
         all_pairs: count every pair sharing rows (micro average), not only those of one category.
         dilation_ratio: boundaries too (``None``: masks only).

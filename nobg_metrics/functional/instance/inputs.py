@@ -47,7 +47,7 @@ from nobg_metrics.functional.instance.contract import (
     needed_keys,
     read_boxes,
 )
-from nobg_metrics.functional.instance.row_bands import RowBands, placeholder
+from nobg_metrics.ops.row_bands import RowBands, placeholder
 
 LABEL_LIMIT = 2**32
 """Labels must lie in ``[-2**32, 2**32)`` (they are packed with the image index into one int64 sort key)."""
@@ -71,7 +71,7 @@ class ImageInstances:
         neg_category_ids, not_exhaustive_category_ids: :math:`(L,)` int64 or ``None``.
         det_boxes, gt_boxes: :math:`(N, 4)` / :math:`(M, 4)` float64 ``xyxy`` (module notes), or ``None`` where
             the dicts had no ``boxes``.
-        det_bands, gt_bands: the masks as :class:`~nobg_metrics.functional.instance.row_bands.RowBands` where they
+        det_bands, gt_bands: the masks as :class:`~nobg_metrics.ops.row_bands.RowBands` where they
         were given so (``det_masks`` / ``gt_masks`` are then zero-memory stand-ins of their shape: read
         :meth:`dense_det_masks` / :meth:`dense_gt_masks` for the pixels).
     """
@@ -117,7 +117,7 @@ def _is_empty(tensor: Tensor) -> bool:
 
 def _masks(value: object, name: str) -> Tensor | RowBands | None:
     """:math:`(N, H, W)` bool, or ``None`` for an empty tensor of rank < 3 (the size comes from the other side);
-    :class:`~nobg_metrics.functional.instance.row_bands.RowBands` as they are."""
+    :class:`~nobg_metrics.ops.row_bands.RowBands` as they are."""
     if isinstance(value, RowBands):
         return value
     masks = check_tensor(name, value)

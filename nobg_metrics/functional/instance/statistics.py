@@ -46,8 +46,8 @@ from nobg_metrics.functional.instance.matching import (
     stable_order,
 )
 from nobg_metrics.functional.instance.options import AREA_RANGES, InstanceOptions
-from nobg_metrics.functional.instance.row_bands import RowBands
 from nobg_metrics.ops import host_reads
+from nobg_metrics.ops.row_bands import RowBands
 
 _KEY_SHIFT = 2 * LABEL_LIMIT  # group key = image * 2**33 + label + 2**32: labels in [-2**32, 2**32)
 

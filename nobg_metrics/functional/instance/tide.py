@@ -120,7 +120,7 @@ def tide_errors(preds: Sequence[Mapping[str, Tensor]], target: Sequence[Mapping[
         (50.0, 50.0, 1)
     """
     steps = COCO_THRESHOLDS if thresholds == "coco" else (pos_threshold,) if thresholds is None else thresholds
-    stats = tide_error_statistics(preds, target, iou_type=iou_type, thresholds=tuple(steps), pos_threshold=pos_threshold,
-                                background_threshold=background_threshold, max_detections=max_detections,
-                                dilation_ratio=dilation_ratio)
+    stats = tide_error_statistics(preds, target, iou_type=iou_type, thresholds=tuple(steps),
+                                  pos_threshold=pos_threshold, background_threshold=background_threshold,
+                                  max_detections=max_detections, dilation_ratio=dilation_ratio)
     return tide_error_values(stats)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from nobg_metrics.functional.instance.row_bands import RowBands
+from nobg_metrics.ops.row_bands import RowBands
 
 
 def union_intervals(rows: Tensor, starts: Tensor, stops: Tensor, pixels: int) -> tuple[Tensor, Tensor, Tensor]:
@@ -87,8 +87,8 @@ def intervals_to_bands(rows: Tensor, starts: Tensor, stops: Tensor, n: int, heig
     Args: as :func:`intervals_to_masks` (CPU).
 
     Returns:
-        :class:`~nobg_metrics.functional.instance.row_bands.RowBands` of shape ``(n, width, height)``; its
-        :meth:`~nobg_metrics.functional.instance.row_bands.RowBands.dense` equals
+        :class:`~nobg_metrics.ops.row_bands.RowBands` of shape ``(n, width, height)``; its
+        :meth:`~nobg_metrics.ops.row_bands.RowBands.dense` equals
         ``intervals_to_masks(..., transposed=True)``.
 
     Examples:

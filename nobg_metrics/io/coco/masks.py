@@ -20,7 +20,6 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from nobg_metrics.functional.instance.row_bands import RowBands
 from nobg_metrics.io.coco.intervals import intervals_to_bands, intervals_to_masks
 from nobg_metrics.io.coco.polygons import polygon_intervals
 from nobg_metrics.io.coco.rle import (
@@ -29,6 +28,7 @@ from nobg_metrics.io.coco.rle import (
     rle_intervals,
 )
 from nobg_metrics.io.errors import BadPolygon, MalformedRle, SegmentationError
+from nobg_metrics.ops.row_bands import RowBands
 
 
 def _is_count(value: object) -> bool:
@@ -165,7 +165,7 @@ def segmentation_bands(segmentations: Sequence[object], height: int, width: int)
     columns only (:func:`~nobg_metrics.io.coco.intervals.intervals_to_bands`), what the CPU counting reads.
 
     Returns:
-        :class:`~nobg_metrics.functional.instance.row_bands.RowBands` of shape ``(N, width, height)``.
+        :class:`~nobg_metrics.ops.row_bands.RowBands` of shape ``(N, width, height)``.
 
     Raises:
         SegmentationError: as :func:`segmentation_masks`.
