@@ -14,8 +14,8 @@ import torch
 from nobg_metrics.functional.instance.iou import image_ious, instance_boundaries, mask_counts
 from nobg_metrics.functional.instance.tide import (
     COCO_THRESHOLDS,
-    tide_error_values,
     tide_error_statistics,
+    tide_error_values,
     tide_errors,
 )
 from nobg_metrics.functional.instance.tide_match import merge_statistics
