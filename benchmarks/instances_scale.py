@@ -17,10 +17,10 @@ references: faster-coco-eval (segm, boundary), pycocotools (segm), lvis 0.5.3 (L
 boundary-iou-api ports of ``tests/reference`` (boundary, COCO and LVIS). Their printed summaries are compared with
 ours (the same 3-decimal lines). ``--iou-types`` picks segm and / or boundary (the command has no bbox type).
 
-    python benchmarks/bench_instances_scale.py --preset coco                      # 1,000 images x 100
-    python benchmarks/bench_instances_scale.py --preset lvis --iou-types segm
-    python benchmarks/bench_instances_scale.py --gt gt.json --dt dt.json --repeat 3 --skip pycocotools
-    python benchmarks/bench_instances_scale.py --tree before=/tmp/old-checkout   # ours against an older checkout
+    python benchmarks/instances_scale.py --preset coco                      # 1,000 images x 100
+    python benchmarks/instances_scale.py --preset lvis --iou-types segm
+    python benchmarks/instances_scale.py --gt gt.json --dt dt.json --repeat 3 --skip pycocotools
+    python benchmarks/instances_scale.py --tree before=/tmp/old-checkout   # ours against an older checkout
 
 Run it from outside the repository when ``--tree`` is given (``python -m`` puts the current folder first on the path).
 """
