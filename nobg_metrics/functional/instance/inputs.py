@@ -72,8 +72,8 @@ class ImageInstances:
         det_boxes, gt_boxes: :math:`(N, 4)` / :math:`(M, 4)` float64 ``xyxy`` (module notes), or ``None`` where
             the dicts had no ``boxes``.
         det_bands, gt_bands: the masks as :class:`~nobg_metrics.ops.row_bands.RowBands` where they
-        were given so (``det_masks`` / ``gt_masks`` are then zero-memory stand-ins of their shape: read
-        :meth:`dense_det_masks` / :meth:`dense_gt_masks` for the pixels).
+            were given so (``det_masks`` / ``gt_masks`` are then zero-memory stand-ins of their shape: read
+            :meth:`dense_det_masks` / :meth:`dense_gt_masks` for the pixels).
     """
 
     det_masks: Tensor
