@@ -58,7 +58,7 @@ def statistics(args: argparse.Namespace, kept: dict[str, Any], estimates: dict[s
     import torch
 
     from nobg_metrics.cli.outputs.stats import generator, resample_counts
-    from nobg_metrics.cli.outputs.summary_stats import finite_interval
+    from nobg_metrics.cli.outputs.summary_stats import decide_comparisons, finite_interval
     from nobg_metrics.functional.instance.ap_resampling import resampling_records, weighted_summary
 
     names = list(kept)
@@ -105,7 +105,8 @@ def statistics(args: argparse.Namespace, kept: dict[str, Any], estimates: dict[s
                                   "high": None if interval is None else interval[1], "p_value": p[value],
                                   "exact": exact, **common}
             comparisons.append({"a": a, "b": b, "values": entries})
-    _decide(comparisons, args.alpha)
+    # every AP / AR value: higher is better
+    decide_comparisons(comparisons, {}, args.alpha)
     return {"family": FAMILY, "unit": "image", "units": images, "seed": args.seed, "alpha": args.alpha,
             "bootstrap": {"resamples": resamples, "confidence": 1 - args.alpha, "interval": "percentile",
                           "statistic": "COCO AP / AR recomputed from the kept matching statistics of the drawn "
@@ -150,23 +151,3 @@ def _swap_test(pooled: Any, a: dict[str, float], b: dict[str, float], images: in
         else:
             p[name] = reached[name] / total if exact else (1 + reached[name]) / (1 + total)
     return p, exact
-
-
-def _decide(comparisons: list[dict[str, Any]], alpha: float) -> None:
-    """Holm over the pairs of each value; ``significant`` and the ``better`` result (higher is better)."""
-    # numpy, torch, the resampler: loaded when statistics are asked for (the parser imports this module)
-    from nobg_metrics.cli.outputs.stats import holm
-
-    if not comparisons:
-        return
-    for value in comparisons[0]["values"]:
-        entries = [c["values"][value] for c in comparisons]
-        tested = [e for e in entries if e["p_value"] is not None]
-        for entry, adjusted in zip(tested, holm([e["p_value"] for e in tested])):
-            entry["p_holm"] = adjusted
-        for comparison, entry in zip(comparisons, entries):
-            entry.setdefault("p_holm", None)
-            entry["significant"] = entry["p_holm"] is not None and entry["p_holm"] <= alpha and \
-                entry["difference"] != 0
-            entry["better"] = None if not entry["significant"] else (
-                comparison["a"] if entry["difference"] > 0 else comparison["b"])

@@ -140,7 +140,7 @@ def family_statistics(tables: dict[str, np.ndarray], summarise: Summarise, estim
                              "high": None if interval is None else interval[1], "p_value": p.get(value),
                              "exact": exact, **common}
         comparisons.append({"a": a, "b": b, "values": values})
-    _decide(comparisons, higher or {}, alpha)
+    decide_comparisons(comparisons, higher or {}, alpha)
     return {"family": family, "unit": unit, "units": n, "seed": seed, "alpha": alpha,
             "bootstrap": {"resamples": resamples, "confidence": 1 - alpha, "interval": "percentile",
                           "statistic": f"the dataset value recomputed from resampled per-{unit} sums"},
@@ -149,8 +149,9 @@ def family_statistics(tables: dict[str, np.ndarray], summarise: Summarise, estim
             "results": results, "comparisons": comparisons}
 
 
-def _decide(comparisons: list[dict[str, Any]], higher: dict[str, bool], alpha: float) -> None:
-    """Holm over the pairs of each value; ``significant`` and ``better`` (the result with the better value)."""
+def decide_comparisons(comparisons: list[dict[str, Any]], higher: dict[str, bool], alpha: float) -> None:
+    """Holm over the pairs of each value; ``significant`` and ``better`` (the result with the better value;
+    ``higher`` says per value whether higher is better, default yes)."""
     if not comparisons:
         return
     for value in comparisons[0]["values"]:
