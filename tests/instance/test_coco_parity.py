@@ -79,8 +79,8 @@ def test_ignore_flag_is_or_ed_with_iscrowd():
 @pytest.mark.parametrize("options", [
     {"iou_thresholds": [0.3, 0.5, 0.75, 0.0, 1.0]},  # unsorted, the ends included
     {"rec_thresholds": [0.5, 0.0, 1.0, 0.25, 0.25]},  # unsorted with a repeat: the reference stops at a miss
-    {"max_detection_thresholds": [3, 1]},
-    {"max_detection_thresholds": [1, 2, 5, 200]},
+    {"max_detection_thresholds": [3, 1, 7]},  # unsorted, below the detections of an image
+    {"max_detection_thresholds": [2, 5, 200]},
 ])
 def test_custom_thresholds_and_caps(options):
     data = images(5, SMALL, seed=8, detections=14)

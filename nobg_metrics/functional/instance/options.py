@@ -82,9 +82,18 @@ def _float_list(name: str, values: object) -> tuple[float, ...]:
     return tuple(float(value) for value in values)
 
 
-def _max_detections(values: object) -> tuple[int, ...]:
+def _max_detections(values: object, protocol: str) -> tuple[int, ...]:
     if not isinstance(values, Sequence) or isinstance(values, str) or len(values) == 0:
         raise ValueError(f"`max_detection_thresholds` must be None or a non-empty list of ints >= 1, got {values!r}")
+    # The summary has one AR per cap and reads AP at the largest: COCO's is AR@1/10/100 (pycocotools' summarize reads
+    # three caps; torchmetrics refuses any other length, with this message), LVIS' one cap per image (``max_dets``).
+    if protocol == "coco" and len(values) != 3:
+        raise ValueError("When providing a list of max detection thresholds it should have length 3. Got value "
+                         f"{len(values)} (`max_detection_thresholds` {list(values)}: protocol='coco' reports AR at "
+                         "three caps)")
+    if protocol == "lvis" and len(values) != 1:
+        raise ValueError(f"`max_detection_thresholds` must hold one cap per image for protocol='lvis' (LVIS' "
+                         f"max_dets), got {list(values)}")
     for value in values:
         check_number("max_detection_thresholds[...]", value, low=1, integer=True)
     if len(set(values)) != len(values):
@@ -137,7 +146,7 @@ def make_options(
         rec_thresholds=numpy_linspace(0.0, 1.0, 101) if rec_thresholds is None else _float_list(
             "rec_thresholds", rec_thresholds),
         max_detection_thresholds=default_dets if max_detection_thresholds is None else _max_detections(
-            max_detection_thresholds),
+            max_detection_thresholds, protocol),
         class_metrics=class_metrics, average=average, extended_summary=extended_summary,
         category_frequencies=_frequencies(category_frequencies),
     )

@@ -107,7 +107,7 @@ class MeanAveragePrecision(NobgMetric):
         iou_type: ``"bbox"``, ``"segm"``, ``"boundary"`` or a tuple / list of them (one pass each).
         iou_thresholds: IoU thresholds (default ``np.linspace(.5, .95, 10)``, float64).
         rec_thresholds: recall thresholds (default ``np.linspace(0, 1, 101)``).
-        max_detection_thresholds: any list of caps (default ``[1, 10, 100]``, LVIS ``[300]``); ``mar_<k>`` follows.
+        max_detection_thresholds: three caps (default ``[1, 10, 100]``; LVIS one, ``[300]``); ``mar_<k>`` follows.
         class_metrics: (a bool) also compute ``map_per_class`` and ``mar_<k>_per_class``.
         extended_summary: (a bool) also return ``ious``, ``precision``, ``recall`` and ``scores``.
         average: ``"macro"`` (mean over categories) or ``"micro"`` (all categories pooled; COCO only).
