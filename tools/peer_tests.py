@@ -12,6 +12,9 @@ Run from the repository root (by hand, not by CI):
   and prints passed / failed / xfailed / skipped per file and the time taken. ``--target torchmetrics`` runs a temporary
   copy with the swap undone (torchmetrics' own classes), the baseline the same harness gives upstream; ``--raw`` (and
   ``--target torchmetrics``) leaves out ``tests/peer/expected_failures.txt``, whose tests otherwise are strict xfails.
+- ``python tools/peer_tests.py run --held-out v1.6.0 [--target ...]``: the held-out check. The detection test files of
+  another release (never vendored, never read while fixing differences) replace the vendored ones in a temporary
+  copy, with the same swap; run raw, on ours and on torchmetrics, the pass rates should agree with the pinned release's.
 """
 
 from __future__ import annotations
@@ -174,17 +177,26 @@ def _summary(junit: Path) -> dict[str, Counter]:
     return counts
 
 
-def run(target: str, raw: bool, pytest_args: list[str]) -> int:
+def _held_out(where: Path, tag: str, torchmetrics: Path) -> None:
+    """Replace the copy's vendored detection test files by ``tag``'s, with the swap applied."""
+    for source, dest in VENDORED:
+        if "/detection/test_" in source:
+            (where / dest).write_text(swap(_git(torchmetrics, "show", f"{tag}:{source}").decode()))
+
+
+def run(target: str, raw: bool, pytest_args: list[str], held_out: str | None = None) -> int:
     """Run the peer tests on ``target`` ('ours' or 'torchmetrics'); print counts per file and the time taken.
 
     ``raw`` (always for torchmetrics): without ``expected_failures.txt``, each test passes or fails as it is.
     """
     with tempfile.TemporaryDirectory() as tmp:
         where = PEER
-        if raw or target == "torchmetrics":
+        if raw or target == "torchmetrics" or held_out:
             where = Path(tmp) / "peer"
             shutil.copytree(PEER, where)
             (where / "expected_failures.txt").unlink(missing_ok=True)
+        if held_out:
+            _held_out(where, held_out, _mirror("Lightning-AI/torchmetrics"))
         if target == "torchmetrics":
             for dest in json.loads(MANIFEST.read_text())["files"]:
                 (where / dest).write_text(swap((where / dest).read_text(), reverse=True))
@@ -224,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     runner = sub.add_parser("run")
     runner.add_argument("--target", choices=("ours", "torchmetrics"), default="ours")
     runner.add_argument("--raw", action="store_true", help="ignore tests/peer/expected_failures.txt")
+    runner.add_argument("--held-out", metavar="TAG", help="another torchmetrics release's detection tests (raw)")
     args, rest = parser.parse_known_args(argv)
     if args.command == "write":
         write(args.torchmetrics)
@@ -234,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
             "\n".join(problems) or "the vendored files are torchmetrics' with the imports swapped, the data unchanged"
         )
         return int(bool(problems))
-    return run(args.target, args.raw, rest)
+    return run(args.target, args.raw, rest, args.held_out)
 
 
 if __name__ == "__main__":
