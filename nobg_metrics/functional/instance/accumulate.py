@@ -30,7 +30,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from nobg_metrics.functional.instance.matching import ABSENT, FP, TP, stable_order
+from nobg_metrics.functional.instance.matching import ABSENT, FP, TP, descending_key, segment_ranks, stable_order
 
 _EPS = 2.0**-52  # np.spacing(1)
 
@@ -70,7 +70,7 @@ def accumulate(scores: Tensor, category: Tensor, order_keys: Tensor, cap_rank: T
     device = scores.device
     count, areas, levels = outcomes.shape
     bins = rec_thresholds.shape[0]
-    order = stable_order(category, -(scores + 0.0), order_keys[:, 0], order_keys[:, 1], order_keys[:, 2])
+    order = stable_order(category, descending_key(scores), *_tie_keys(order_keys))
     category, cap_rank, outcomes, sorted_scores = category[order], cap_rank[order], outcomes[order], scores[order]
     gt_counts = torch.zeros((num_categories, areas), dtype=torch.int64, device=device)
     gt_counts.index_add_(0, gt_category, gt_counted.long())
@@ -91,8 +91,7 @@ def accumulate(scores: Tensor, category: Tensor, order_keys: Tensor, cap_rank: T
     every = with_scores if every_precision is None else every_precision
     entries: tuple[Tensor, Tensor] | None = None
     if not with_scores:  # (row, detection) of every true positive: a data-sized selection (compute runs once)
-        tp_rows, tp_cols = ((columns == TP) & present[None, :]).nonzero(as_tuple=True)
-        entries = tp_rows, tp_cols
+        entries = _true_positives(outcomes, columns, present)
     for m, cap in enumerate(max_detections):  # a bounded number of rounds: one per max-detections cap
         included = present & (cap_rank < cap)
         if not every and entries is not None and m < len(max_detections) - 1:  # the recall only: tp[-1] / npig
@@ -121,6 +120,29 @@ def accumulate(scores: Tensor, category: Tensor, order_keys: Tensor, cap_rank: T
             at = torch.where(valid[:, None], at, torch.full_like(at, -1.0))
             found_scores[..., m] = at.view(areas, levels, bins, num_categories).permute(1, 2, 3, 0)
     return Accumulated(precision, recall, found_scores, gt_counts)
+
+
+def _tie_keys(order_keys: Tensor) -> tuple[Tensor, ...]:
+    """The tie order's keys (image key, DDP rank, rank in the image) as one int64 key where their ranges allow
+    (a host read: compute runs once), else the three columns."""
+    if order_keys.shape[0] == 0:
+        return (order_keys[:, 0],)
+    low, high = (bound.tolist() for bound in torch.aminmax(order_keys, dim=0))
+    spans = [hi - lo + 1 for lo, hi in zip(low, high)]
+    if spans[0] * spans[1] * spans[2] >= 2**62:
+        return tuple(order_keys.unbind(1))
+    shifted = order_keys - order_keys.new_tensor(low)
+    return ((shifted[:, 0] * spans[1] + shifted[:, 1]) * spans[2] + shifted[:, 2],)
+
+
+def _true_positives(outcomes: Tensor, columns: Tensor, present: Tensor) -> tuple[Tensor, Tensor]:
+    """``(row, detection)`` of every true positive of ``columns`` :math:`(C, N)` (detections present), in row-major
+    order: the detections with a true positive in any column are selected first (a few of them), then the
+    columns of those."""
+    count = outcomes.shape[0]
+    anywhere = ((outcomes.view(count, -1) == TP).any(dim=1) & present).nonzero().view(-1)
+    rows, picked = (columns.index_select(1, anywhere) == TP).nonzero(as_tuple=True)
+    return rows, anywhere[picked]
 
 
 def _running(outcome: Tensor, code: int, included: Tensor) -> Tensor:
@@ -155,6 +177,8 @@ def _cells(outcome: Tensor, included: Tensor, category: Tensor, bounds: tuple[Te
     bins = rec_sorted.shape[0]
     device = outcome.device
     starts, ends = bounds
+    if entries is not None:
+        return _sparse_cells(outcome, included, category, starts, npig, num_categories, rec_sorted, entries)
     tp_run = _running(outcome, TP, included)  # rows: one (area range, threshold) column each
     counted_run = tp_run + _running(outcome, FP, included)  # tp + fp: exact integers, as numpy's float sums
     tp_start, counted_start = tp_run.index_select(1, starts), counted_run.index_select(1, starts)  # (C, K)
@@ -191,3 +215,37 @@ def _cells(outcome: Tensor, included: Tensor, category: Tensor, bounds: tuple[Te
         lowest = lowest.view(width, num_categories, bins + 1)[:, :, 1:]
         first = lowest.flip(-1).cummin(dim=-1).values.flip(-1).transpose(1, 2)
     return q, recall, first
+
+
+def _sparse_cells(outcome: Tensor, included: Tensor, category: Tensor, starts: Tensor, npig: Tensor,
+                  num_categories: int, rec_sorted: Tensor, entries: tuple[Tensor, Tensor]
+                  ) -> tuple[Tensor, Tensor, None]:
+    """:func:`_cells` read at the true positives only (``entries``, row-major): the ``j``-th true positive of a
+    (row, category) cell has ``tp = j``; ``tp + fp`` is a running count of the counted detections (one
+    cumulative sum over :math:`(C, N)`)."""
+    width = outcome.shape[0]
+    bins = rec_sorted.shape[0]
+    all_included = bool(included.all())
+    keep = included[entries[1]]
+    rows, cols = (entries[0], entries[1]) if all_included else (entries[0][keep], entries[1][keep])
+    groups = category[cols]
+    cells = rows * num_categories + groups  # non-decreasing: entries are row-major, positions sorted by category
+    tp = (segment_ranks(cells)[0] + 1).double()
+    counted = (outcome == TP) | (outcome == FP)  # tp + fp: exact integers, as numpy's float sums
+    if not all_included:
+        counted &= included[None, :]
+    counted_run = counted.cumsum(1, dtype=torch.int32)
+    before = counted_run.index_select(1, (starts - 1).clamp(min=0))  # (C, K): counted before each category
+    before = torch.where(starts[None, :] > 0, before, torch.zeros_like(before))
+    safe = torch.where(npig > 0, npig, torch.ones_like(npig)).double().T  # (C, K)
+    rc = tp / safe[rows, groups]  # rc = tp / npig
+    pr = tp / ((counted_run[rows, cols] - before[rows, groups]).double() + _EPS)  # tp / (fp + tp + np.spacing(1))
+    reach = torch.searchsorted(rec_sorted, rc, right=True)  # thresholds <= rc
+    best = torch.zeros((width, num_categories * (bins + 1)), dtype=torch.float64, device=outcome.device)
+    best.view(-1).scatter_reduce_(0, cells * (bins + 1) + reach, pr, "amax")
+    best = best.view(width, num_categories, bins + 1)[:, :, 1:]
+    q = best.flip(-1).cummax(dim=-1).values.flip(-1).transpose(1, 2)  # max over the bins reaching r or more
+    found = torch.zeros(width * num_categories, dtype=torch.float64, device=outcome.device)
+    found.index_add_(0, cells, torch.ones_like(tp))
+    recall = found.view(width, num_categories) / safe  # rc[-1]
+    return q, recall, None

@@ -57,10 +57,27 @@ def segment_ranks(sorted_keys: Tensor) -> tuple[Tensor, Tensor]:
 
 def stable_order(*keys: Tensor) -> Tensor:
     """The permutation sorting by ``keys[0]``, then ``keys[1]``, ... (stable: ties keep input order)."""
-    order = torch.arange(keys[0].shape[0], device=keys[0].device)
-    for key in reversed(keys):  # least significant first; each stable sort keeps the earlier order of ties
+    order = torch.sort(keys[-1], stable=True).indices
+    for key in reversed(keys[:-1]):  # least significant first; each stable sort keeps the earlier order of ties
         order = order[torch.sort(key[order], stable=True).indices]
     return order
+
+
+def descending_key(scores: Tensor) -> Tensor:
+    """:math:`(N,)` int64 whose ascending order is ``scores`` descending (``np.argsort(-scores)``'s order).
+
+    Equal scores get equal keys (``-0.0`` and ``0.0`` too) and NaN comes last, as numpy sorts it; an integer key
+    sorts about three times faster than a float64 one on CPU. The float64 bits, read as an integer, order the
+    non-negative floats; the negative ones have their magnitude bits flipped; ``~`` reverses the order.
+
+    Examples:
+        >>> scores = torch.tensor([0.5, -0.0, float("nan"), 2.0, 0.0, -1.0], dtype=torch.float64)
+        >>> torch.sort(descending_key(scores), stable=True).indices.tolist()
+        [3, 0, 1, 4, 5, 2]
+    """
+    bits = (scores.to(torch.float64) + 0.0).contiguous().view(torch.int64)  # + 0.0: -0.0 becomes 0.0
+    ascending = torch.where(bits < 0, bits ^ 0x7FFF_FFFF_FFFF_FFFF, bits)
+    return torch.where(torch.isnan(scores), torch.full_like(ascending, 2**63 - 1), ~ascending)
 
 
 def match_detections(
