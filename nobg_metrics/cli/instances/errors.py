@@ -1,13 +1,11 @@
 """``nobg-metrics instances --errors tide``: TIDE's error analysis (docs/tide.md "The command") of the results file,
 with the run's IoU type (``segm``: tidecv's MASK mode; ``boundary``: Boundary IoU).
 
-:class:`TideKeeper` is fed the same ``(preds, targets)`` batches as the AP metric, in the same loop over images
-(one decoding of each mask, shared by both); per batch it keeps TIDE's matching statistics
-(:class:`~nobg_metrics.functional.instance.tide_match.TideStatistics`: scores, classes, per-threshold status and
-error codes — no pixels) and at the end merges them in image order and computes the values
-(``tide_error_values``). TIDE needs IoUs AP does not compute (every detection against every gt, across
-categories, for Cls errors; its own top-100 detections over all classes), so each batch's masks go through one
-more IoU product — on the masks already decoded, never read from the file again.
+The run's AP metric is built with ``errors="tide"``: its update keeps TIDE's matching statistics beside AP's
+(scores, classes, per-threshold status and error codes — no pixels), taken from the IoU matrices AP's matching
+computes (every detection against every gt of the image, categories crossed), so each mask is decoded once and
+goes through one IoU product. :class:`TideKeeper` reads the values off the metric
+(:meth:`~nobg_metrics.MeanAveragePrecision.tide_errors`) once the images are scored.
 
 Importable without torch (the parser adds the flag).
 """
@@ -30,39 +28,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 class TideKeeper:
-    """TIDE's statistics of the batches seen (tidecv 1.0.1's ``TIDE(pos_threshold=0.5, background_threshold=0.1)``,
-    100 detections per image, ``evaluate_range`` over COCO's thresholds)."""
+    """TIDE's values of the run (tidecv 1.0.1's ``TIDE(pos_threshold=0.5, background_threshold=0.1)``, 100
+    detections per image, ``evaluate_range`` over COCO's thresholds), read off the AP metric."""
 
-    def __init__(self, iou_type: str, dilation_ratio: float) -> None:
-        self.iou_type, self.dilation_ratio = iou_type, dilation_ratio
-        self.parts: list[Any] = []
+    def __init__(self, iou_type: str) -> None:
+        self.iou_type = iou_type
 
-    def update(self, preds: list[dict[str, Any]], targets: list[dict[str, Any]]) -> None:
-        """Add a batch of images (the AP metric's ``update`` inputs), in image order."""
-        # torch and TIDE: loaded once a run asks for the errors (the parser imports this module for its flag)
-        from nobg_metrics.functional.instance.tide import COCO_THRESHOLDS, tide_error_statistics
-
-        def dense(masks: Any) -> Any:  # the CPU path hands row bands over: TIDE reads the masks
-            return masks.dense() if hasattr(masks, "dense") else masks
-
-        if preds:
-            self.parts.append(tide_error_statistics(
-                [{**p, "masks": dense(p["masks"])} for p in preds],
-                [{"masks": dense(t["masks"]), "labels": t["labels"], "iscrowd": t["iscrowd"]} for t in targets],
-                iou_type=self.iou_type,  # type: ignore[arg-type]  # the command's choices: segm, boundary
-                thresholds=COCO_THRESHOLDS, pos_threshold=0.5, background_threshold=0.1,
-                max_detections=100, dilation_ratio=self.dilation_ratio))
-
-    def document(self) -> dict[str, Any]:
-        """``errors.json``: ``{iou type: {"ap", "main", "special", "counts", "thresholds", "ap_per_threshold",
-        "ap_range"}}`` (dAP and AP in points, 0-100)."""
-        # (the same: torch, for the run only)
-        from nobg_metrics.functional.instance.tide import tide_error_values
-        from nobg_metrics.functional.instance.tide_match import merge_statistics
-
-        if not self.parts:
+    def document(self, metric: Any) -> dict[str, Any]:
+        """``errors.json`` from the run's metric (built with ``errors="tide"``): ``{iou type: {"ap", "main",
+        "special", "counts", "thresholds", "ap_per_threshold", "ap_range"}}`` (dAP and AP in points, 0-100), or
+        ``{iou type: None}`` when no image was scored."""
+        if int(metric.image_count) == 0:
             return {self.iou_type: None}
-        values = tide_error_values(merge_statistics(self.parts))
+        values = metric.tide_errors()
 
         def plain(value: Any) -> Any:
             if isinstance(value, dict):

@@ -3,8 +3,9 @@
 :mod:`~nobg_metrics.cli.instances.stats`).
 
 :class:`Extras` is fed every batch the AP metric is fed, in the same loop over images: it keeps, per scored image,
-its id and its number of gts (to place the metric's per-gt records on images), and the TIDE statistics. Without
-these flags it keeps nothing and writes nothing.
+its id and its number of gts (to place the metric's per-gt records on images). TIDE's statistics are the AP
+metric's own state (built with ``errors="tide"``), read at the end. Without these flags it keeps nothing and
+writes nothing.
 """
 
 from __future__ import annotations
@@ -48,8 +49,7 @@ class Extras:
 
     def __init__(self, args: argparse.Namespace, gt: GroundTruth) -> None:
         self.args, self.gt = args, gt
-        self.errors = instance_errors.TideKeeper(args.iou_type, args.dilation_ratio) \
-            if getattr(args, "errors", None) == "tide" else None
+        self.errors = instance_errors.TideKeeper(args.iou_type) if getattr(args, "errors", None) == "tide" else None
         self.stats = instance_stats.wanted(args)
         self.image_ids: list[int] = []
         self.gt_counts: list[int] = []
@@ -59,8 +59,6 @@ class Extras:
         if self.stats:
             self.image_ids += [int(t["image_id"]) for t in targets]
             self.gt_counts += [int(t["labels"].shape[0]) for t in targets]
-        if self.errors is not None:
-            self.errors.update(preds, targets)
 
     def writers(self, metric: Any, values: dict[str, Any],
                 score: Callable[[Path], tuple[Any, dict[str, Any], list[int], list[int]]]) -> dict[str, Any]:
@@ -69,7 +67,7 @@ class Extras:
         writers: dict[str, Any] = {}
         texts = []
         if self.errors is not None:
-            document = self.errors.document()
+            document = self.errors.document(metric)
             text = instance_errors.markdown(document)
             writers.update({"errors.json": json_writer(document), "errors.md": text_writer(text)})
             texts.append(text)

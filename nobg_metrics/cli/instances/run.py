@@ -114,13 +114,15 @@ def image_inputs(gt: GroundTruth, image: GtImage, detections: list[Detection], r
     return pred, target
 
 
-def build_metric(args: argparse.Namespace, gt: GroundTruth, device: torch.device) -> Any:
+def build_metric(args: argparse.Namespace, gt: GroundTruth, device: torch.device, errors: bool = True) -> Any:
     """The :class:`nobg_metrics.MeanAveragePrecision` of the flags (per-class values on; no warning about images
     with more detections than the cap: the reference evaluators apply ``maxDets`` silently, and a results file of
-    100 or 300 detections an image is the normal case)."""
+    100 or 300 detections an image is the normal case; ``--errors tide`` keeps TIDE's state unless ``errors`` is
+    False)."""
     options: dict[str, Any] = {"iou_type": args.iou_type, "dilation_ratio": args.dilation_ratio,
                                "protocol": "lvis" if args.lvis else "coco", "class_metrics": True,
-                               "warn_on_many_detections": False}
+                               "warn_on_many_detections": False,
+                               "errors": getattr(args, "errors", None) if errors else None}
     if args.lvis:
         options["max_detection_thresholds"] = [args.max_dets or LVIS_MAX_DETS]
         if gt.frequencies is not None:
@@ -239,7 +241,7 @@ def compared_scorer(args: argparse.Namespace, gt: GroundTruth, device: torch.dev
     def score(path: Path) -> tuple[Any, dict[str, Any], list[int], list[int]]:
         results = load_results(path, gt, lvis=args.lvis, max_dets=args.max_dets or LVIS_MAX_DETS,
                                strict=getattr(args, "strict", False))
-        metric = build_metric(args, gt, device)
+        metric = build_metric(args, gt, device, errors=False)
         todo = [image for image in gt.images if image.annotations or results.per_image.get(image.id)]
         ids, counts, preds, targets, pixels = [], [], [], [], 0
         for number, image in enumerate(todo):

@@ -75,10 +75,11 @@ def _given(bands: RowBands | None, masks: Tensor) -> Tensor | RowBands:
     return bands if bands is not None else masks
 
 
-def _pixels_and_ious(images: list[ImageInstances], options: InstanceOptions, engine: host_reads.Engine
-                     ) -> tuple[list[Tensor], list[Tensor], list[Tensor]]:
+def _pixels_and_ious(images: list[ImageInstances], options: InstanceOptions, engine: host_reads.Engine,
+                     all_pairs: bool = False) -> tuple[list[Tensor], list[Tensor], list[Tensor]]:
     """Per image: detection and gt pixel counts, and the IoU matrix (boundaries eroded per image size); the
-    ``"data_sized"`` engine counts from the row bands of the masks' crops (the CPU path)."""
+    ``"data_sized"`` engine counts from the row bands of the masks' crops (the CPU path), there only the pairs of
+    one category unless ``all_pairs`` (or the micro average) asks for every pair."""
     by_size: dict[tuple[int, int], list[int]] = defaultdict(list)
     for index, image in enumerate(images):
         by_size[image.size].append(index)
@@ -89,7 +90,7 @@ def _pixels_and_ious(images: list[ImageInstances], options: InstanceOptions, eng
             counts = crop_counts([_given(images[i].det_bands, images[i].det_masks) for i in members],
                                  [_given(images[i].gt_bands, images[i].gt_masks) for i in members],
                                  [images[i].det_labels for i in members], [images[i].gt_labels for i in members],
-                                 options.average == "micro",
+                                 all_pairs or options.average == "micro",
                                  options.dilation_ratio if options.iou_type == "boundary" else None)
             for i, count in zip(members, counts):
                 det_pixels[i], gt_pixels[i] = count["det_area"], count["gt_area"]
@@ -173,7 +174,8 @@ def _ranks(image: Tensor, scores: Tensor, labels: Tensor) -> tuple[Tensor, Tenso
 
 
 def instance_update(images: list[ImageInstances], options: InstanceOptions, first_index: Tensor,
-                    world_rank: int, engine: host_reads.Engine = "auto") -> dict[str, Tensor]:
+                    world_rank: int, engine: host_reads.Engine = "auto", *, with_ious: bool = False
+                    ) -> dict[str, Tensor]:
     """The sufficient statistics of one batch of images (module notes).
 
     Args:
@@ -183,9 +185,11 @@ def instance_update(images: list[ImageInstances], options: InstanceOptions, firs
         world_rank: this process' DDP rank (0 without DDP).
         engine: ``"data_sized"`` (crops and matching rounds sized by the data: host reads), ``"fixed"`` (no host
             read) or ``"auto"`` (data-sized on CPU); the statistics are the same.
+        with_ious: also return ``"ious"``, the :math:`(B, D, G)` float64 IoU of every (detection, gt) pair of each
+            image, padded, categories crossed too (what TIDE's errors read: no second IoU pass).
 
     Returns:
-        ``{state name: tensor}`` as listed in the module notes.
+        ``{state name: tensor}`` as listed in the module notes (and ``"ious"``).
     """
     device = first_index.device
     if images:
@@ -209,7 +213,7 @@ def instance_update(images: list[ImageInstances], options: InstanceOptions, firs
         det_area, gt_area, iou = _box_areas_and_ious(images, (det_image, det_local), (gt_image, gt_local),
                                                      (count, max_det, max_gt), device)
     else:
-        det_pixels, gt_pixels, ious = _pixels_and_ious(images, options, engine)
+        det_pixels, gt_pixels, ious = _pixels_and_ious(images, options, engine, with_ious)
         det_area = cat([image.det_area if image.det_area is not None else det_pixels[i].double()
                         for i, image in enumerate(images)], torch.float64)
         gt_area = cat([image.gt_area if image.gt_area is not None else gt_pixels[i].double()
@@ -268,4 +272,6 @@ def instance_update(images: list[ImageInstances], options: InstanceOptions, firs
         stats["det_outcomes"] = outcomes(merged=False)
     if options.average == "micro":
         stats["det_outcomes_micro"] = outcomes(merged=True)
+    if with_ious:
+        stats["ious"] = iou
     return stats

@@ -197,12 +197,19 @@ def image_statistics(det: Mapping[str, Tensor], gt: Mapping[str, Tensor], *, iou
     with one_thread_if_small(pixels, device):
         iou_all = image_iou_matrix(det, gt, keep, crowd, iou_type, dilation_ratio)
     with one_thread_if_small(iou_all.numel() * thresholds.shape[0], device):  # many tiny ops: one thread
-        return _match_and_classify(iou_all, labels, det["scores"][keep].double(), gt_labels_all, crowd, thresholds,
-                                   positive, background)
+        return match_and_classify(iou_all, labels, det["scores"][keep].double(), gt_labels_all, crowd, thresholds,
+                                  positive, background)
 
 
-def _match_and_classify(iou_all: Tensor, labels: Tensor, scores: Tensor, gt_labels_all: Tensor, crowd: Tensor,
-                        thresholds: Tensor, positive: int, background: float) -> TideStatistics:
+def match_and_classify(iou_all: Tensor, labels: Tensor, scores: Tensor, gt_labels_all: Tensor, crowd: Tensor,
+                       thresholds: Tensor, positive: int, background: float) -> TideStatistics:
+    """:class:`TideStatistics` of one image from its IoU matrix (steps 3-5 of the module notes).
+
+    Args:
+        iou_all: :math:`(D, G_{all})` float64, the kept detections (score order) against every gt, crowd columns
+            ``|d ∩ g| / |d|``. labels, scores: :math:`(D,)` int64 / float64. gt_labels_all, crowd: :math:`(G_{all},)`.
+        thresholds: :math:`(T,)` float64; positive: the index of the positive threshold; background: ``bg_thresh``.
+    """
     iou, crowd_iou = iou_all[:, ~crowd], iou_all[:, crowd]
     gt_labels, crowd_labels = gt_labels_all[~crowd], gt_labels_all[crowd]
     same = labels[:, None] == gt_labels[None, :]

@@ -6,7 +6,9 @@ States — sufficient statistics, never pixels (:mod:`nobg_metrics.functional.in
   ``det_scores``, ``det_labels``, ``det_keys``, ``det_outcomes`` (``det_outcomes_micro`` for
   ``average="micro"``), ``gt_labels``, ``gt_counted``, ``image_keys``;
 - ``image_count`` (images seen on this rank: the arrival index of the next one) and ``images_with_ids``, int64
-  sums; and the options' fingerprint.
+  sums; and the options' fingerprint;
+- with ``errors="tide"``, TIDE's matching statistics, taken from the same IoU matrices as AP's (list states,
+  :mod:`nobg_metrics.functional.instance.tide_state`).
 
 Ties between equal scores break as the reference breaks them — by image, then by the rank in the image. The
 image order is ``image_id`` where the targets give one, else (arrival index on the rank, DDP rank): with
@@ -38,6 +40,7 @@ from nobg_metrics.functional.instance.mean_average_precision import (
 )
 from nobg_metrics.functional.instance.options import AREA_RANGES, InstanceOptions, make_options
 from nobg_metrics.functional.instance.statistics import instance_update
+from nobg_metrics.functional.instance.tide_state import TIDE_RECORDS, tide_layouts, tide_records, tide_state_values
 from nobg_metrics.io.coco import torchmetrics_format
 from nobg_metrics.metrics.base import NobgMetric, Statistics
 from nobg_metrics.ops.host_reads import Engine
@@ -48,6 +51,8 @@ BoxFormat = Literal["xyxy", "xywh", "cxcywh"]
 """How ``boxes`` are read: corners, corner + size, or centre + size (torchmetrics' ``box_format``)."""
 Backend = Literal["pycocotools", "faster_coco_eval"]
 """torchmetrics' ``backend`` choices: accepted, never changing a value."""
+Errors = Literal[None, "tide"]
+"""``errors``: no error analysis, or TIDE's (:meth:`MeanAveragePrecision.tide_errors`)."""
 _RECORDS = ("det_scores", "det_labels", "det_keys", "det_outcomes", "det_outcomes_micro", "gt_labels", "gt_counted",
             "image_keys")
 
@@ -123,6 +128,8 @@ class MeanAveragePrecision(NobgMetric):
         validate_args: run the input checks that read values (a device sync).
         engine: ``"auto"`` (data-sized on CPU, sync-free elsewhere), ``"data_sized"`` or ``"fixed"`` (no host read:
             what a GPU runs by default); the values are the same.
+        errors: ``"tide"``: also keep TIDE's error statistics (tidecv 1.0.1's defaults), read by
+            :meth:`tide_errors`; they reuse the IoU matrices AP's matching computes (all pairs, categories crossed).
         kwargs: :class:`torchmetrics.Metric` options.
 
     Examples:
@@ -155,12 +162,14 @@ class MeanAveragePrecision(NobgMetric):
         extended_summary: bool = False, average: str = "macro", backend: Backend = "pycocotools", *,
         dilation_ratio: float = 0.02, protocol: str = "coco", category_frequencies: Mapping[int, str] | None = None,
         warn_on_many_detections: bool = True, record_inputs: bool | None = None, validate_args: bool = True,
-        engine: Engine = "auto", **kwargs: Any,
+        engine: Engine = "auto", errors: Errors = None, **kwargs: Any,
     ) -> None:
         super().__init__(validate_args=validate_args, **kwargs)
         box_format, iou_type = moved_iou_type(box_format, iou_type)  # type: ignore[assignment]
         check_torchmetrics_options(box_format, class_metrics, extended_summary, backend)
         check_option("engine", engine, Engine)
+        check_option("errors", errors, Errors)
+        self.errors = errors
         self.box_format, self.backend, self.engine = box_format, backend, engine
         self.warn_on_many_detections = warn_on_many_detections
         self._recorded: list[torchmetrics_format.RecordedImage] = []
@@ -180,7 +189,8 @@ class MeanAveragePrecision(NobgMetric):
         self.iou_thresholds, self.rec_thresholds = list(options.iou_thresholds), list(options.rec_thresholds)
         self.max_detection_thresholds = list(options.max_detection_thresholds)
         self.record_inputs = record_inputs if record_inputs is not None else self._iou_types == ("bbox",)
-        self._add_fingerprint({"options": repr(options) if single else repr(tuple(self._options.values()))})
+        self._add_fingerprint({"options": repr(options) if single else repr(tuple(self._options.values())),
+                               **({"errors": errors} if errors else {})})
         self._add_count("image_count")
         self._add_count("images_with_ids")
         areas, levels = len(AREA_RANGES), len(options.iou_thresholds)
@@ -192,6 +202,8 @@ class MeanAveragePrecision(NobgMetric):
             layouts["det_outcomes"] = (torch.int8, (areas, levels))
         if average == "micro":
             layouts["det_outcomes_micro"] = (torch.int8, (areas, levels))
+        if errors is not None:
+            layouts.update(tide_layouts())
         for prefix in self._prefixes.values():  # one state set per IoU type (unprefixed for a single type)
             for name, (dtype, shape) in layouts.items():  # statistics that grow with the detections: list states
                 self._add_list(prefix + name, dtype, shape)
@@ -235,7 +247,9 @@ class MeanAveragePrecision(NobgMetric):
         records: dict[str, Tensor] = {}
         for iou_type, prefix in self._prefixes.items():
             stats = instance_update(images, self._options[iou_type], self._count("image_count"), self._world_rank(),
-                                    self.engine)
+                                    self.engine, with_ious=self.errors is not None)
+            if self.errors is not None:  # TIDE from the same IoU matrices: no second pass over the masks
+                stats.update(tide_records(images, stats.pop("ious"), stats["image_keys"]))
             records.update({prefix + name: value.to(self.device, non_blocking=True) for name, value in stats.items()
                             if prefix + name in self._list_layouts})
         with_ids = sum(1 for gt in target if "image_id" in gt)
@@ -298,12 +312,37 @@ class MeanAveragePrecision(NobgMetric):
         out["classes"] = out.pop("classes")  # last, as torchmetrics gives it
         return out
 
+    def tide_errors(self) -> dict[str, Any]:
+        """TIDE's values of the images seen (synced under DDP, as ``compute``): the dict
+        :func:`nobg_metrics.functional.tide_errors` returns with ``thresholds="coco"``, or ``{iou type: that dict}``
+        for a tuple of IoU types. Needs ``errors="tide"``.
+
+        Examples:
+            >>> box, one, two = torch.tensor([[0.0, 0.0, 10.0, 10.0]]), torch.tensor([1]), torch.tensor([2])
+            >>> metric = MeanAveragePrecision(errors="tide")
+            >>> metric.update([{"boxes": box, "scores": torch.tensor([0.9]), "labels": one},
+            ...                {"boxes": box + 4.0, "scores": torch.tensor([0.8]), "labels": two}],
+            ...               [{"boxes": box, "labels": one}, {"boxes": box, "labels": two}])
+            >>> out = metric.tide_errors()  # class 2's box is poorly localised: a Loc error worth 50 AP points
+            >>> round(float(out["ap"]), 2), round(float(out["main"]["Loc"]), 2), int(out["counts"]["Loc"])
+            (50.0, 50.0, 1)
+        """
+        if self.errors is None:
+            raise RuntimeError("`tide_errors` reads the TIDE statistics; construct the metric with errors='tide'")
+        with self.sync_context(dist_sync_fn=self.dist_sync_fn, should_sync=self._to_sync,
+                               should_unsync=self._should_unsync):
+            values = {iou_type: tide_state_values({name: self._record_tensor(self.metric_state, prefix + name)
+                                                   for name in TIDE_RECORDS})
+                      for iou_type, prefix in self._prefixes.items()}
+        return values[self._iou_types[0]] if len(values) == 1 else values
+
     def _incoming_statistics(self, incoming: dict[str, Any]) -> dict[str, Any]:
         """``merge_state``: without image ids, the incoming images' arrival numbers move on from this metric's
         ``image_count`` (ties keep breaking by arrival, as if one metric had seen both)."""
         if int(self._count("images_with_ids")) == 0:
             offset = self._count("image_count")
-            for name in (prefix + key for prefix in self._prefixes.values() for key in ("det_keys", "image_keys")):
+            keys = ("det_keys", "image_keys") + (("tide_det_keys", "tide_gt_keys") if self.errors else ())
+            for name in (prefix + key for prefix in self._prefixes.values() for key in keys):
                 items = incoming[name] if isinstance(incoming[name], list) else [incoming[name]]
                 incoming[name] = [torch.cat([item[:, :1] + offset.to(item.device), item[:, 1:]], dim=1)
                                   for item in items]
