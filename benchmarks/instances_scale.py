@@ -21,6 +21,7 @@ ours (the same 3-decimal lines). ``--iou-types`` picks segm and / or boundary (t
     python benchmarks/instances_scale.py --preset lvis --iou-types segm
     python benchmarks/instances_scale.py --gt gt.json --dt dt.json --repeat 3 --skip pycocotools
     python benchmarks/instances_scale.py --tree before=/tmp/old-checkout   # ours against an older checkout
+    python benchmarks/instances_scale.py --images 600 --keep /tmp/coco600  # the files kept for --gt / --dt
 
 Run it from outside the repository when ``--tree`` is given (``python -m`` puts the current folder first on the path).
 """
@@ -168,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tree", nargs="*", default=[], metavar="NAME=PATH",
                         help="also time other checkouts' command (PATH holds their nobg_metrics), e.g. before=...")
     parser.add_argument("--threads", default=None, help="NOBG_METRICS_THREADS for ours (default: the command's)")
+    parser.add_argument("--keep", type=pathlib.Path, default=None,
+                        help="write gt.json and dt.json into this folder (kept, for --gt / --dt later runs)")
     args = parser.parse_args(argv)
     lvis = args.preset == "lvis"
     images = args.images or (300 if lvis else 1000)
@@ -176,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.gt is not None and args.dt is not None:
             gt_path, dt_path = args.gt, args.dt
         else:
-            gt_path, dt_path = make_files(pathlib.Path(folder), args.preset, images, detections, args.pool, 0)
+            gt_path, dt_path = make_files(args.keep or pathlib.Path(folder), args.preset, images, detections,
+                                          args.pool, 0)
         count = len(json.loads(gt_path.read_text())["images"])
         env_note = f"NOBG_METRICS_THREADS={args.threads}" if args.threads else "the command's threads"
         if args.threads:

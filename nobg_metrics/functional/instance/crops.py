@@ -22,6 +22,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from nobg_metrics.functional.instance.run_counts import given_as_runs, run_counts
 from nobg_metrics.ops.band_width import dilation_radius
 from nobg_metrics.ops.morphology import count_bits, pack_bits, square_window_packed
 from nobg_metrics.ops.row_bands import RowBands
@@ -73,6 +74,8 @@ def crop_counts(dets: list[Tensor | RowBands], gts: list[Tensor | RowBands], det
         >>> counts["inter"].tolist(), counts["band_inter"].tolist(), counts["det_band"].tolist()
         ([[9]], [[2]], [14])
     """
+    if dilation_ratio is None and given_as_runs(dets) and given_as_runs(gts):  # mask counts only: from the runs
+        return run_counts(dets, gts, det_labels, gt_labels, all_pairs)  # type: ignore[arg-type]
     height, width = gts[0].shape[-2], gts[0].shape[-1]
     det_counts, gt_counts = [d.shape[0] for d in dets], [g.shape[0] for g in gts]
     det_bands, gt_bands = [_bands(d) for d in dets], [_bands(g) for g in gts]

@@ -82,7 +82,9 @@ def intervals_to_masks(rows: Tensor, starts: Tensor, stops: Tensor, n: int, heig
 def intervals_to_bands(rows: Tensor, starts: Tensor, stops: Tensor, n: int, height: int, width: int,
                        overlap: bool = False) -> RowBands:
     """The masks of column-major pixel intervals as row bands of the **transposed** masks, ``(n, width, height)``:
-    each mask's image columns ``[top, bottom)`` that hold a pixel, drawn alone (no full frame).
+    each mask's image columns ``[top, bottom)`` that hold a pixel, drawn alone (no full frame) when its pixels are
+    first read; until then the bands hold the runs, sorted by mask and not overlapping
+    (:meth:`~nobg_metrics.ops.row_bands.RowBands.from_runs`).
 
     Args: as :func:`intervals_to_masks` (CPU).
 
@@ -98,20 +100,8 @@ def intervals_to_bands(rows: Tensor, starts: Tensor, stops: Tensor, n: int, heig
     """
     if overlap:
         rows, starts, stops = union_intervals(rows, starts, stops, height * width)
+    elif rows.numel() > 1 and bool((rows[1:] < rows[:-1]).any()):  # forms decoded one after the other: by mask
+        order = torch.argsort(rows, stable=True)  # (each mask's runs are in order already)
+        rows, starts, stops = rows[order], starts[order], stops[order]
     some = stops > starts
-    rows, starts, stops = rows[some], starts[some], stops[some]
-    none = height * width + 1
-    tops = torch.full((n,), none, dtype=torch.int64).scatter_reduce_(0, rows, starts // height, "amin")
-    bottoms = torch.zeros(n, dtype=torch.int64).scatter_reduce_(0, rows, (stops - 1) // height + 1, "amax")
-    empty = tops == none
-    tops = tops.masked_fill_(empty, 0)
-    lengths = torch.where(empty, 0, bottoms - tops + 1)  # the band and its zero row
-    first = torch.cumsum(lengths, 0) - lengths
-    total = int(lengths.sum())
-    edges = torch.zeros(total * height + 1, dtype=torch.int8)
-    offset = (first - tops)[rows] * height
-    ones = torch.ones(rows.numel(), dtype=torch.int8)
-    edges.index_add_(0, offset + starts, ones)
-    edges.index_add_(0, offset + stops, -ones)  # a band's last stop: its zero row's first pixel
-    inside = torch.cumsum(edges[:-1], 0, dtype=torch.int8).view(total, height).view(torch.bool)
-    return RowBands(inside, tops.tolist(), bottoms.tolist(), width, height)
+    return RowBands.from_runs(rows[some], starts[some], stops[some], n, width, height)

@@ -177,6 +177,6 @@ def segmentation_bands(segmentations: Sequence[object], height: int, width: int)
     """
     found = _intervals(segmentations, height, width)
     if found is None:
-        return RowBands(torch.zeros((0, height), dtype=torch.bool), [0] * len(segmentations),
-                        [0] * len(segmentations), width, height)
+        none = torch.zeros(0, dtype=torch.int64)
+        return RowBands.from_runs(none, none, none, len(segmentations), width, height)
     return intervals_to_bands(*found[:3], len(segmentations), height, width, found[3])
