@@ -20,9 +20,11 @@ from __future__ import annotations
 import argparse
 import doctest
 import importlib
+import os
 import random
 import re
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -117,7 +119,14 @@ def run(verbose: bool) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--verbose", action="store_true", help="print each failing example")
-    return run(parser.parse_args(argv).verbose)
+    verbose = parser.parse_args(argv).verbose
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory() as folder:  # the tm_to_coco example writes its JSON files to the cwd
+        os.chdir(folder)
+        try:
+            return run(verbose)
+        finally:
+            os.chdir(here)
 
 
 if __name__ == "__main__":
