@@ -140,7 +140,7 @@ def _true_positives(outcomes: Tensor, columns: Tensor, present: Tensor) -> tuple
     order: the detections with a true positive in any column are selected first (a few of them), then the
     columns of those."""
     count = outcomes.shape[0]
-    anywhere = ((outcomes.view(count, -1) == TP).any(dim=1) & present).nonzero().view(-1)
+    anywhere = ((outcomes.view(count, columns.shape[0]) == TP).any(dim=1) & present).nonzero().view(-1)
     rows, picked = (columns.index_select(1, anywhere) == TP).nonzero(as_tuple=True)
     return rows, anywhere[picked]
 

@@ -66,12 +66,12 @@ def box_ious(det: Tensor, gt: Tensor, crowd: Tensor) -> Tensor:
     gx, gy, gw, gh = (value[:, None, :] for value in xywh(gt))
     iw = torch.minimum(dw + dx, gw + gx) - torch.maximum(dx, gx)  # bbIou: fmin(D[2]+D[0], G[2]+G[0]) - fmax(...)
     ih = torch.minimum(dh + dy, gh + gy) - torch.maximum(dy, gy)
-    overlap = (iw > 0) & (ih > 0)
-    inter = iw * ih
-    det_area = dw * dh
-    union = torch.where(crowd[:, None, :], det_area, det_area + gw * gh - inter)
-    union = torch.where(overlap, union, torch.ones_like(union))
-    return torch.where(overlap, inter / union, torch.zeros_like(inter))
+    apart = (iw <= 0) | (ih <= 0)  # the reference's `continue`: IoU 0
+    inter = iw.clamp_(min=0) * ih.clamp_(min=0)  # 0 where apart; masks by products and clamps: torch.where is slow
+    crowd = crowd[:, None, :]
+    gt_area = torch.where(crowd, 0.0, gw * gh)  # (B, 1, G): a crowd gt's union is the detection's area
+    union = (dw * dh + gt_area) - inter * ~crowd  # da + ga - i, or da (+ 0 - 0, exactly da)
+    return inter / torch.maximum(union, apart)  # apart: 0 / max(u, 1) = 0
 
 
 def padded(values: Tensor, image: Tensor, local: Tensor, count: int, width: int, fill: float | bool = 0) -> Tensor:
