@@ -41,6 +41,7 @@ from nobg_metrics.functional.instance.iou import (
 )
 from nobg_metrics.functional.instance.matching import (
     ABSENT,
+    descending_key,
     match_detections,
     segment_ranks,
     stable_order,
@@ -60,7 +61,24 @@ def constant(values: tuple, device: torch.device) -> Tensor:
 
 
 def _cat(tensors: list[Tensor], dtype: torch.dtype, device: torch.device) -> Tensor:
-    return torch.cat([t.to(dtype) for t in tensors]) if tensors else torch.zeros(0, dtype=dtype, device=device)
+    if not tensors:
+        return torch.zeros(0, dtype=dtype, device=device)
+    if all(t.dtype == tensors[0].dtype for t in tensors):  # one conversion after the cat (exact either way)
+        return torch.cat(tensors).to(dtype)
+    return torch.cat([t.to(dtype) for t in tensors])
+
+
+def _positions(counts: list[int], device: torch.device, data_sized: bool) -> tuple[Tensor, Tensor]:
+    """:math:`(N,)` int64 the image of each instance and its index in the image, for ``counts`` per image: one
+    ``repeat_interleave`` where the counts may be copied to the device (CPU), else one small tensor per image."""
+    if not data_sized:
+        return (_cat([torch.full((n,), i, device=device) for i, n in enumerate(counts)], torch.int64, device),
+                _cat([torch.arange(n, device=device) for n in counts], torch.int64, device))
+    sizes = torch.tensor(counts, dtype=torch.int64, device=device)
+    total = sum(counts)
+    image = torch.repeat_interleave(torch.arange(len(counts), device=device), sizes, output_size=total)
+    starts = sizes.cumsum(0) - sizes
+    return image, torch.arange(total, device=device) - starts[image]
 
 
 def _outside(area: Tensor, lvis: bool) -> Tensor:
@@ -157,19 +175,20 @@ def _member_of(values: Tensor, allowed: Tensor | None, where: Tensor | None = No
     return (equal & where[None, :] if where is not None else equal).any(dim=1)
 
 
-def _ranks(image: Tensor, scores: Tensor, labels: Tensor) -> tuple[Tensor, Tensor]:
+def _ranks(image: Tensor, local: Tensor, scores: Tensor, labels: Tensor) -> tuple[Tensor, Tensor]:
     """Rank of each detection in its image and in its (image, category) group, by score (ties: input order).
 
-    numpy's ``argsort(-score, kind="mergesort")``; ``-score`` of ``score + 0.0`` so that ``-0.0`` and ``0.0`` tie
-    also where the sort compares bit patterns (CUDA).
+    numpy's ``argsort(-score, kind="mergesort")`` (:func:`~nobg_metrics.functional.instance.matching.descending_key`:
+    ``-0.0`` and ``0.0`` tie). ``image`` is non-decreasing and ``local`` each detection's index in its image, so
+    the detections sorted by (image, score) hold image ``i``'s ranks at image ``i``'s own positions.
     """
-    negated = -(scores + 0.0)
-    order = stable_order(image, negated)
+    order = stable_order(image, descending_key(scores))
     image_rank = torch.empty_like(order)
-    image_rank[order] = segment_ranks(image[order])[0]
-    group_order = stable_order(image * _KEY_SHIFT + labels, image_rank)
+    image_rank[order] = local
+    group = image * _KEY_SHIFT + labels
+    group_order = order[torch.sort(group[order], stable=True).indices]  # by group, then rank in the image
     group_rank = torch.empty_like(order)
-    group_rank[group_order] = segment_ranks((image * _KEY_SHIFT + labels)[group_order])[0]
+    group_rank[group_order] = segment_ranks(group[group_order])[0]
     return image_rank, group_rank
 
 
@@ -197,10 +216,9 @@ def instance_update(images: list[ImageInstances], options: InstanceOptions, firs
     count = len(images)
     det_counts = [image.det_scores.shape[0] for image in images]
     gt_counts = [image.gt_labels.shape[0] for image in images]
-    det_image = _cat([torch.full((n,), i, device=device) for i, n in enumerate(det_counts)], torch.int64, device)
-    gt_image = _cat([torch.full((m,), i, device=device) for i, m in enumerate(gt_counts)], torch.int64, device)
-    det_local = _cat([torch.arange(n, device=device) for n in det_counts], torch.int64, device)
-    gt_local = _cat([torch.arange(m, device=device) for m in gt_counts], torch.int64, device)
+    data_sized = host_reads.resolve_engine(engine, images[0].gt_labels if images else first_index) == "data_sized"
+    det_image, det_local = _positions(det_counts, device, data_sized)
+    gt_image, gt_local = _positions(gt_counts, device, data_sized)
     def cat(tensors: list[Tensor], dtype: torch.dtype) -> Tensor:
         return _cat(tensors, dtype, device)
 
@@ -242,7 +260,7 @@ def instance_update(images: list[ImageInstances], options: InstanceOptions, firs
         if kept:
             det_active = det_active & torch.cat(kept)
             not_exhaustive = torch.cat(listed)
-    image_rank, group_rank = _ranks(det_image, scores, labels)
+    image_rank, group_rank = _ranks(det_image, det_local, scores, labels)
     gt_ignored = flagged[None] | _outside(gt_area, lvis)
     unmatched_ignored = _outside(det_area, lvis) | not_exhaustive[None]
     thresholds = constant(options.match_thresholds, device)
