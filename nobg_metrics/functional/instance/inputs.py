@@ -28,6 +28,7 @@ range) force a device sync and run only with ``validate_args``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -133,21 +134,28 @@ def _masks(value: object, name: str) -> Tensor | RowBands | None:
     return (masks if masks.dtype == torch.bool else masks != 0).contiguous()
 
 
-def _vector(value: object, name: str, count: int, kind: str) -> Tensor:
-    """A :math:`(count,)` tensor of ``kind`` ("float", "int" or "flag"), converted to float64 / int64 / bool."""
-    vector = check_tensor(name, value)
-    if vector.ndim != 1 or vector.shape[0] != count:
-        raise input_error(name, f"have shape ({count},) (one entry per instance)", f"shape {tuple(vector.shape)}")
-    if count == 0 and not vector.is_complex():  # no instances: torchmetrics' ``Tensor([])`` of any dtype
-        return vector.to(torch.float64 if kind == "float" else torch.bool if kind == "flag" else torch.int64)
+_CONVERTED = {"float": torch.float64, "int": torch.int64, "flag": torch.bool}
+
+
+def _vector(value: object, argument: str, index: int, key: str, count: int, kind: str) -> Tensor:
+    """``argument[index][key]``: a :math:`(count,)` tensor of ``kind`` ("float", "int" or "flag"), converted to
+    float64 / int64 / bool (the element's name is only formatted for an error)."""
+    if not isinstance(value, Tensor):
+        raise input_error(_where(argument, index, key), "be a torch.Tensor", type(value).__name__, TypeError)
+    if value.ndim != 1 or value.shape[0] != count:
+        raise input_error(_where(argument, index, key), f"have shape ({count},) (one entry per instance)",
+                          f"shape {tuple(value.shape)}")
+    dtype = value.dtype
+    converted = _CONVERTED[kind]
+    if count == 0 and not dtype.is_complex:  # no instances: torchmetrics' ``Tensor([])`` of any dtype
+        return value.to(converted)
     if kind == "float":
-        if vector.dtype == torch.bool or vector.is_complex():
-            raise input_error(name, "be a float or int tensor", vector.dtype, TypeError)
-        return vector.to(torch.float64)
-    if vector.dtype.is_floating_point or vector.is_complex():
+        if dtype == torch.bool or dtype.is_complex:
+            raise input_error(_where(argument, index, key), "be a float or int tensor", dtype, TypeError)
+    elif dtype.is_floating_point or dtype.is_complex:
         expected = "an integer tensor" if kind == "int" else "a bool or 0/1 integer tensor"
-        raise input_error(name, f"be {expected}", vector.dtype, TypeError)
-    return vector.to(torch.bool if kind == "flag" else torch.int64)
+        raise input_error(_where(argument, index, key), f"be {expected}", dtype, TypeError)
+    return value if dtype == converted else value.to(converted)
 
 
 def _id_list(value: object, name: str, device: torch.device) -> Tensor:
@@ -174,10 +182,25 @@ def _image_id(value: object, name: str, device: torch.device) -> Tensor:
 
 
 def _check_unknown(item: Mapping, argument: str, index: int, known: tuple[str, ...]) -> None:
+    if len(item) <= len(known) and all(key in known for key in item):
+        return
     unknown = sorted(str(key) for key in item if key not in known)
     if unknown:
         raise input_error(item_name(argument, index), f"have only known keys {list(known)}",
                           f"the unknown keys {unknown}")
+
+
+@functools.lru_cache(maxsize=256)
+def _empty_masks(count: int, device: torch.device) -> Tensor:
+    return torch.zeros((count, 0, 0), dtype=torch.bool, device=device)
+
+
+def _no_masks(count: int, size: tuple[int, ...], device: torch.device) -> Tensor:
+    """The :math:`(N, H, W)` bool stand-in of an item without masks: all zero (without pixels, for boxes only,
+    one tensor per count and device, made once: it holds no value to change)."""
+    if size == (0, 0):
+        return _empty_masks(count, device)
+    return torch.zeros((count, *size), dtype=torch.bool, device=device)
 
 
 def _geometry(item: Mapping, argument: str, index: int, box_format: str
@@ -212,22 +235,23 @@ def _one_image(pred: Mapping, gt: Mapping, index: int, box_format: str) -> Image
     num_gts = num_gts if num_gts is not None else check_tensor(_where("target", index, "labels"),
                                                                gt["labels"]).reshape(-1).shape[0]
     if det_masks is None:
-        det_masks = torch.zeros((num_dets, *size), dtype=torch.bool, device=device)
+        det_masks = _no_masks(num_dets, size, device)
     if gt_masks is None:
-        gt_masks = torch.zeros((num_gts, *size), dtype=torch.bool, device=device)
-    det = {key: _vector(pred[key], _where("preds", index, key), num_dets, kind)
+        gt_masks = _no_masks(num_gts, size, device)
+    det = {key: _vector(pred[key], "preds", index, key, num_dets, kind)
            for key, kind in (("scores", "float"), ("labels", "int"), ("area", "float")) if key in pred}
-    tgt = {key: _vector(gt[key], _where("target", index, key), num_gts, kind)
+    tgt = {key: _vector(gt[key], "target", index, key, num_gts, kind)
            for key, kind in (("labels", "int"), ("iscrowd", "flag"), ("ignore", "flag"), ("area", "float"))
            if key in gt}
     lists = {key: _id_list(gt[key], _where("target", index, key), device)
              for key in ("neg_category_ids", "not_exhaustive_category_ids") if key in gt}
-    named = [(det_masks, "preds", "masks"), (gt_masks, "target", "masks"),
-             *((tensor, side, "boxes") for tensor, side in ((det_boxes, "preds"), (gt_boxes, "target"))
-               if tensor is not None),
-             *((tensor, "preds", key) for key, tensor in det.items()),
-             *((tensor, "target", key) for key, tensor in (*tgt.items(), *lists.items()))]
-    if any(tensor.device != device for tensor, _, _ in named):  # names made only for an error
+    tensors = (det_masks, gt_masks, det_boxes, gt_boxes, *det.values(), *tgt.values(), *lists.values())
+    if any(tensor is not None and tensor.device != device for tensor in tensors):  # names made only for an error
+        named = [(det_masks, "preds", "masks"), (gt_masks, "target", "masks"),
+                 *((tensor, side, "boxes") for tensor, side in ((det_boxes, "preds"), (gt_boxes, "target"))
+                   if tensor is not None),
+                 *((tensor, "preds", key) for key, tensor in det.items()),
+                 *((tensor, "target", key) for key, tensor in (*tgt.items(), *lists.items()))]
         reference_name = _where("target", index, "masks" if "masks" in gt else "boxes")
         for tensor, side, key in named:
             check_device(_where(side, index, key), tensor, reference_name, device)  # type: ignore[arg-type]
