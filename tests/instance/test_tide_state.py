@@ -4,6 +4,7 @@ other states do, and computes no IoU of its own."""
 
 from __future__ import annotations
 
+import pickle
 from itertools import pairwise
 from typing import Any
 
@@ -89,6 +90,29 @@ def test_ap_is_unchanged_by_the_errors_state(options):
 def test_bad_errors_value_is_rejected(value):
     with pytest.raises(ValueError, match="`errors`"):
         MeanAveragePrecision(errors=value)
+
+
+def test_state_dict_and_pickle_keep_the_tide_state():
+    preds, target = tide_images(10)
+    metric = _fed(MeanAveragePrecision(iou_type="segm", errors="tide", warn_on_many_detections=False), preds,
+                  target, (6,))
+    expected = metric.tide_errors()
+    assert_same(pickle.loads(pickle.dumps(metric)).tide_errors(), expected, 0.0)
+    metric.persistent(True)
+    fresh = MeanAveragePrecision(iou_type="segm", errors="tide")
+    fresh.load_state_dict(metric.state_dict())
+    assert_same(fresh.tide_errors(), expected, 0.0)
+    with pytest.raises(ValueError, match="other options"):  # a metric without the state does not load it
+        MeanAveragePrecision(iou_type="segm").load_state_dict(metric.state_dict())
+
+
+def test_repeated_image_id_is_an_error():
+    preds, target = tide_images(10)
+    metric = _fed(MeanAveragePrecision(iou_type="bbox", errors="tide", warn_on_many_detections=False), preds,
+                  target, ())
+    metric.update(preds[:1], target[:1])
+    with pytest.raises(ValueError, match="must be unique"):
+        metric.tide_errors()
 
 
 def test_tide_errors_needs_the_option_and_data():

@@ -118,7 +118,7 @@ def with_ious(values: dict[str, Any], kept: list[ImageIous], options: InstanceOp
     return out
 
 
-def _check_image_keys(image_keys: Tensor, with_ids: bool) -> None:
+def check_image_keys(image_keys: Tensor, with_ids: bool) -> None:
     """Images given an ``image_id`` must not repeat one (the reference would merge them into one image)."""
     if with_ids and image_keys.shape[0] > 1:
         ids = torch.sort(image_keys[:, 0]).values
@@ -158,7 +158,7 @@ def _mean_average_precision_compute(states: Mapping[str, Tensor], options: Insta
     if 0 < images_with_ids < image_keys.shape[0]:
         raise ValueError(f"`target[i][\"image_id\"]` must be given for every image or for none; {images_with_ids} "
                          f"of {image_keys.shape[0]} images had one")
-    _check_image_keys(image_keys, images_with_ids > 0)
+    check_image_keys(image_keys, images_with_ids > 0)
     labels, gt_labels = states["det_labels"], states["gt_labels"]
     device = labels.device
     classes = torch.unique(torch.cat([labels, gt_labels]), sorted=True)

@@ -98,7 +98,8 @@ def tide_records(images: Sequence[ImageInstances], ious: Tensor, image_keys: Ten
 
 def tide_state_values(records: Mapping[str, Tensor]) -> dict[str, Tensor | dict[str, Tensor]]:
     """:func:`~nobg_metrics.functional.tide_errors`' values (``thresholds="coco"``) from the records of a whole
-    dataset, in any order of ranks and batches (images ordered by (key, rank) here).
+    dataset, in any order of ranks and batches (images ordered by (key, rank) here; the class checks beforehand
+    that no ``image_id`` repeats, as for AP).
 
     Raises:
         ValueError: no detection and no non-crowd gt was recorded.

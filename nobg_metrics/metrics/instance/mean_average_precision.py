@@ -31,6 +31,7 @@ from nobg_metrics.functional.instance.inputs import prepare_instances
 from nobg_metrics.functional.instance.mean_average_precision import (
     DEFAULT_IOU_TYPE,
     _mean_average_precision_compute,
+    check_image_keys,
     check_torchmetrics_options,
     iou_types_of,
     moved_iou_type,
@@ -331,9 +332,12 @@ class MeanAveragePrecision(NobgMetric):
             raise RuntimeError("`tide_errors` reads the TIDE statistics; construct the metric with errors='tide'")
         with self.sync_context(dist_sync_fn=self.dist_sync_fn, should_sync=self._to_sync,
                                should_unsync=self._should_unsync):
-            values = {iou_type: tide_state_values({name: self._record_tensor(self.metric_state, prefix + name)
-                                                   for name in TIDE_RECORDS})
-                      for iou_type, prefix in self._prefixes.items()}
+            values = {}
+            for iou_type, prefix in self._prefixes.items():  # image ids must not repeat, as for AP
+                check_image_keys(self._record_tensor(self.metric_state, prefix + "image_keys"),
+                                  int(self._count("images_with_ids")) > 0)
+                values[iou_type] = tide_state_values({name: self._record_tensor(self.metric_state, prefix + name)
+                                                      for name in TIDE_RECORDS})
         return values[self._iou_types[0]] if len(values) == 1 else values
 
     def _incoming_statistics(self, incoming: dict[str, Any]) -> dict[str, Any]:
