@@ -30,9 +30,18 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from nobg_metrics.functional.instance.matching import ABSENT, FP, TP, descending_key, segment_ranks, stable_order
+from nobg_metrics.functional.instance.matching import (
+    ABSENT,
+    FP,
+    IGNORED,
+    TP,
+    descending_key,
+    segment_ranks,
+    stable_order,
+)
 
 _EPS = 2.0**-52  # np.spacing(1)
+assert {TP, FP} == {1, 2} and {IGNORED, ABSENT} == {0, 3}  # _sparse_cells reads the counted codes off their bits
 
 
 class Accumulated(NamedTuple):
@@ -231,9 +240,10 @@ def _sparse_cells(outcome: Tensor, included: Tensor, category: Tensor, starts: T
     groups = category[cols]
     cells = rows * num_categories + groups  # non-decreasing: entries are row-major, positions sorted by category
     tp = (segment_ranks(cells)[0] + 1).double()
-    counted = (outcome == TP) | (outcome == FP)  # tp + fp: exact integers, as numpy's float sums
+    # tp + fp (exact integers, as numpy's float sums): bit 0 of code ^ (code >> 1) is 1 for codes 1 and 2 only
+    counted = (outcome ^ (outcome >> 1)) & 1
     if not all_included:
-        counted &= included[None, :]
+        counted *= included[None, :]
     counted_run = counted.cumsum(1, dtype=torch.int32)
     before = counted_run.index_select(1, (starts - 1).clamp(min=0))  # (C, K): counted before each category
     before = torch.where(starts[None, :] > 0, before, torch.zeros_like(before))
