@@ -58,25 +58,83 @@ def _import_order(name: str) -> tuple[int, str]:
     return _all_order(name)[0], name.lower()
 
 
-def render(package: Path) -> str:
-    """The package's ``__init__.py``: its docstring kept, the imports and ``__all__`` written."""
+def _imports(found: list[tuple[str, list[str]]], indent: str = "") -> list[str]:
+    """``from module import (names)`` lines, as isort lays them out."""
+    lines = []
+    for module, listed in found:
+        if len(listed) == 1:
+            lines.append(f"{indent}from {module} import {listed[0]}")
+        else:
+            lines.append(f"{indent}from {module} import (")
+            lines.extend(f"{indent}    {name}," for name in sorted(listed, key=_import_order))
+            lines.append(f"{indent})")
+    return lines
+
+
+def _wrapped(names: list[str], indent: str) -> list[str]:
+    """``"a", "b", ...`` over lines of at most 120 characters."""
+    lines, line = [], indent
+    for name in names:
+        item = f'"{name}",'
+        if len(line) + len(item) + 1 > 120 and line.strip():
+            lines.append(line.rstrip())
+            line = indent
+        line += item + " "
+    return [*lines, line.rstrip()]
+
+
+LAZY_TAIL = '''
+
+def _source(name: str) -> str | None:
+    """The domain package that gives ``name`` (None: not a listed name)."""
+    return next((module for module, names in _DOMAINS.items() if name in names), None)
+
+
+if not TYPE_CHECKING:  # static tools see the imports above, and no catch-all attribute
+
+    def __getattr__(name: str) -> Any:
+        """A listed name, imported from its domain package on first use and bound here."""
+        module = _source(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+'''
+"""The lazy packages' attribute look-up (:func:`render` with ``lazy``)."""
+
+
+def render(package: Path, lazy: bool | None = None) -> str:
+    """The package's ``__init__.py``: its docstring kept, the imports and ``__all__`` written.
+
+    ``lazy`` (default: for the top packages, ``PACKAGES``): each domain package is imported on the first use of one
+    of its names (a module-level ``__getattr__``; the imports stay under ``TYPE_CHECKING`` for static tools), so that
+    importing one domain's module (``nobg_metrics.functional.instance.statistics``) does not import every other
+    domain (the command's start-up: docs/performance.md "Start-up"). A domain package is written with plain imports:
+    some of its names are also its modules' names, which only an import of the name rebinds."""
     init = package / "__init__.py"
     docstring = ast.get_docstring(ast.parse(init.read_text())) if init.exists() else None
     head = f'"""{docstring}\n"""' if docstring else f'"""{_dotted(package)}."""'
-    lines = [head, "", "from __future__ import annotations", "", MARK]
-    names: list[str] = []
-    for module, listed in exports(package):
-        if len(listed) == 1:
-            lines.append(f"from {module} import {listed[0]}")
-        else:
-            lines.append(f"from {module} import (")
-            lines.extend(f"    {name}," for name in sorted(listed, key=_import_order))
-            lines.append(")")
-        names.extend(listed)
-    lines += ["", "__all__ = ["]
-    lines.extend(f'    "{name}",' for name in sorted(names, key=_all_order))
-    lines += ["]", ""]
-    return "\n".join(lines)
+    found = exports(package)
+    names = sorted((name for _, listed in found for name in listed), key=_all_order)
+    if not (package.relative_to(ROOT).as_posix() in PACKAGES if lazy is None else lazy):
+        lines = [head, "", "from __future__ import annotations", "", MARK, *_imports(found), "", "__all__ = ["]
+        lines.extend(f'    "{name}",' for name in names)
+        return "\n".join([*lines, "]", ""])
+    lines = [head, "", "from __future__ import annotations", "", "import importlib",
+             "from typing import TYPE_CHECKING, Any", "", MARK,
+             "if TYPE_CHECKING:  # the names as static tools see them; at run time, __getattr__ below imports them",
+             *_imports(found, "    "), "", "__all__ = ["]
+    lines.extend(f'    "{name}",' for name in names)
+    lines += ["]", "", "_DOMAINS: dict[str, tuple[str, ...]] = {"]
+    for module, listed in found:
+        lines += [f'    "{module}": (', *_wrapped(sorted(listed, key=_all_order), " " * 8), "    ),"]
+    lines += ["}", '"""Each domain package and the names it gives: imported on the first use of one of them."""', ""]
+    return "\n".join(lines) + LAZY_TAIL
 
 
 TOP = "nobg_metrics/__init__.py"
