@@ -42,14 +42,30 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nobg_metrics.io.coco.annotations import GroundTruth, is_int, is_number, read_json
+from nobg_metrics.io.coco.annotations import GroundTruth, is_int, is_number
 from nobg_metrics.io.errors import InputError
+from nobg_metrics.io.json_stream import array_items
 
 DETECTION_KEYS = ("image_id", "category_id", "score", "segmentation")
 """The keys every detection needs."""
 
 LVIS_MAX_DETS = 300
 """lvis' ``max_dets``: detections kept per image (``LVISEval(max_dets=300)``)."""
+
+
+class NoBox:
+    """:attr:`Detection.box` of a detection without a ``bbox`` key."""
+
+
+@dataclass(frozen=True)
+class BadBox:
+    """:attr:`Detection.box` of a detection whose ``bbox`` is not ``[x, y, w, h]``: the value, for the error raised
+    if boxes decide the areas."""
+
+    value: object
+
+
+NO_BOX = NoBox()
 
 
 @dataclass
@@ -62,6 +78,9 @@ class Detection:
     score: float
     segmentation: object
     box_area: float | None = None
+    box: float | NoBox | BadBox = field(default=NO_BOX, repr=False)
+    """Its ``bbox`` as read: ``w * h`` of ``[x, y, w, h]``, :data:`NO_BOX` or a :class:`BadBox` (the file is read
+    one detection at a time and only this is kept of the box: whether boxes decide the areas is known later)."""
 
 
 @dataclass
@@ -99,19 +118,24 @@ def _detection(path: Path, position: int, entry: object, gt: GroundTruth) -> Det
         raise InputError(f"{where}: 'category_id' must be an integer, got {entry['category_id']!r}")
     if not is_number(entry["score"]):
         raise InputError(f"{where}: 'score' must be a finite number, got {entry['score']!r}")
-    return Detection(position, entry["image_id"], entry["category_id"], float(entry["score"]), entry["segmentation"])
+    box: float | NoBox | BadBox = NO_BOX
+    if "bbox" in entry:
+        value = entry["bbox"]
+        valid = isinstance(value, list) and len(value) == 4 and all(is_number(v) for v in value)
+        box = value[2] * value[3] if valid else BadBox(value)  # loadRes: ann['area'] = bb[2]*bb[3]; LVIS: w * h
+    return Detection(position, entry["image_id"], entry["category_id"], float(entry["score"]), entry["segmentation"],
+                     box=box)
 
 
-def _box_area(path: Path, detection: Detection, entry: dict, lvis: bool) -> float:
+def _box_area(path: Path, detection: Detection, lvis: bool) -> float:
     where = f"{path}: detection {detection.position} (image {detection.image_id})"
     rule = "has a 'bbox'" if lvis else "has a non-empty 'bbox'"
-    if "bbox" not in entry:
+    if isinstance(detection.box, NoBox):
         raise InputError(f"{where}: missing key 'bbox' (the first detection {rule}, so every detection's "
                                   "area is its box's w * h, as the reference reads results)")
-    box = entry["bbox"]
-    if not (isinstance(box, list) and len(box) == 4 and all(is_number(v) for v in box)):
-        raise InputError(f"{where}: 'bbox' must be [x, y, w, h] (4 numbers), got {box!r}")
-    return box[2] * box[3]  # loadRes: ann['area'] = bb[2]*bb[3]; LVISResults: ann["area"] = w * h
+    if isinstance(detection.box, BadBox):
+        raise InputError(f"{where}: 'bbox' must be [x, y, w, h] (4 numbers), got {detection.box.value!r}")
+    return detection.box
 
 
 def _lvis_cap(detections: list[Detection], max_dets: int) -> list[Detection]:
@@ -158,31 +182,38 @@ def _is_compressed(segmentation: object) -> bool:
 def load_results(path: Path, gt: GroundTruth, *, lvis: bool = False, max_dets: int = LVIS_MAX_DETS,
                  strict: bool = False) -> Results:
     """Read a results file against its annotation file (the rules of the module docstring; ``strict``: its warnings
-    are errors)."""
-    document = read_json(path, "--dt-json-file")
-    if not isinstance(document, list):
-        raise InputError(f"{path}: expected a JSON list of detections, got a JSON {type(document).__name__}")
-    entries = document
+    are errors). The file is decoded one detection at a time (:func:`~nobg_metrics.io.json_stream.array_items`):
+    each is checked and kept as a :class:`Detection`, and its decoded entry dropped. A file that is not valid JSON is
+    refused as such even where an earlier detection is wrong (the whole file is read first, as before)."""
+    detections: list[Detection] = []
+    wrong: InputError | None = None
+    for position, entry in array_items(path, "--dt-json-file", "expected a JSON list of detections"):
+        if wrong is None:
+            try:
+                detections.append(_detection(path, position, entry, gt))
+            except InputError as error:
+                wrong, detections = error, []  # raised once the file is known to be valid JSON
+    if wrong is not None:
+        raise wrong
     warnings: list[str] = []
-    if not entries:
+    if not detections:
         if strict:
             raise InputError(f"{path}: no detections (--strict; pycocotools' loadRes refuses an empty list too)")
         warnings.append(f"{path}: no detections: every AP and AR is 0 where there are ground truths (-1 where there "
                         "are none); pycocotools' loadRes refuses an empty list, detectron2 warns 'No predictions from "
                         "the model!'")
-    detections = [_detection(path, position, entry, gt) for position, entry in enumerate(entries)]
     count = len(detections)
     if lvis:
         detections = _lvis_cap(detections, max_dets)
     area_from_box = False
     if detections:
-        first = entries[detections[0].position]
+        first = detections[0].box
         # loadRes: 'bbox' in anns[0] and not anns[0]['bbox'] == []; LVISResults: "bbox" in result_anns[0]
-        area_from_box = "bbox" in first and (lvis or first["bbox"] != [])
+        area_from_box = not isinstance(first, NoBox) and (lvis or first != BadBox([]))
     detections = _unknown_categories(path, gt, detections, strict, warnings)
     if area_from_box:
         for detection in detections:
-            detection.box_area = _box_area(path, detection, entries[detection.position], lvis)
+            detection.box_area = _box_area(path, detection, lvis)
     notes = []
     other_forms = 0 if area_from_box else sum(not _is_compressed(d.segmentation) for d in detections)
     if other_forms:

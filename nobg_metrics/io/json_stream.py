@@ -1,0 +1,154 @@
+"""A JSON file whose top level is an array, read one element at a time (a results file of ~100 MB need not be held
+whole, neither as text nor decoded).
+
+:func:`array_items` reads the file in chunks of :data:`CHUNK` characters and decodes each element with the standard
+library's decoder (``json.JSONDecoder.raw_decode``, the one ``json.load`` uses): the elements are the values
+``json.load`` gives, and at most the element being decoded and one chunk are held besides what the caller keeps.
+A file that is not valid JSON is refused as ``json.load`` refuses it, with its message and its position in the whole
+file (line, column, character), so errors read as before; a valid document that is not an array is decoded whole
+(it is refused by the caller, and is rarely large).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from nobg_metrics.io.errors import InputError
+
+CHUNK = 1 << 20
+"""Characters read at a time (an element longer than this is read in several: the chunks double)."""
+
+SLACK = 64
+"""A decoding error this close to the end of what is read, when the file goes on, may be the read's cut (a number or
+an escape cut in two): more is read and the element decoded again. A real error stays where it is and is reported
+once the file is read past it."""
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace (json.decoder's)
+_DECODER = json.JSONDecoder()
+
+
+class _Reader:
+    """The text read and not yet decoded, with the position of its start in the file (for the error messages)."""
+
+    def __init__(self, handle: TextIO, path: Path, role: str, chunk: int) -> None:
+        self.handle, self.path, self.role, self.chunk = handle, path, role, chunk
+        self.text, self.at = "", 0
+        self.start = 0
+        """The file position of ``text[0]``, in characters."""
+        self.lines, self.last_newline = 0, -1
+        """Newlines before ``text`` and the file position of the last of them (-1: none), for line and column."""
+        self.done = False
+
+    def more(self, wanted: int) -> bool:
+        """Read at least ``wanted`` characters more (fewer at the end of the file); False at the end of the file."""
+        if self.done:
+            return False
+        try:
+            read = self.handle.read(max(wanted, self.chunk))
+        except UnicodeDecodeError as error:
+            raise InputError(f"{self.role} {self.path}: not valid JSON ({error})") from None
+        except OSError as error:
+            raise InputError(f"{self.role} {self.path}: cannot be read ({error.strerror or error})") from None
+        if not read:
+            self.done = True
+            return False
+        dropped = self.text[: self.at]  # what is decoded goes: the text held is one element and one read at most
+        newlines = dropped.count("\n")
+        if newlines:
+            self.lines += newlines
+            self.last_newline = self.start + dropped.rindex("\n")
+        self.start += self.at
+        self.text, self.at = self.text[self.at:] + read, 0
+        return True
+
+    def skip_space(self) -> str:
+        """Move past whitespace; the next character ('' at the end of the file)."""
+        while True:
+            self.at = _WHITESPACE.match(self.text, self.at).end()  # type: ignore[union-attr]
+            if self.at < len(self.text) or not self.more(self.chunk):
+                return self.text[self.at: self.at + 1]
+
+    def error(self, message: str, at: int) -> InputError:
+        """``json.load``'s message for an error at ``text[at]``, placed in the whole file."""
+        position = self.start + at
+        newline = self.text.rfind("\n", 0, at)
+        line = self.lines + self.text.count("\n", 0, at) + 1
+        column = at - newline if newline >= 0 else position - self.last_newline
+        return InputError(f"{self.role} {self.path}: not valid JSON ({message}: line {line} column {column} "
+                          f"(char {position}))")
+
+    def value(self) -> Any:
+        """Decode the value at the read position (reading on while the value may be cut by the read's end)."""
+        while True:
+            try:
+                value, end = _DECODER.raw_decode(self.text, self.at)
+            except json.JSONDecodeError as error:
+                cut = error.pos >= len(self.text) - SLACK or error.msg.startswith("Unterminated string")
+                if cut and self.more(2 * (len(self.text) - self.at)):
+                    continue
+                raise self.error(error.msg, error.pos) from None
+            if end <= len(self.text) - SLACK or not self.more(self.chunk):  # a number may go on ("1.5" of "1.5e3")
+                self.at = end
+                return value  # (else decoded again with what follows: the last element of a read, at most)
+
+
+def array_items(path: Path, role: str, expected: str, chunk: int | None = None) -> Iterator[tuple[int, Any]]:
+    """``(position, element)`` of each element of the JSON array of ``path`` (``role``: ``--dt-json-file``, ... for
+    the messages), decoded one at a time (reads of ``chunk`` characters; default :data:`CHUNK`).
+
+    Raises:
+        InputError: the file cannot be read or is not valid JSON (``json.load``'s message and position), or is a
+            JSON value other than an array (``"{path}: {expected}, got a JSON {type}"``).
+
+    Examples:
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "dt.json"
+        >>> _ = path.write_text('[{"score": 0.5},\\n {"score": 1e-3, "bbox": [1, 2, 3, 4]}]')
+        >>> list(array_items(path, "--dt-json-file", "expected a list", chunk=8))
+        [(0, {'score': 0.5}), (1, {'score': 0.001, 'bbox': [1, 2, 3, 4]})]
+        >>> _ = path.write_text('[{"score": 0.5},\\n {"score": 1e-3')
+        >>> try:  # cut short
+        ...     list(array_items(path, "--dt-json-file", "expected a list"))
+        ... except InputError as error:
+        ...     print(str(error).split(": ", 1)[1])
+        not valid JSON (Expecting ',' delimiter: line 2 column 16 (char 32))
+    """
+    try:
+        handle = open(path, encoding="utf-8")  # noqa: SIM115  (closed below: the generator reads it as it goes)
+    except FileNotFoundError:
+        raise InputError(f"{role} {path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{role} {path}: is a folder, not a JSON file") from None
+    except OSError as error:
+        raise InputError(f"{role} {path}: cannot be read ({error.strerror or error})") from None
+    with handle:
+        reader = _Reader(handle, path, role, chunk or CHUNK)
+        first = reader.skip_space()
+        if first == "\ufeff" and reader.start + reader.at == 0:
+            raise reader.error("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0)
+        if first != "[":  # not an array: decoded whole, as json.load would
+            document = reader.value()
+            if reader.skip_space():
+                raise reader.error("Extra data", reader.at)
+            raise InputError(f"{path}: {expected}, got a JSON {type(document).__name__}")
+        reader.at += 1
+        if reader.skip_space() == "]":
+            reader.at += 1
+        else:
+            position = 0
+            while True:
+                yield position, reader.value()
+                position += 1
+                following = reader.skip_space()
+                reader.at += 1
+                if following == "]":
+                    break
+                if following != ",":
+                    raise reader.error("Expecting ',' delimiter", reader.at - 1)
+                reader.skip_space()
+        if reader.skip_space():
+            raise reader.error("Extra data", reader.at)
