@@ -18,6 +18,8 @@ broadcast :math:`(B, D, G)` computation — no loop over images or detections, n
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import Tensor
 
@@ -79,3 +81,38 @@ def padded(values: Tensor, image: Tensor, local: Tensor, count: int, width: int,
     out = torch.full((count, width, *values.shape[1:]), fill, dtype=values.dtype, device=values.device)
     out[image, local] = values
     return out
+
+
+class BoxPairs:
+    """The box IoU of a padded batch, :math:`(B, D, G)` as :func:`box_ious` gives it, computed only for the pairs
+    the matching reads (:class:`~nobg_metrics.functional.instance.matching.PairIous`): a group's detections
+    against its own gts, a few per detection, instead of every detection against every gt of its image.
+
+    Args:
+        det: :math:`(B, D, 4)` float64 ``xyxy``. gt: :math:`(B, G, 4)`. crowd: :math:`(B, G)` bool.
+        ious: the IoU function (:func:`box_ious`).
+
+    Examples:
+        >>> det = torch.tensor([[[0.0, 0.0, 4.0, 4.0], [9.0, 9.0, 10.0, 10.0]]], dtype=torch.float64)
+        >>> gt = torch.tensor([[[2.0, 0.0, 6.0, 4.0]]], dtype=torch.float64)
+        >>> pairs = BoxPairs(det, gt, torch.tensor([[False]]))
+        >>> pairs.pairs(torch.tensor([0]), torch.tensor([[0, 1]]), torch.tensor([[0]])).flatten().tolist()
+        [0.3333333333333333, 0.0]
+    """
+
+    def __init__(self, det: Tensor, gt: Tensor, crowd: Tensor,
+                 ious: Callable[[Tensor, Tensor, Tensor], Tensor] = box_ious) -> None:
+        self.det, self.gt, self.crowd, self.ious = det, gt, crowd, ious
+        self.shape: tuple[int, ...] = (det.shape[0], det.shape[1], gt.shape[1])
+        self.dtype: torch.dtype = det.dtype
+        self.device: torch.device = det.device
+
+    def pairs(self, image: Tensor, rows: Tensor, cols: Tensor) -> Tensor:
+        """:math:`(S, K, J)` IoU of the detections ``rows`` :math:`(S, K)` and gts ``cols`` :math:`(S, J)` of the
+        images ``image`` :math:`(S,)`."""
+        image = image[:, None]
+        return self.ious(self.det[image, rows], self.gt[image, cols], self.crowd[image, cols])
+
+    def full(self) -> Tensor:
+        """The whole :math:`(B, D, G)` IoU."""
+        return self.ious(self.det, self.gt, self.crowd)

@@ -26,12 +26,33 @@ takes the bounds the shapes give, so no round reads the device.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import torch
 from torch import Tensor
 
 TP, FP, IGNORED, ABSENT = 1, 2, 0, 3
 """Per-(detection, area range, threshold) outcome codes: a true positive, a false positive, ignored (present in
 the ranking, counted neither way) and absent (not evaluated at all: LVIS' dropped detections)."""
+
+
+class PairIous(Protocol):
+    """A padded :math:`(B, D, G)` IoU computed on demand: ``pairs(image, rows, cols)`` gives the :math:`(S, K, J)`
+    IoU of the detections ``rows`` :math:`(S, K)` and gts ``cols`` :math:`(S, J)` of the images ``image``
+    :math:`(S,)` (:class:`~nobg_metrics.functional.instance.boxes.BoxPairs`: box IoU of the matched slots only)."""
+
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+    device: torch.device
+
+    def pairs(self, image: Tensor, rows: Tensor, cols: Tensor) -> Tensor: ...
+
+
+def pair_ious(iou: Tensor | PairIous, image: Tensor, rows: Tensor, cols: Tensor) -> Tensor:
+    """:math:`(S, K, J)` ``iou[image[s], rows[s, k], cols[s, j]]`` of a padded IoU tensor or a :class:`PairIous`."""
+    if isinstance(iou, Tensor):
+        return iou[image[:, None, None], rows[:, :, None], cols[:, None, :]]
+    return iou.pairs(image, rows, cols)
 
 
 def segment_ranks(sorted_keys: Tensor) -> tuple[Tensor, Tensor]:
@@ -81,14 +102,15 @@ def descending_key(scores: Tensor) -> Tensor:
 
 
 def match_detections(
-    iou: Tensor, det_image: Tensor, det_local: Tensor, det_key: Tensor, det_rank: Tensor, det_active: Tensor,
+    iou: Tensor | PairIous, det_image: Tensor, det_local: Tensor, det_key: Tensor, det_rank: Tensor, det_active: Tensor,
     det_unmatched_ignored: Tensor, gt_local: Tensor, gt_key: Tensor, gt_crowd: Tensor, gt_ignored: Tensor,
     thresholds: Tensor, max_rounds: int, exact_sizes: bool,
 ) -> Tensor:
     """Outcome of every detection under every area range and IoU threshold (module notes).
 
     Args:
-        iou: :math:`(B, D, G)` float64 IoU of each image's detections (rows) and gts (columns), padded.
+        iou: :math:`(B, D, G)` float64 IoU of each image's detections (rows) and gts (columns), padded (or a
+            :class:`PairIous` computing the pairs read).
         det_image, det_local: :math:`(N,)` int64 the image of each detection and its row in ``iou``.
         det_key: :math:`(N,)` int64 its group (image and category, one int); det_rank: :math:`(N,)` its rank in
             the group (score order). det_active: :math:`(N,)` bool (inactive ones never match).
@@ -154,7 +176,7 @@ def match_detections(
     slot_det = slots.clamp(max=count - 1)
     # iou_s[s, k, j] = IoU(detection in slot (s, k), gt j of group s); -inf where a slot is empty
     if gt_key.shape[0]:
-        gathered = iou[group_image[:, None, None], det_local[slot_det][:, :, None], gt_local[gt_index][:, None, :]]
+        gathered = pair_ious(iou, group_image, det_local[slot_det], gt_local[gt_index])
         crowd = gt_crowd[gt_index] & gt_valid
         non_ignored = ~gt_ignored[:, gt_index] & gt_valid  # (A, S, J)
     else:

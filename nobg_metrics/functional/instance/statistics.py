@@ -29,7 +29,7 @@ from collections import defaultdict
 import torch
 from torch import Tensor
 
-from nobg_metrics.functional.instance.boxes import box_areas, box_ious, gt_box_areas, padded
+from nobg_metrics.functional.instance.boxes import BoxPairs, box_areas, box_ious, gt_box_areas, padded
 from nobg_metrics.functional.instance.crops import crop_counts
 from nobg_metrics.functional.instance.inputs import LABEL_LIMIT, ImageInstances
 from nobg_metrics.functional.instance.iou import (
@@ -151,9 +151,11 @@ def _boxes(images: list[ImageInstances], side: str, device: torch.device) -> Ten
 
 
 def _box_areas_and_ious(images: list[ImageInstances], det_at: tuple[Tensor, Tensor], gt_at: tuple[Tensor, Tensor],
-                        shape: tuple[int, int, int], device: torch.device) -> tuple[Tensor, Tensor, Tensor]:
+                        shape: tuple[int, int, int], device: torch.device, full: bool
+                        ) -> tuple[Tensor, Tensor, Tensor | BoxPairs]:
     """``iou_type="bbox"``: detection areas :math:`(N,)`, gt areas :math:`(M,)` and the padded IoU
-    :math:`(B, D, G)` of all images at once (:mod:`~nobg_metrics.functional.instance.boxes`)."""
+    :math:`(B, D, G)` of all images at once (:mod:`~nobg_metrics.functional.instance.boxes`), computed for the
+    pairs the matching reads only unless ``full``."""
     count, max_det, max_gt = shape
     det_boxes, gt_boxes = _boxes(images, "det", device), _boxes(images, "gt", device)
     given = [image.gt_area for image in images]
@@ -162,9 +164,9 @@ def _box_areas_and_ious(images: list[ImageInstances], det_at: tuple[Tensor, Tens
         gt_given = _cat([area if area is not None else torch.zeros(image.gt_labels.shape[0], device=device)
                          for area, image in zip(given, images)], torch.float64, device)
     crowd = _cat([image.gt_crowd for image in images], torch.bool, device)
-    iou = box_ious(padded(det_boxes, *det_at, count, max_det), padded(gt_boxes, *gt_at, count, max_gt),
-                   padded(crowd, *gt_at, count, max_gt, fill=False))
-    return box_areas(det_boxes), gt_box_areas(gt_boxes, gt_given), iou
+    pairs = BoxPairs(padded(det_boxes, *det_at, count, max_det), padded(gt_boxes, *gt_at, count, max_gt),
+                     padded(crowd, *gt_at, count, max_gt, fill=False), box_ious)
+    return box_areas(det_boxes), gt_box_areas(gt_boxes, gt_given), pairs.full() if full else pairs
 
 
 def _member_of(values: Tensor, allowed: Tensor | None, where: Tensor | None = None) -> Tensor:
@@ -229,7 +231,7 @@ def instance_update(images: list[ImageInstances], options: InstanceOptions, firs
     max_gt = max(gt_counts, default=0)
     if options.iou_type == "bbox":
         det_area, gt_area, iou = _box_areas_and_ious(images, (det_image, det_local), (gt_image, gt_local),
-                                                     (count, max_det, max_gt), device)
+                                                     (count, max_det, max_gt), device, with_ious)
     else:
         det_pixels, gt_pixels, ious = _pixels_and_ious(images, options, engine, with_ious)
         det_area = cat([image.det_area if image.det_area is not None else det_pixels[i].double()
@@ -274,7 +276,10 @@ def instance_update(images: list[ImageInstances], options: InstanceOptions, firs
         found = match_detections(iou, det_image, det_local, det_key, image_rank if merged else group_rank,
                                  det_active, unmatched_ignored, gt_local, gt_key, crowd, gt_ignored, thresholds,
                                  cap, exact)
-        return torch.where(det_active[:, None, None], found, torch.full_like(found, ABSENT))
+        if not lvis:  # every detection is active
+            return found
+        inactive = (~det_active).to(torch.int8)[:, None, None]  # products: torch.where is slow on CPU
+        return found * (1 - inactive) + inactive * ABSENT
 
     ids = [image.image_id for image in images if image.image_id is not None]
     image_key = torch.stack(ids) if count and len(ids) == count else first_index.to(device) + torch.arange(
@@ -291,5 +296,6 @@ def instance_update(images: list[ImageInstances], options: InstanceOptions, firs
     if options.average == "micro":
         stats["det_outcomes_micro"] = outcomes(merged=True)
     if with_ious:
+        assert isinstance(iou, Tensor)  # the full IoU where asked for
         stats["ious"] = iou
     return stats
