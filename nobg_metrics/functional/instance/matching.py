@@ -104,7 +104,7 @@ def descending_key(scores: Tensor) -> Tensor:
 def match_detections(
     iou: Tensor | PairIous, det_image: Tensor, det_local: Tensor, det_key: Tensor, det_rank: Tensor, det_active: Tensor,
     det_unmatched_ignored: Tensor, gt_local: Tensor, gt_key: Tensor, gt_crowd: Tensor, gt_ignored: Tensor,
-    thresholds: Tensor, max_rounds: int, exact_sizes: bool,
+    thresholds: Tensor, max_rounds: int, exact_sizes: bool, order: Tensor | None = None,
 ) -> Tensor:
     """Outcome of every detection under every area range and IoU threshold (module notes).
 
@@ -120,6 +120,7 @@ def match_detections(
         thresholds: :math:`(T,)` float64, already ``min(t, 1 - 1e-10)``.
         max_rounds: detections of rank >= ``max_rounds`` are not matched (the per-group cap).
         exact_sizes: size the layout by the data (a host read; free on CPU) instead of the shape bounds.
+        order: :math:`(N,)` the permutation sorting by (``det_key``, ``det_rank``) where the caller has it.
 
     Returns:
         :math:`(N, A, T)` int8 codes :data:`TP`, :data:`FP`, :data:`IGNORED` (ranks >= ``max_rounds`` get
@@ -130,7 +131,7 @@ def match_detections(
     outcomes = torch.zeros((count + 1, areas, levels), dtype=torch.int8, device=device)  # + a row for empty slots
     if count == 0:
         return outcomes[:0]
-    order = stable_order(det_key, det_rank)
+    order = stable_order(det_key, det_rank) if order is None else order
     ranks, groups = segment_ranks(det_key[order])
     num_groups = int(groups[-1]) + 1 if exact_sizes else count
     rounds = min(max_rounds, int(ranks.max()) + 1 if exact_sizes else iou.shape[1])
@@ -152,12 +153,11 @@ def match_detections(
     if exact_sizes:
         # every detection of a group without gts is unmatched: written here for all at once; the rounds run on the
         # groups with gts, the largest first, round k on those with a detection of rank k only
-        code = torch.where(det_unmatched_ignored.T, IGNORED, FP).to(torch.int8)  # (N, A)
-        code = torch.where((det_rank < max_rounds)[:, None], code, torch.full_like(code, IGNORED))
-        outcomes[:count] = code[:, :, None].expand(count, areas, levels)
+        counted = ~det_unmatched_ignored.T & (det_rank < max_rounds)[:, None]  # (N, A): FP, else IGNORED (0)
+        outcomes[:count] = (counted.to(torch.int8) * FP)[:, :, None].expand(count, areas, levels)
         sizes = torch.zeros(num_groups, dtype=torch.int64, device=device)
         sizes.index_add_(0, groups, torch.ones_like(groups))
-        sizes = torch.where(high > low, sizes.clamp(max=rounds), torch.zeros_like(sizes))
+        sizes = sizes.clamp(max=rounds) * (high > low)
         by_size = torch.sort(sizes, descending=True, stable=True).indices
         ended = torch.bincount(sizes, minlength=rounds + 1).cumsum(0)
         active = [n for n in (num_groups - ended[:rounds]).tolist() if n > 0]  # active[k]: groups with rank k

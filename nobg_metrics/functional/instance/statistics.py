@@ -177,8 +177,9 @@ def _member_of(values: Tensor, allowed: Tensor | None, where: Tensor | None = No
     return (equal & where[None, :] if where is not None else equal).any(dim=1)
 
 
-def _ranks(image: Tensor, local: Tensor, scores: Tensor, labels: Tensor) -> tuple[Tensor, Tensor]:
-    """Rank of each detection in its image and in its (image, category) group, by score (ties: input order).
+def _ranks(image: Tensor, local: Tensor, scores: Tensor, labels: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """Rank of each detection in its image and in its (image, category) group, by score (ties: input order), and
+    the permutations sorting by (image, rank) and by (group, rank).
 
     numpy's ``argsort(-score, kind="mergesort")`` (:func:`~nobg_metrics.functional.instance.matching.descending_key`:
     ``-0.0`` and ``0.0`` tie). ``image`` is non-decreasing and ``local`` each detection's index in its image, so
@@ -191,7 +192,7 @@ def _ranks(image: Tensor, local: Tensor, scores: Tensor, labels: Tensor) -> tupl
     group_order = order[torch.sort(group[order], stable=True).indices]  # by group, then rank in the image
     group_rank = torch.empty_like(order)
     group_rank[group_order] = segment_ranks(group[group_order])[0]
-    return image_rank, group_rank
+    return image_rank, group_rank, order, group_order
 
 
 def instance_update(images: list[ImageInstances], options: InstanceOptions, first_index: Tensor,
@@ -262,7 +263,7 @@ def instance_update(images: list[ImageInstances], options: InstanceOptions, firs
         if kept:
             det_active = det_active & torch.cat(kept)
             not_exhaustive = torch.cat(listed)
-    image_rank, group_rank = _ranks(det_image, det_local, scores, labels)
+    image_rank, group_rank, image_order, group_order = _ranks(det_image, det_local, scores, labels)
     gt_ignored = flagged[None] | _outside(gt_area, lvis)
     unmatched_ignored = _outside(det_area, lvis) | not_exhaustive[None]
     thresholds = constant(options.match_thresholds, device)
@@ -275,7 +276,7 @@ def instance_update(images: list[ImageInstances], options: InstanceOptions, firs
         gt_key = torch.where(gt_valid, gt_key_base + (0 if merged else gt_labels), gt_key_base)
         found = match_detections(iou, det_image, det_local, det_key, image_rank if merged else group_rank,
                                  det_active, unmatched_ignored, gt_local, gt_key, crowd, gt_ignored, thresholds,
-                                 cap, exact)
+                                 cap, exact, image_order if merged else group_order)
         if not lvis:  # every detection is active
             return found
         inactive = (~det_active).to(torch.int8)[:, None, None]  # products: torch.where is slow on CPU
