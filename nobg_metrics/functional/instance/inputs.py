@@ -303,25 +303,24 @@ def _all_values_valid(images: list[ImageInstances], preds: Sequence[Mapping[str,
     if not images:
         return True
     tests = [torch.isfinite(torch.cat([image.det_scores for image in images])).all()]
-    for side in ("det", "gt"):
-        boxes = [b for b in (getattr(image, f"{side}_boxes") for image in images) if b is not None]
-        if boxes:
-            tests.append(torch.isfinite(torch.cat(boxes)).all())
-        areas = [a for a in (getattr(image, f"{side}_area") for image in images) if a is not None]
-        if areas:
-            tests.append(~torch.isnan(torch.cat(areas)).any())
-        labels = torch.cat([getattr(image, f"{side}_labels") for image in images])
-        if labels.numel():
-            tests.append(((labels >= -LABEL_LIMIT) & (labels < LABEL_LIMIT)).all())
+    boxes = [b for image in images for b in (image.det_boxes, image.gt_boxes) if b is not None]  # both sides at once
+    if boxes:
+        tests.append(torch.isfinite(torch.cat(boxes)).all())
+    areas = [a for image in images for a in (image.det_area, image.gt_area) if a is not None]
+    if areas:
+        tests.append(~torch.isnan(torch.cat(areas)).any())
+    labels = torch.cat([labels for image in images for labels in (image.det_labels, image.gt_labels)])
+    if labels.numel():
+        tests.append(((labels >= -LABEL_LIMIT) & (labels < LABEL_LIMIT)).all())
     for items in (preds, target):
         for item in items:  # masks given as 0/1 numbers: rare, checked one by one
             masks = item.get("masks")
             if isinstance(masks, Tensor) and masks.dtype != torch.bool:
                 tests.append(((masks == 0) | (masks == 1)).all())
     for key in ("iscrowd", "ignore"):
-        flags = [gt[key].reshape(-1).to(torch.int64) for gt in target if key in gt and gt[key].dtype != torch.bool]
-        if flags:  # (an int64 copy keeps every other value other than 0 and 1)
-            joined = torch.cat(flags)
+        flags = [gt[key] for gt in target if key in gt and gt[key].dtype != torch.bool and gt[key].numel()]
+        if flags:  # 1-D integers (checked); an int64 copy keeps every value other than 0 and 1 so
+            joined = torch.cat(flags).to(torch.int64)
             tests.append(((joined == 0) | (joined == 1)).all())
     return bool(torch.stack(tests).all())
 
