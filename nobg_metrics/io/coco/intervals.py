@@ -103,5 +103,7 @@ def intervals_to_bands(rows: Tensor, starts: Tensor, stops: Tensor, n: int, heig
     elif rows.numel() > 1 and bool((rows[1:] < rows[:-1]).any()):  # forms decoded one after the other: by mask
         order = torch.argsort(rows, stable=True)  # (each mask's runs are in order already)
         rows, starts, stops = rows[order], starts[order], stops[order]
-    some = stops > starts
-    return RowBands.from_runs(rows[some], starts[some], stops[some], n, width, height)
+    if not bool((stops > starts).all()):
+        some = torch.nonzero(stops > starts).flatten()
+        rows, starts, stops = rows.index_select(0, some), starts.index_select(0, some), stops.index_select(0, some)
+    return RowBands.from_runs(rows, starts, stops, n, width, height)

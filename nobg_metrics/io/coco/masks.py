@@ -20,13 +20,10 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from nobg_metrics.io.coco.intervals import intervals_to_bands, intervals_to_masks
+from nobg_metrics.io.coco.intervals import intervals_to_bands, intervals_to_masks, union_intervals
 from nobg_metrics.io.coco.polygons import polygon_intervals
-from nobg_metrics.io.coco.rle import (
-    check_counts,
-    decode_strings,
-    rle_intervals,
-)
+from nobg_metrics.io.coco.rle import check_counts, rle_intervals
+from nobg_metrics.io.coco.rle_runs import string_runs
 from nobg_metrics.io.errors import BadPolygon, MalformedRle, SegmentationError
 from nobg_metrics.ops.row_bands import RowBands
 
@@ -61,9 +58,10 @@ def _polygon_list(index: int, segmentation: list) -> list:
 
 
 def _intervals(segmentations: Sequence[object], height: int, width: int
-               ) -> tuple[Tensor, Tensor, Tensor, bool] | None:
-    """Every segmentation's foreground as column-major intervals ``(owner, start, stop)`` and whether one owner's
-    intervals may overlap (polygon parts); ``None`` where there are none."""
+               ) -> tuple[Tensor, Tensor, Tensor] | None:
+    """Every segmentation's foreground as column-major intervals ``(owner, start, stop)``, each mask's sorted and
+    not overlapping (the masks in the order of their forms: polygons, strings, lists); ``None`` where there are
+    none."""
     polygons: list = []
     polygon_owner: list[int] = []
     strings: list[str | bytes] = []
@@ -98,33 +96,41 @@ def _intervals(segmentations: Sequence[object], height: int, width: int
     rows: list[Tensor] = []
     starts: list[Tensor] = []
     stops: list[Tensor] = []
-    for owners, decode in ((string_owner, lambda: decode_strings(strings)),
-                           (list_owner, lambda: (torch.tensor(lists, dtype=torch.int64), torch.tensor(list_lengths)))):
-        if not owners:
-            continue
+    if strings:  # the compressed strings: straight to their runs
         try:
-            counts, lengths = decode()
-            check_counts(counts, lengths, height, width)
+            rle, start, stop = string_runs(strings, height, width)
         except MalformedRle as error:
-            raise SegmentationError(owners[error.index], f"malformed RLE: {error.reason}") from None
-        rle, start, stop = rle_intervals(counts, lengths)
-        rows.append(torch.tensor(owners)[rle])
+            raise SegmentationError(string_owner[error.index], f"malformed RLE: {error.reason}") from None
+        whole = len(string_owner) == len(segmentations)  # every segmentation a string: owners are positions
+        rows.append(rle if whole else torch.tensor(string_owner).index_select(0, rle))
         starts.append(start)
         stops.append(stop)
-    overlap = False
+    if list_owner:
+        try:
+            counts, lengths = torch.tensor(lists, dtype=torch.int64), torch.tensor(list_lengths)
+            check_counts(counts, lengths, height, width)
+        except MalformedRle as error:
+            raise SegmentationError(list_owner[error.index], f"malformed RLE: {error.reason}") from None
+        rle, start, stop = rle_intervals(counts, lengths)
+        rows.append(torch.tensor(list_owner)[rle])
+        starts.append(start)
+        stops.append(stop)
     if polygons:
         try:
             polygon, start, stop = polygon_intervals(polygons, height, width)
         except BadPolygon as error:
             raise SegmentationError(polygon_owner[error.index], error.reason) from None
-        owner = torch.tensor(polygon_owner)
-        rows.append(owner[polygon])
-        starts.append(start)
-        stops.append(stop)
-        overlap = bool(torch.bincount(owner).max() > 1)  # merge: the parts of one object may overlap
+        # sorted by (mask, start), the parts of one object merged (pycocotools merge: they may overlap); first,
+        # so that gt polygons before detection strings need no sorting afterwards
+        owner, start, stop = union_intervals(torch.tensor(polygon_owner)[polygon], start, stop, height * width)
+        rows.insert(0, owner)
+        starts.insert(0, start)
+        stops.insert(0, stop)
     if not rows:
         return None
-    return torch.cat(rows), torch.cat(starts), torch.cat(stops), overlap
+    if len(rows) == 1:
+        return rows[0], starts[0], stops[0]
+    return torch.cat(rows), torch.cat(starts), torch.cat(stops)
 
 
 def segmentation_masks(segmentations: Sequence[object], height: int, width: int, *,
@@ -157,7 +163,7 @@ def segmentation_masks(segmentations: Sequence[object], height: int, width: int,
     if found is None:
         shape = (width, height) if transposed else (height, width)
         return torch.zeros(len(segmentations), *shape, dtype=torch.bool, device=device)
-    return intervals_to_masks(*found[:3], len(segmentations), height, width, found[3], transposed, device)
+    return intervals_to_masks(*found, len(segmentations), height, width, False, transposed, device)
 
 
 def segmentation_bands(segmentations: Sequence[object], height: int, width: int) -> RowBands:
@@ -179,4 +185,4 @@ def segmentation_bands(segmentations: Sequence[object], height: int, width: int)
     if found is None:
         none = torch.zeros(0, dtype=torch.int64)
         return RowBands.from_runs(none, none, none, len(segmentations), width, height)
-    return intervals_to_bands(*found[:3], len(segmentations), height, width, found[3])
+    return intervals_to_bands(*found, len(segmentations), height, width)
