@@ -88,8 +88,10 @@ def accumulate(scores: Tensor, category: Tensor, order_keys: Tensor, cap_rank: T
     ends = per_category.cumsum(0)  # one past the last sorted position of each category
     starts = ends - per_category  # first sorted position of each category
     rec_sorted, rec_order = torch.sort(rec_thresholds)
-    precision = torch.empty((levels, bins, num_categories, areas, len(max_detections)), dtype=torch.float64,
-                            device=device)
+    ascending = bool((rec_order == torch.arange(bins, device=device)).all())  # a host read: compute runs once
+    every = with_scores if every_precision is None else every_precision
+    precision = torch.full((levels, bins, num_categories, areas, len(max_detections)), torch.nan if not every else 0.0,
+                           dtype=torch.float64, device=device)  # NaN: the caps without precision (class notes)
     recall = torch.empty((levels, num_categories, areas, len(max_detections)), dtype=torch.float64, device=device)
     found_scores = torch.empty_like(precision) if with_scores else None
     positions = torch.arange(count, device=device)
@@ -97,7 +99,6 @@ def accumulate(scores: Tensor, category: Tensor, order_keys: Tensor, cap_rank: T
     columns = outcomes.reshape(count, areas * levels).T.contiguous()  # row a * T + t: every area range and threshold
     npig = gt_counts.repeat_interleave(levels, dim=1)  # (K, A * T)
     unsort = rec_order.argsort()
-    every = with_scores if every_precision is None else every_precision
     entries: tuple[Tensor, Tensor] | None = None
     if not with_scores:  # (row, detection) of every true positive: a data-sized selection (compute runs once)
         entries = _true_positives(outcomes, columns, present)
@@ -106,7 +107,6 @@ def accumulate(scores: Tensor, category: Tensor, order_keys: Tensor, cap_rank: T
         if not every and entries is not None and m < len(max_detections) - 1:  # the recall only: tp[-1] / npig
             recall[..., m] = _recall_only((entries[0] * num_categories + category[entries[1]], entries[1]),
                                           included, gt_counts, levels)
-            precision[..., m] = torch.nan
             if found_scores is not None:
                 found_scores[..., m] = torch.nan
             continue
@@ -115,11 +115,13 @@ def accumulate(scores: Tensor, category: Tensor, order_keys: Tensor, cap_rank: T
         q, rc, first = _cells(columns, included, category, (starts, ends), npig, num_categories, rec_sorted,
                               positions, entries)
         exists = (detections > 0)[None, None, :] & (rc[:, None, :] >= rec_thresholds[None, :, None])
-        reached = exists.long().cumprod(dim=1).bool()  # the reference stops filling at the first miss
-        q = torch.where(reached, q[:, unsort], torch.zeros_like(q))
+        # the reference stops filling at the first miss (with ascending thresholds, `exists` stops there already)
+        reached = exists if ascending else exists.long().cumprod(dim=1).bool()
+        # masks by products (q, rc finite and >= 0; torch.where is several times slower on CPU)
+        q = (q if ascending else q[:, unsort]) * reached
         valid = (npig > 0).T  # (A * T, K)
-        q = torch.where(valid[:, None], q, torch.full_like(q, -1.0))
-        rc = torch.where(valid, rc, torch.full_like(rc, -1.0))
+        q = q * valid[:, None] - (~valid)[:, None].to(q.dtype)  # -1 where no gt
+        rc = rc * valid - (~valid).to(rc.dtype)
         precision[..., m] = q.view(areas, levels, bins, num_categories).permute(1, 2, 3, 0)
         recall[..., m] = rc.view(areas, levels, num_categories).permute(1, 2, 0)
         if found_scores is not None and first is not None:
