@@ -6,7 +6,11 @@ Each repetition runs every case once, in turn (interleaved: on a shared machine 
 of it saves (:mod:`nobg_metrics.cli.core.startup`). Printed: median and minimum seconds, and the median minus
 torch's import (the target: within 0.5 s).
 
+``--tree NAME=PATH`` also runs the command cases from another copy of the package (``PATH/nobg_metrics``, e.g. from
+``git archive OLD nobg_metrics | tar -x -C PATH``), interleaved with these: before / after on one machine state.
+
     python benchmarks/startup.py --repeat 7
+    python benchmarks/startup.py --repeat 7 --tree before=/tmp/old
     python benchmarks/startup.py --importtime instances   # where the 1-image run's imports go (python -X importtime)
 """
 
@@ -25,6 +29,9 @@ import time
 HERE = pathlib.Path(__file__).resolve().parent
 
 ENTRY = "import sys\n{pre}from nobg_metrics.cli.entry import main\nsys.exit(main(sys.argv[1:]))\n"
+
+TREE = "sys.path.insert(0, {path!r})\n"
+"""``--tree``: the package imported from ``path`` (ahead of an editable install, whose finder comes last)."""
 
 
 def _instances_files(root: pathlib.Path) -> list[str]:
@@ -48,17 +55,22 @@ def _panoptic_files(root: pathlib.Path) -> list[str]:
             "--quiet"]
 
 
-def cases(root: pathlib.Path) -> dict[str, list[str]]:
-    """Each case's command line."""
+def cases(root: pathlib.Path, trees: dict[str, str] | None = None) -> dict[str, list[str]]:
+    """Each case's command line (and each of ``trees``' command cases, named ``case (tree)``)."""
     python = [sys.executable, "-c"]
     instances, panoptic = _instances_files(root), _panoptic_files(root)
-    return {
-        "python -c 'import torch'": [*python, "import torch"],
-        "instances --help": [*python, ENTRY.format(pre=""), "instances", "--help"],
-        "instances, 1 image": [*python, ENTRY.format(pre=""), *instances],
-        "instances, 1 image, with scipy.signal": [*python, ENTRY.format(pre="import scipy.signal\n"), *instances],
-        "panoptic, 1 image": [*python, ENTRY.format(pre=""), *panoptic],
-    }
+    found = {"python -c 'import torch'": [*python, "import torch"]}
+    for name, path in {"": None, **(trees or {})}.items():
+        tree = TREE.format(path=str(pathlib.Path(path).resolve())) if path else ""
+        suffix = f" ({name})" if name else ""
+        found.update({
+            f"instances --help{suffix}": [*python, ENTRY.format(pre=tree), "instances", "--help"],
+            f"instances, 1 image{suffix}": [*python, ENTRY.format(pre=tree), *instances],
+            f"instances, 1 image, with scipy.signal{suffix}": [
+                *python, ENTRY.format(pre=tree + "import scipy.signal\n"), *instances],
+            f"panoptic, 1 image{suffix}": [*python, ENTRY.format(pre=tree), *panoptic],
+        })
+    return found
 
 
 def _seconds(command: list[str]) -> float:
@@ -86,12 +98,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--importtime", choices=["instances", "panoptic"], default=None)
+    parser.add_argument("--tree", nargs="*", default=[], metavar="NAME=PATH",
+                        help="also run the command cases with the package of PATH/nobg_metrics")
     args = parser.parse_args(argv)
     if args.importtime:
         importtime(args.importtime)
         return 0
     with tempfile.TemporaryDirectory() as tmp:
-        commands = cases(pathlib.Path(tmp))
+        commands = cases(pathlib.Path(tmp), dict(item.split("=", 1) for item in args.tree))
         times: dict[str, list[float]] = {name: [] for name in commands}
         loads = []
         for _ in range(args.repeat):

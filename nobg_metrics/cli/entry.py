@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     previous = signal.signal(signal.SIGINT, interrupt) if main_thread else None
     try:
         # every import of the command inside the Ctrl-C guard: an interrupt while they load ends quietly
-        from nobg_metrics.cli.core.startup import deferred_imports
+        from nobg_metrics.cli.core.startup import collector_paused, deferred_imports
         from nobg_metrics.cli.core.threads import apply_thread_policy
         from nobg_metrics.cli.parser import build_parser
 
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
                 return args.handler(args)
         if args.command != "eval":  # plot, merge: their own handlers (no scoring)
             return args.handler(args)
-        with deferred_imports():  # scipy.signal, which torchmetrics imports for nothing the command uses
+        with deferred_imports(), collector_paused():  # scipy.signal, matplotlib: torchmetrics' for nothing we use
             from nobg_metrics.cli.eval.main import run_guarded  # torch (seconds): only once the arguments ask for a run
         if interrupt.received:  # raised where something swallowed it
             raise KeyboardInterrupt

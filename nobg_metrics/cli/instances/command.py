@@ -27,6 +27,7 @@ import math
 import sys
 from pathlib import Path
 
+from nobg_metrics.cli.core.startup import collector_paused
 from nobg_metrics.cli.core.statuses import EXIT_USAGE
 from nobg_metrics.cli.instances import cityscapes_command
 from nobg_metrics.cli.instances import errors as instance_errors
@@ -114,8 +115,9 @@ def run_instances(args: argparse.Namespace) -> int:
         print(f"nobg-metrics instances: error: {problem}", file=sys.stderr)
         return EXIT_USAGE
     if args.cityscapes:
-        from nobg_metrics.cli.instances.cityscapes_run import run as run_cityscapes  # torch: once a run is asked for
-        from nobg_metrics.cli.instances.run import run_guarded  # (the same)
+        with collector_paused():  # torch: once a run is asked for
+            from nobg_metrics.cli.instances.cityscapes_run import run as run_cityscapes
+            from nobg_metrics.cli.instances.run import run_guarded
 
         return run_guarded(args, run_cityscapes)
     if args.dilation_ratio is None:
@@ -124,6 +126,7 @@ def run_instances(args: argparse.Namespace) -> int:
         print("nobg-metrics: error: --max-dets applies to --lvis (COCO's are 1, 10, 100 per image and category)",
               file=sys.stderr)
         return EXIT_USAGE
-    from nobg_metrics.cli.instances.run import run_guarded  # torch and the metric: only once a run is asked for
+    with collector_paused():  # torch and the metric: only once a run is asked for
+        from nobg_metrics.cli.instances.run import run_guarded
 
     return run_guarded(args)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from nobg_metrics.cli.core.errors import ConfigError
 from nobg_metrics.cli.core.guard import guarded
+from nobg_metrics.cli.core.startup import collector_paused
 from nobg_metrics.cli.outputs import structured_report
 from nobg_metrics.cli.panoptic.stats import add_arguments as stats_arguments
 
@@ -99,7 +100,8 @@ def run_panoptic(args: argparse.Namespace) -> int:
     """The ``panoptic`` command; returns the exit status (messages on stderr, :mod:`~nobg_metrics.cli.core.guard`)."""
 
     def run() -> int:
-        from nobg_metrics.cli.panoptic.run import run as score_files  # torch, numpy, Pillow: only once a run is asked
+        with collector_paused():  # torch, numpy, Pillow: only once a run is asked
+            from nobg_metrics.cli.panoptic.run import run as score_files
 
         return score_files(args, *resolve_paths(args))
 
