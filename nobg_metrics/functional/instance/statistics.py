@@ -147,7 +147,7 @@ def _boxes(images: list[ImageInstances], side: str, device: torch.device) -> Ten
         missing = [i for i, box in enumerate(boxes) if box is None]
         argument = "preds" if side == "det" else "target"
         raise ValueError(f'`{argument}[i]["boxes"]` is required with iou_type="bbox"; missing for images {missing[:5]}')
-    return _cat([box.reshape(-1, 4) for box in boxes if box is not None], torch.float64, device).reshape(-1, 4)
+    return _cat([box for box in boxes if box is not None], torch.float64, device).reshape(-1, 4)  # each (n, 4)
 
 
 def _box_areas_and_ious(images: list[ImageInstances], det_at: tuple[Tensor, Tensor], gt_at: tuple[Tensor, Tensor],
