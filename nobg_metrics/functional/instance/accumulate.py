@@ -79,7 +79,7 @@ def accumulate(scores: Tensor, category: Tensor, order_keys: Tensor, cap_rank: T
     device = scores.device
     count, areas, levels = outcomes.shape
     bins = rec_thresholds.shape[0]
-    order = stable_order(category, descending_key(scores), *_tie_keys(order_keys))
+    order = stable_order(*_primary_keys(category, scores), *_tie_keys(order_keys))
     category, cap_rank, outcomes, sorted_scores = category[order], cap_rank[order], outcomes[order], scores[order]
     gt_counts = torch.zeros((num_categories, areas), dtype=torch.int64, device=device)
     gt_counts.index_add_(0, gt_category, gt_counted.long())
@@ -131,6 +131,17 @@ def accumulate(scores: Tensor, category: Tensor, order_keys: Tensor, cap_rank: T
             at = torch.where(valid[:, None], at, torch.full_like(at, -1.0))
             found_scores[..., m] = at.view(areas, levels, bins, num_categories).permute(1, 2, 3, 0)
     return Accumulated(precision, recall, found_scores, gt_counts)
+
+
+def _primary_keys(category: Tensor, scores: Tensor) -> tuple[Tensor, ...]:
+    """The sort keys (category, score descending): one int64 key of the category and the score's float32 bits
+    where every score is a float32 value (what detectors give; a host read), else the two keys."""
+    single = (scores + 0.0).to(torch.float32)  # + 0.0: -0.0 becomes 0.0
+    if scores.numel() == 0 or not bool((single.to(torch.float64) == scores).all()):  # NaN too: never equal
+        return category, descending_key(scores)
+    bits = single.view(torch.int32)
+    ascending = torch.where(bits < 0, bits ^ 0x7FFF_FFFF, bits)  # the float order
+    return (category * 2**32 + ((~ascending).to(torch.int64) + 2**31),)
 
 
 def _tie_keys(order_keys: Tensor) -> tuple[Tensor, ...]:
