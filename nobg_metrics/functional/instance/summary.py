@@ -31,7 +31,8 @@ from nobg_metrics.ops.numpy_sum import pairwise_sum
 def mean_of_valid(values: Tensor) -> Tensor:
     """``np.mean(s[s > -1])`` of any slice, or -1 when no cell is valid: a 0-d float64 tensor."""
     flat = values.reshape(-1)
-    valid = flat[flat > -1]  # a data-sized selection: compute runs once, after the epoch
+    kept = flat > -1
+    valid = flat if bool(kept.all()) else flat[kept]  # a data-sized selection: compute runs once, after the epoch
     if valid.numel() == 0:
         return torch.full((), -1.0, dtype=torch.float64, device=values.device)
     return pairwise_sum(valid[None])[0] / valid.numel()
