@@ -166,13 +166,37 @@ class RowBands:
         return RowBands(rows_tensor, tops, bottoms, height, width)
 
 
-def _draw(owner: Tensor, start: Tensor, stop: Tensor, tops: list[int], bottoms: list[int], width: int) -> Tensor:
-    """The bands of row-major runs, each band followed by a zero row: one difference array (+1 at a start, -1 at a
-    stop) and one cumulative sum for all masks."""
+def draw_runs(stacks: list[RowBands], lead: int = 0) -> Tensor:
+    """The ``rows`` of several run-backed stacks one after the other, after ``lead`` zero rows, drawn at once (no
+    copy of each stack's rows): :math:`(lead + \\sum R, W)` bool.
+
+    Examples:
+        >>> one = RowBands.from_runs(torch.tensor([0]), torch.tensor([1]), torch.tensor([2]), 1, 2, 3)
+        >>> two = RowBands.from_runs(torch.tensor([1]), torch.tensor([3]), torch.tensor([5]), 2, 2, 3)
+        >>> draw_runs([one, two], 1).int().tolist()
+        [[0, 0, 0], [0, 1, 0], [0, 0, 0], [1, 1, 0], [0, 0, 0]]
+    """
+    owners, starts, stops, tops, bottoms, offset = [], [], [], [], [], 0
+    for stack in stacks:
+        assert stack.runs is not None
+        owner, start, stop = stack.runs
+        owners.append(owner + offset)
+        starts.append(start)
+        stops.append(stop)
+        tops += stack.tops
+        bottoms += stack.bottoms
+        offset += len(stack.tops)
+    return _draw(torch.cat(owners), torch.cat(starts), torch.cat(stops), tops, bottoms, stacks[0].width, lead)
+
+
+def _draw(owner: Tensor, start: Tensor, stop: Tensor, tops: list[int], bottoms: list[int], width: int,
+          lead: int = 0) -> Tensor:
+    """The bands of row-major runs, each band followed by a zero row (after ``lead`` zero rows): one difference
+    array (+1 at a start, -1 at a stop) and one cumulative sum for all masks."""
     top, bottom = torch.tensor(tops, dtype=torch.int64), torch.tensor(bottoms, dtype=torch.int64)
     lengths = torch.where(bottom > top, bottom - top + 1, 0)  # the band and its zero row
-    first = torch.cumsum(lengths, 0) - lengths
-    total = int(lengths.sum())
+    first = torch.cumsum(lengths, 0) - lengths + lead
+    total = int(lengths.sum()) + lead
     edges = torch.zeros(total * width + 1, dtype=torch.int8)
     offset = (first - top)[owner] * width
     ones = torch.ones(owner.numel(), dtype=torch.int8)

@@ -25,7 +25,7 @@ from torch import Tensor
 from nobg_metrics.functional.instance.run_counts import given_as_runs, run_counts
 from nobg_metrics.ops.band_width import dilation_radius
 from nobg_metrics.ops.morphology import count_bits, pack_bits, square_window_packed
-from nobg_metrics.ops.row_bands import RowBands
+from nobg_metrics.ops.row_bands import RowBands, draw_runs
 
 
 def _row_bands(stack: Tensor) -> tuple[list[int], list[int]]:
@@ -74,7 +74,8 @@ def crop_counts(dets: list[Tensor | RowBands], gts: list[Tensor | RowBands], det
         >>> counts["inter"].tolist(), counts["band_inter"].tolist(), counts["det_band"].tolist()
         ([[9]], [[2]], [14])
     """
-    if dilation_ratio is None and given_as_runs(dets) and given_as_runs(gts):  # mask counts only: from the runs
+    runs = given_as_runs(dets) and given_as_runs(gts)
+    if runs and dilation_ratio is None:  # mask counts only: from the runs, nothing drawn
         return run_counts(dets, gts, det_labels, gt_labels, all_pairs)  # type: ignore[arg-type]
     height, width = gts[0].shape[-2], gts[0].shape[-1]
     det_counts, gt_counts = [d.shape[0] for d in dets], [g.shape[0] for g in gts]
@@ -85,6 +86,10 @@ def crop_counts(dets: list[Tensor | RowBands], gts: list[Tensor | RowBands], det
     gt_first: list[int] = []
     for stacks, bands, firsts in ((dets, det_bands, det_first), (gts, gt_bands, gt_first)):
         for stack, (tops, bottoms) in zip(stacks, bands):  # the row bands, a zero row after each
+            if runs and isinstance(stack, RowBands):  # drawn below, all at once (no copy of each stack's bands)
+                firsts.extend(row + start for start in stack.starts())
+                row += sum(b - t + 1 for t, b in zip(tops, bottoms) if b > t)
+                continue
             if isinstance(stack, RowBands):  # those pieces already
                 firsts.extend(row + start for start in stack.starts())
                 pieces.append(stack.rows)
@@ -95,7 +100,8 @@ def crop_counts(dets: list[Tensor | RowBands], gts: list[Tensor | RowBands], det
                 if bottom > top:
                     pieces += [stack[k, top:bottom], gap]
                     row += bottom - top + 1
-    masks = pack_bits([torch.cat(pieces)[None]])
+    atlas = draw_runs([*dets, *gts], 1) if runs else torch.cat(pieces)  # type: ignore[list-item]
+    masks = pack_bits([atlas[None]])
     layers = [masks]
     if dilation_ratio is not None:
         eroded, masks = square_window_packed(masks, width, dilation_radius(height, width, dilation_ratio), True)

@@ -35,27 +35,10 @@ def _joined(stacks: list[RowBands]) -> tuple[tuple[Tensor, Tensor, Tensor], list
     return (torch.cat(owners), torch.cat(starts), torch.cat(stops)), counts
 
 
-def run_counts(dets: list[RowBands], gts: list[RowBands], det_labels: list[Tensor], gt_labels: list[Tensor],
-               all_pairs: bool) -> list[dict[str, Tensor]]:
-    """Mask pixel counts of the images of one size, from runs (module notes).
-
-    Args:
-        dets, gts: per image :class:`~nobg_metrics.ops.row_bands.RowBands` of :math:`N` and :math:`M` masks, each
-            holding its runs (:func:`given_as_runs`).
-        det_labels, gt_labels: per image :math:`(N,)` and :math:`(M,)` int64.
-        all_pairs: count every pair sharing rows (micro average), not only those of one category.
-
-    Returns:
-        Per image ``{"det_area", "gt_area"}`` :math:`(N,)` / :math:`(M,)` int64 and ``"inter"`` :math:`(N, M)`
-        int64.
-
-    Examples:
-        >>> det = RowBands.from_runs(torch.tensor([0, 0]), torch.tensor([0, 6]), torch.tensor([4, 9]), 1, 2, 5)
-        >>> gt = RowBands.from_runs(torch.tensor([0]), torch.tensor([2]), torch.tensor([7]), 1, 2, 5)
-        >>> counts = run_counts([det], [gt], [torch.tensor([1])], [torch.tensor([1])], False)[0]
-        >>> counts["det_area"].tolist(), counts["gt_area"].tolist(), counts["inter"].tolist()
-        ([7], [5], [[3]])
-    """
+def run_tables(dets: list[RowBands], gts: list[RowBands], det_labels: list[Tensor], gt_labels: list[Tensor],
+               all_pairs: bool) -> tuple[Tensor, Tensor, Tensor]:
+    """:func:`run_counts` as the areas of all images' masks, concatenated, :math:`(\\sum N,)` / :math:`(\\sum M,)`
+    int64, and the intersections as one :math:`(B, \\max N, \\max M)` int64 table (zero-padded)."""
     det_runs, det_counts = _joined(dets)
     gt_runs, gt_counts = _joined(gts)
     det_area = run_areas(*det_runs, sum(det_counts))
@@ -82,10 +65,35 @@ def run_counts(dets: list[RowBands], gts: list[RowBands], det_labels: list[Tenso
                               (low[chosen] * row, high[chosen] * row))
     table = torch.zeros((images, dmax, gmax), dtype=torch.int64)
     table.index_put_((image[chosen], d_local[chosen], g_local[chosen]), inter)
-    results = []
-    for index in range(images):
-        lo_d, lo_g = int(det_offset[index]), int(gt_offset[index])
-        results.append({"det_area": det_area[lo_d:lo_d + det_counts[index]],
-                        "gt_area": gt_area[lo_g:lo_g + gt_counts[index]],
-                        "inter": table[index, :det_counts[index], :gt_counts[index]]})
+    return det_area, gt_area, table
+
+
+def run_counts(dets: list[RowBands], gts: list[RowBands], det_labels: list[Tensor], gt_labels: list[Tensor],
+               all_pairs: bool) -> list[dict[str, Tensor]]:
+    """Mask pixel counts of the images of one size, from runs (module notes).
+
+    Args:
+        dets, gts: per image :class:`~nobg_metrics.ops.row_bands.RowBands` of :math:`N` and :math:`M` masks, each
+            holding its runs (:func:`given_as_runs`).
+        det_labels, gt_labels: per image :math:`(N,)` and :math:`(M,)` int64.
+        all_pairs: count every pair sharing rows (micro average), not only those of one category.
+
+    Returns:
+        Per image ``{"det_area", "gt_area"}`` :math:`(N,)` / :math:`(M,)` int64 and ``"inter"`` :math:`(N, M)`
+        int64.
+
+    Examples:
+        >>> det = RowBands.from_runs(torch.tensor([0, 0]), torch.tensor([0, 6]), torch.tensor([4, 9]), 1, 2, 5)
+        >>> gt = RowBands.from_runs(torch.tensor([0]), torch.tensor([2]), torch.tensor([7]), 1, 2, 5)
+        >>> counts = run_counts([det], [gt], [torch.tensor([1])], [torch.tensor([1])], False)[0]
+        >>> counts["det_area"].tolist(), counts["gt_area"].tolist(), counts["inter"].tolist()
+        ([7], [5], [[3]])
+    """
+    det_area, gt_area, table = run_tables(dets, gts, det_labels, gt_labels, all_pairs)
+    det_counts, gt_counts = [len(stack.tops) for stack in dets], [len(stack.tops) for stack in gts]
+    results, lo_d, lo_g = [], 0, 0
+    for index, (n, m) in enumerate(zip(det_counts, gt_counts)):
+        results.append({"det_area": det_area[lo_d:lo_d + n], "gt_area": gt_area[lo_g:lo_g + m],
+                        "inter": table[index, :n, :m]})
+        lo_d, lo_g = lo_d + n, lo_g + m
     return results
