@@ -3,8 +3,9 @@
 
 Each repetition runs every case once, in turn (interleaved: on a shared machine the load drifts between cases alike).
 ``... with scipy.signal`` runs the same command after importing ``scipy.signal`` first: the cost the command's deferral
-of it saves (:mod:`nobg_metrics.cli.core.startup`). Printed: median and minimum seconds, and the median minus
-torch's import (the target: within 0.5 s).
+of it saves (:mod:`nobg_metrics.cli.core.startup`). ``import torch, collector paused`` is torch's import as the command
+makes it (``gc`` paused: :func:`nobg_metrics.cli.core.startup.collector_paused`), for what the command adds to it.
+Printed: median and minimum seconds, and the median minus torch's plain import (the target: within 0.5 s).
 
 ``--tree NAME=PATH`` also runs the command cases from another copy of the package (``PATH/nobg_metrics``, e.g. from
 ``git archive OLD nobg_metrics | tar -x -C PATH``), interleaved with these: before / after on one machine state.
@@ -59,7 +60,8 @@ def cases(root: pathlib.Path, trees: dict[str, str] | None = None) -> dict[str, 
     """Each case's command line (and each of ``trees``' command cases, named ``case (tree)``)."""
     python = [sys.executable, "-c"]
     instances, panoptic = _instances_files(root), _panoptic_files(root)
-    found = {"python -c 'import torch'": [*python, "import torch"]}
+    found = {"python -c 'import torch'": [*python, "import torch"],  # the command pauses the collector over it:
+             "python -c 'import torch', collector paused": [*python, "import gc\ngc.disable()\nimport torch"]}
     for name, path in {"": None, **(trees or {})}.items():
         tree = TREE.format(path=str(pathlib.Path(path).resolve())) if path else ""
         suffix = f" ({name})" if name else ""
