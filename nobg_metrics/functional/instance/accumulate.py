@@ -257,12 +257,13 @@ def _sparse_cells(outcome: Tensor, included: Tensor, category: Tensor, starts: T
     counted = (outcome ^ (outcome >> 1)) & 1
     if not all_included:
         counted *= included[None, :]
-    counted_run = counted.cumsum(1, dtype=torch.int32)
-    before = counted_run.index_select(1, (starts - 1).clamp(min=0))  # (C, K): counted before each category
-    before = torch.where(starts[None, :] > 0, before, torch.zeros_like(before))
+    # a leading zero column: the count before each category's first position (none for an empty record set)
+    counted_run = torch.cat([counted.new_zeros((width, 1), dtype=torch.int32), counted.cumsum(1, dtype=torch.int32)],
+                            dim=1)
+    before = counted_run.index_select(1, starts)  # (C, K): counted before each category
     safe = torch.where(npig > 0, npig, torch.ones_like(npig)).double().T  # (C, K)
     rc = tp / safe[rows, groups]  # rc = tp / npig
-    pr = tp / ((counted_run[rows, cols] - before[rows, groups]).double() + _EPS)  # tp / (fp + tp + np.spacing(1))
+    pr = tp / ((counted_run[rows, cols + 1] - before[rows, groups]).double() + _EPS)  # tp / (fp + tp + np.spacing(1))
     reach = torch.searchsorted(rec_sorted, rc, right=True)  # thresholds <= rc
     best = torch.zeros((width, num_categories * (bins + 1)), dtype=torch.float64, device=outcome.device)
     best.view(-1).scatter_reduce_(0, cells * (bins + 1) + reach, pr, "amax")
