@@ -41,7 +41,7 @@ from nobg_metrics.functional.instance.matching import (
 )
 
 _EPS = 2.0**-52  # np.spacing(1)
-assert {TP, FP} == {1, 2} and {IGNORED, ABSENT} == {0, 3}  # _sparse_cells reads the counted codes off their bits
+assert {TP, FP} == {1, 2} and {IGNORED, ABSENT} == {0, 3}  # _sparse_cells reads the counted codes by value
 
 
 class Accumulated(NamedTuple):
@@ -245,7 +245,7 @@ def _sparse_cells(outcome: Tensor, included: Tensor, category: Tensor, starts: T
     """:func:`_cells` read at the true positives only (``entries``, row-major): the ``j``-th true positive of a
     (row, category) cell has ``tp = j``; ``tp + fp`` is a running count of the counted detections (one
     cumulative sum over :math:`(C, N)`)."""
-    width = outcome.shape[0]
+    width, count = outcome.shape
     bins = rec_sorted.shape[0]
     all_included = bool(included.all())
     keep = included[entries[1]]
@@ -253,17 +253,18 @@ def _sparse_cells(outcome: Tensor, included: Tensor, category: Tensor, starts: T
     groups = category[cols]
     cells = rows * num_categories + groups  # non-decreasing: entries are row-major, positions sorted by category
     tp = (segment_ranks(cells)[0] + 1).double()
-    # tp + fp (exact integers, as numpy's float sums): bit 0 of code ^ (code >> 1) is 1 for codes 1 and 2 only
-    counted = (outcome ^ (outcome >> 1)) & 1
+    # tp + fp (exact integers, as numpy's float sums): the codes 1 and 2 are those below 2 once 1 is taken off
+    counted = (outcome - 1).view(torch.uint8) < 2
     if not all_included:
-        counted *= included[None, :]
-    # a leading zero column: the count before each category's first position (none for an empty record set)
-    counted_run = torch.cat([counted.new_zeros((width, 1), dtype=torch.int32), counted.cumsum(1, dtype=torch.int32)],
-                            dim=1)
-    before = counted_run.index_select(1, starts)  # (C, K): counted before each category
+        counted &= included[None, :]
+    counted_run = counted.cumsum(1, dtype=torch.int32)
+    if count:  # (C, K): counted before each category
+        before = counted_run.index_select(1, (starts - 1).clamp(min=0)) * (starts > 0)
+    else:
+        before = torch.zeros((width, num_categories), dtype=torch.int32, device=outcome.device)
     safe = torch.where(npig > 0, npig, torch.ones_like(npig)).double().T  # (C, K)
     rc = tp / safe[rows, groups]  # rc = tp / npig
-    pr = tp / ((counted_run[rows, cols + 1] - before[rows, groups]).double() + _EPS)  # tp / (fp + tp + np.spacing(1))
+    pr = tp / ((counted_run[rows, cols] - before[rows, groups]).double() + _EPS)  # tp / (fp + tp + np.spacing(1))
     reach = torch.searchsorted(rec_sorted, rc, right=True)  # thresholds <= rc
     best = torch.zeros((width, num_categories * (bins + 1)), dtype=torch.float64, device=outcome.device)
     best.view(-1).scatter_reduce_(0, cells * (bins + 1) + reach, pr, "amax")
