@@ -25,7 +25,7 @@ from torch import Tensor
 from nobg_metrics.functional.instance.run_counts import given_as_runs, run_counts
 from nobg_metrics.ops.band_width import dilation_radius
 from nobg_metrics.ops.morphology import count_bits, pack_bits, square_window_packed
-from nobg_metrics.ops.row_bands import RowBands, draw_runs
+from nobg_metrics.ops.row_bands import RowBands, draw_runs_packed
 
 
 def _row_bands(stack: Tensor) -> tuple[list[int], list[int]]:
@@ -86,7 +86,7 @@ def crop_counts(dets: list[Tensor | RowBands], gts: list[Tensor | RowBands], det
     gt_first: list[int] = []
     for stacks, bands, firsts in ((dets, det_bands, det_first), (gts, gt_bands, gt_first)):
         for stack, (tops, bottoms) in zip(stacks, bands):  # the row bands, a zero row after each
-            if runs and isinstance(stack, RowBands):  # drawn below, all at once (no copy of each stack's bands)
+            if runs and isinstance(stack, RowBands):  # drawn below from the runs
                 firsts.extend(row + start for start in stack.starts())
                 row += sum(b - t + 1 for t, b in zip(tops, bottoms) if b > t)
                 continue
@@ -100,8 +100,9 @@ def crop_counts(dets: list[Tensor | RowBands], gts: list[Tensor | RowBands], det
                 if bottom > top:
                     pieces += [stack[k, top:bottom], gap]
                     row += bottom - top + 1
-    atlas = draw_runs([*dets, *gts], 1) if runs else torch.cat(pieces)  # type: ignore[list-item]
-    masks = pack_bits([atlas[None]])
+    # from runs: drawn straight into the packed words, all at once (no per-stack bands, no bytes to pack)
+    masks = (draw_runs_packed([*dets, *gts], 1)[None] if runs  # type: ignore[list-item]
+             else pack_bits([torch.cat(pieces)[None]]))
     layers = [masks]
     if dilation_ratio is not None:
         eroded, masks = square_window_packed(masks, width, dilation_radius(height, width, dilation_ratio), True)
