@@ -10,7 +10,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "nobg_metrics"
 
 LAYERS = (  # lowest first; a module may import from its own layer and below
-    ("nobg_metrics.ops", "nobg_metrics._shared_checks", "nobg_metrics.allocator", "nobg_metrics._version"),
+    ("nobg_metrics.ops", "nobg_metrics._shared_checks", "nobg_metrics.allocator", "nobg_metrics._version",
+     "nobg_metrics._lazy"),
     ("nobg_metrics.io", "nobg_metrics._inputs", "nobg_metrics._seg_batch", "nobg_metrics._matting_inputs",
      "nobg_metrics._panoptic_batch"),
     ("nobg_metrics.functional",),

@@ -83,28 +83,10 @@ def _wrapped(names: list[str], indent: str) -> list[str]:
     return [*lines, line.rstrip()]
 
 
-LAZY_TAIL = '''
-
-def _source(name: str) -> str | None:
-    """The domain package that gives ``name`` (None: not a listed name)."""
-    return next((module for module, names in _DOMAINS.items() if name in names), None)
-
-
+LAZY_TAIL = """
 if not TYPE_CHECKING:  # static tools see the imports above, and no catch-all attribute
-
-    def __getattr__(name: str) -> Any:
-        """A listed name, imported from its domain package on first use and bound here."""
-        module = _source(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
-'''
+    __getattr__, __dir__ = lazy_attributes(__name__, _DOMAINS, __all__)
+"""
 """The lazy packages' attribute look-up (:func:`render` with ``lazy``)."""
 
 
@@ -125,8 +107,8 @@ def render(package: Path, lazy: bool | None = None) -> str:
         lines = [head, "", "from __future__ import annotations", "", MARK, *_imports(found), "", "__all__ = ["]
         lines.extend(f'    "{name}",' for name in names)
         return "\n".join([*lines, "]", ""])
-    lines = [head, "", "from __future__ import annotations", "", "import importlib",
-             "from typing import TYPE_CHECKING, Any", "", MARK,
+    lines = [head, "", "from __future__ import annotations", "", "from typing import TYPE_CHECKING", "",
+             "from nobg_metrics._lazy import lazy_attributes", "", MARK,
              "if TYPE_CHECKING:  # the names as static tools see them; at run time, __getattr__ below imports them",
              *_imports(found, "    "), "", "__all__ = ["]
     lines.extend(f'    "{name}",' for name in names)

@@ -6,8 +6,9 @@ only registration. The registered names, tiers and groups are the catalog's (:mo
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from nobg_metrics._lazy import lazy_attributes
 
 # The names below are written by tools/exports.py from the modules' __all__; do not edit by hand.
 if TYPE_CHECKING:  # the names as static tools see them; at run time, __getattr__ below imports them
@@ -151,23 +152,5 @@ _DOMAINS: dict[str, tuple[str, ...]] = {
 }
 """Each domain package and the names it gives: imported on the first use of one of them."""
 
-
-def _source(name: str) -> str | None:
-    """The domain package that gives ``name`` (None: not a listed name)."""
-    return next((module for module, names in _DOMAINS.items() if name in names), None)
-
-
 if not TYPE_CHECKING:  # static tools see the imports above, and no catch-all attribute
-
-    def __getattr__(name: str) -> Any:
-        """A listed name, imported from its domain package on first use and bound here."""
-        module = _source(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    __getattr__, __dir__ = lazy_attributes(__name__, _DOMAINS, __all__)
