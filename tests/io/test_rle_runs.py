@@ -43,6 +43,7 @@ def test_long_values_and_negative_differences(value: int) -> None:
     (["0o1", "0\x7f"], 1, "outside"),
     (["0o1", "éa"], 1, "outside"),
     (["0o1", "1P"], 1, "ends inside a value"),
+    (["0o1", "1P", "0o1"], 1, "ends inside a value"),  # not the last: its value would run into the next string
     (["``````0"], 0, "more than 6"),
     (["0o1", "0o1", "1O"], 2, "negative"),  # the 2nd count of "1O" is -1
     (["0o1", ""], 1, "add up to 0 pixels"),

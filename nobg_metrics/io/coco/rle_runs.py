@@ -3,13 +3,17 @@ in a few passes over their characters (the fast path of ``nobg-metrics instances
 format).
 
 Each character holds 5 bits (``c - 48``), bit 0x20 set while the value goes on; the last character of a value is
-read as a signed 5-bit digit (bit 0x10 the sign), so the value's sign needs no second pass. From the fourth on, a
-count is its value plus the count two places before it: the counts of a string are two running sums, one over
-its even and one over its odd places. Each string's values are laid out as rows of (even place, odd place) —
-a string with an odd number of values gets one zero after its last — so that one :func:`torch.cumsum` down the
-two columns gives both running sums, started over at each string's first row by subtracting the previous string's
-column sums there. A second running sum over the counts gives the run ends; the odd places are the foreground
-runs.
+read as a signed 5-bit digit (bit 0x10 the sign), so the value's sign needs no second pass, and a longer value is
+built from its last character down (Horner's rule; few values have more than one). From the fourth on, a count is
+its value plus the count two places before it: the counts of a string are two running sums, one over its even and
+one over its odd places. Each string's values are laid out as rows of (even place, odd place) — a string with an
+odd number of values gets one zero after its last — so that one running sum down the two columns gives both,
+started over at each string's first row by subtracting the previous string's column sums there. A second running
+sum over the counts gives the run ends; the odd places are the foreground runs, and a run's string is read off its
+end (each string's counts add up to ``height * width``).
+
+The passes are numpy's on the bytes of all strings joined (a file-format reader: the arrays are those of one
+image, where torch's cost per operation was most of the time); the runs come back as tensors.
 
 Input this path does not take — a character outside ``'0'..'o'``, a string cut inside a value or empty, a value of
 more than 6 characters, a negative count, counts that do not add up to ``height * width`` — is handed to
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -66,62 +71,62 @@ def string_runs(strings: Sequence[str | bytes], height: int, width: int) -> tupl
 def _decode(encoded: list[bytes], pixels: int) -> tuple[Tensor, Tensor, Tensor] | None:
     """:func:`string_runs` on well-formed strings; ``None`` where a check fails (module notes)."""
     n = len(encoded)
-    lengths = torch.tensor([len(s) for s in encoded], dtype=torch.int64)
-    code = torch.frombuffer(bytearray(b"".join(encoded)), dtype=torch.uint8)
-    if n == 0 or code.numel() == 0 or bool((lengths == 0).any()):
+    if n == 0:
         return None
-    low, high = torch.aminmax(code)
-    if int(low) < 48 or int(high) > 111:
+    string_end = np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=n))
+    code = np.frombuffer(b"".join(encoded), dtype=np.uint8) - np.uint8(48)  # below '0' wraps round to >= 208
+    if code.size == 0 or int(code.max()) > 63:
         return None
-    code = code.to(torch.int16).sub_(48)
-    ends = torch.nonzero(code < 32).flatten()  # the last character of each value (bit 0x20 clear)
-    if ends.numel() == 0 or int(ends[-1]) != code.numel() - 1:
+    last = code < 32  # the last character of each value (bit 0x20 clear)
+    ends = np.flatnonzero(last)
+    if not last[string_end - 1].all():  # a string cut inside a value (an empty one is caught below)
         return None
-    last = code.index_select(0, ends)
-    x = last.sub_((last & 0x10) << 1).to(torch.int64)  # the last character: 5 bits, signed
-    before = torch.diff(ends, prepend=ends.new_full((1,), -1)) - 1  # characters before the last
-    longer = torch.nonzero(before).flatten()
-    if longer.numel():  # x = c0 + c1 << 5 + ... + last << 5k, the first characters unsigned
-        chars = before.index_select(0, longer)
-        most = int(chars.max())
-        if most >= MAX_CHARS_PER_VALUE:
+    x = code[ends].astype(np.int64)
+    x ^= 16
+    x -= 16  # the last character: 5 bits, signed
+    if ends.size != code.size:  # x = c0 + c1 << 5 + ... + last << 5k: Horner's rule from the last character down
+        chars = np.diff(ends, prepend=-1)
+        longer = np.flatnonzero(chars > 1)
+        chars = chars[longer]
+        if int(chars.max()) > MAX_CHARS_PER_VALUE:
             return None
-        lead = ends.index_select(0, longer) - chars
-        value = x.index_select(0, longer) << (5 * chars)
-        for k in range(most):
-            some = torch.nonzero(chars > k).flatten()
-            digit = code.index_select(0, lead.index_select(0, some) + k).to(torch.int64) - 32
-            value.index_add_(0, some, digit << (5 * k))
-        x.index_copy_(0, longer, value)
-    values = torch.diff(torch.searchsorted(ends, torch.cumsum(lengths, 0)), prepend=lengths.new_zeros(1))
-    if bool((values == 0).any()):
+        at = ends[longer]
+        value = (x[longer] << 5) + (code[at - 1] & 31)
+        more, k = np.flatnonzero(chars > 2), 2
+        while more.size:
+            value[more] = (value[more] << 5) + (code[at[more] - k] & 31)
+            k += 1
+            more = more[chars[more] > k]
+        x[longer] = value
+    values = np.searchsorted(ends, string_end - 1, side="right")
+    values[1:] -= values[:-1].copy()
+    if not values.all():  # an empty string
         return None
-    first = torch.cumsum(values, 0) - values
-    padded = values + (values & 1)  # rows of (even place, odd place); an odd string gets one zero
-    pad_first = torch.cumsum(padded, 0) - padded
-    rows = padded // 2
-    total = int(padded.sum())
-    at = torch.arange(x.numel()) + torch.repeat_interleave(pad_first - first, values, output_size=x.numel())
-    grid = torch.zeros(total, dtype=torch.int64).index_copy_(0, at, x)
-    first_x = x.index_select(0, first)
-    grid[pad_first] = 0  # the first count is not a running sum (the third starts the even one)
+    odd = np.flatnonzero(values & 1)
+    first = np.cumsum(values) - values
+    padded = values
+    if odd.size:  # rows of (even place, odd place): an odd string gets one zero after its last value
+        x = np.insert(x, first[odd] + values[odd], 0)
+        padded = values + (values & 1)
+        first = np.cumsum(padded) - padded
+    grid = x.reshape(-1, 2)
+    first_x = x[first]
+    x[first] = 0  # the first count is not a running sum (the third starts the even one)
     # if (m > 2) x += cnts[m-2]: a running sum per column, started over at each string's first row
-    row_last = torch.cumsum(rows, 0) - 1
-    at_end = torch.cumsum(grid.view(-1, 2), 0).index_select(0, row_last)
-    string_sums = torch.diff(at_end, dim=0, prepend=at_end.new_zeros((1, 2)))
-    grid.view(-1, 2)[row_last[:-1] + 1] -= string_sums[:-1]
-    counts = torch.cumsum(grid.view(-1, 2), 0)
-    flat = counts.view(-1)
-    flat[pad_first] = first_x
-    flat[(pad_first + values)[(values & 1) == 1]] = 0  # the padding
-    if bool((flat < 0).any()):
+    row_first = first >> 1
+    grid[row_first[1:]] -= np.add.reduceat(grid, row_first, axis=0)[:-1]
+    np.cumsum(grid, axis=0, out=grid)
+    x[first] = first_x
+    if odd.size:
+        x[first[odd] + values[odd]] = 0  # the padding
+    if bool((x < 0).any()):
         return None
-    owner = torch.repeat_interleave(torch.arange(n), rows, output_size=total // 2)
-    position = torch.cumsum(flat, 0)  # run ends, running on across the strings (each adds up to `pixels`)
-    if bool((position.index_select(0, pad_first + padded - 1) != (torch.arange(n) + 1) * pixels).any()):
+    position = np.cumsum(x)  # run ends, running on across the strings (each adds up to `pixels`)
+    if bool((position[first + padded - 1] != np.arange(1, n + 1) * pixels).any()):
         return None
-    stop = position.view(-1, 2)[:, 1] - owner * pixels
-    length = counts[:, 1]
-    keep = torch.nonzero(length).flatten()
-    stop = stop.index_select(0, keep)
-    return owner.index_select(0, keep), stop - length.index_select(0, keep), stop
+    length = grid[:, 1]
+    keep = np.flatnonzero(length)
+    stop = position[1::2][keep]
+    owner = (stop - 1) // max(pixels, 1)  # every string's runs lie in its own `pixels` positions (checked above)
+    stop -= owner * pixels
+    return torch.from_numpy(owner), torch.from_numpy(stop - length[keep]), torch.from_numpy(stop)
