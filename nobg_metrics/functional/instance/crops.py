@@ -23,9 +23,10 @@ import torch
 from torch import Tensor
 
 from nobg_metrics.functional.instance.run_counts import given_as_runs, run_counts
+from nobg_metrics.ops import run_strips
 from nobg_metrics.ops.band_width import dilation_radius
 from nobg_metrics.ops.morphology import count_bits, pack_bits, square_window_packed
-from nobg_metrics.ops.row_bands import RowBands, draw_runs_packed
+from nobg_metrics.ops.row_bands import RowBands
 
 
 def _row_bands(stack: Tensor) -> tuple[list[int], list[int]]:
@@ -74,9 +75,10 @@ def crop_counts(dets: list[Tensor | RowBands], gts: list[Tensor | RowBands], det
         >>> counts["inter"].tolist(), counts["band_inter"].tolist(), counts["det_band"].tolist()
         ([[9]], [[2]], [14])
     """
-    runs = given_as_runs(dets) and given_as_runs(gts)
-    if runs and dilation_ratio is None:  # mask counts only: from the runs, nothing drawn
-        return run_counts(dets, gts, det_labels, gt_labels, all_pairs)  # type: ignore[arg-type]
+    if given_as_runs(dets) and given_as_runs(gts):  # from the runs: counted on them, or drawn into strips
+        if dilation_ratio is None:
+            return run_counts(dets, gts, det_labels, gt_labels, all_pairs)  # type: ignore[arg-type]
+        return _strip_counts(dets, gts, det_labels, gt_labels, all_pairs, dilation_ratio)  # type: ignore[arg-type]
     height, width = gts[0].shape[-2], gts[0].shape[-1]
     det_counts, gt_counts = [d.shape[0] for d in dets], [g.shape[0] for g in gts]
     det_bands, gt_bands = [_bands(d) for d in dets], [_bands(g) for g in gts]
@@ -86,10 +88,6 @@ def crop_counts(dets: list[Tensor | RowBands], gts: list[Tensor | RowBands], det
     gt_first: list[int] = []
     for stacks, bands, firsts in ((dets, det_bands, det_first), (gts, gt_bands, gt_first)):
         for stack, (tops, bottoms) in zip(stacks, bands):  # the row bands, a zero row after each
-            if runs and isinstance(stack, RowBands):  # drawn below from the runs
-                firsts.extend(row + start for start in stack.starts())
-                row += sum(b - t + 1 for t, b in zip(tops, bottoms) if b > t)
-                continue
             if isinstance(stack, RowBands):  # those pieces already
                 firsts.extend(row + start for start in stack.starts())
                 pieces.append(stack.rows)
@@ -100,9 +98,7 @@ def crop_counts(dets: list[Tensor | RowBands], gts: list[Tensor | RowBands], det
                 if bottom > top:
                     pieces += [stack[k, top:bottom], gap]
                     row += bottom - top + 1
-    # from runs: drawn straight into the packed words, all at once (no per-stack bands, no bytes to pack)
-    masks = (draw_runs_packed([*dets, *gts], 1)[None] if runs  # type: ignore[list-item]
-             else pack_bits([torch.cat(pieces)[None]]))
+    masks = pack_bits([torch.cat(pieces)[None]])
     layers = [masks]
     if dilation_ratio is not None:
         eroded, masks = square_window_packed(masks, width, dilation_radius(height, width, dilation_ratio), True)
@@ -120,41 +116,92 @@ def crop_counts(dets: list[Tensor | RowBands], gts: list[Tensor | RowBands], det
     row_sums = [torch.cat([torch.zeros(1, dtype=torch.int64), _popcount_rows(layer).cumsum(0)]) for layer in layers]
     det_areas = [sums[det_start + det_bottom - det_top] - sums[det_start] for sums in row_sums]
     gt_areas = [sums[gt_start + gt_bottom - gt_top] - sums[gt_start] for sums in row_sums]
-    # every (detection, gt) pair of one image, then those whose bands share rows (and category)
-    images, dmax, gmax = len(dets), max(det_counts), max(gt_counts)
-    n, m = as_tensor(det_counts), as_tensor(gt_counts)
+    image, d_local, g_local, d, g, low, high = _pairs(det_counts, gt_counts, (det_top, det_bottom, gt_top, gt_bottom),
+                                                      None if all_pairs else (det_labels, gt_labels))
+    lengths = high - low
+    pair = torch.repeat_interleave(torch.arange(d.numel()), lengths)
+    y = low[pair] + torch.arange(pair.numel()) - (lengths.cumsum(0) - lengths)[pair]
+    first_rows = det_start[d][pair] + y - det_top[d][pair]
+    second_rows = gt_start[g][pair] + y - gt_top[g][pair]
+    totals = [torch.zeros(d.numel(), dtype=torch.int64).index_add_(0, pair, _popcount_rows(layer[first_rows]
+                                                                                          & layer[second_rows]))
+              for layer in layers]  # the shared rows of every pair: gathered, AND-ed, popcounted, summed
+    return _assemble(det_counts, gt_counts, det_areas, gt_areas, (image, d_local, g_local), totals)
+
+
+def _strip_counts(dets: list[RowBands], gts: list[RowBands], det_labels: list[Tensor], gt_labels: list[Tensor],
+                  all_pairs: bool, dilation_ratio: float) -> list[dict[str, Tensor]]:
+    """:func:`crop_counts` with boundaries, of masks given as runs: each mask drawn into its own strips (its
+    band x its words, :mod:`~nobg_metrics.ops.run_strips`) and eroded there; a pair counted on the words of its
+    shared rows and shared columns only."""
+    height, width = gts[0].height, gts[0].width
+    det_counts, gt_counts = [len(d.tops) for d in dets], [len(g.tops) for g in gts]
+    count, nd = sum(det_counts) + sum(gt_counts), sum(det_counts)
+    owner, row, low, high = run_strips.pieces([*dets, *gts], width)
+    layout = run_strips.strip_layout(owner, low, high, *[torch.tensor([v for stack in [*dets, *gts] for v in
+                                                                       getattr(stack, name)], dtype=torch.int64)
+                                                         for name in ("tops", "bottoms")])
+    masks = run_strips.draw(owner, row, low, high, layout)
+    eroded = run_strips.erode(owner, row, low, high, layout, dilation_radius(height, width, dilation_ratio))
+    layers = [masks, eroded.bitwise_not_().bitwise_and_(masks)]
+    areas = torch.zeros(count, dtype=torch.int64).index_add_(0, owner, high - low)
+    sums = torch.cat([torch.zeros(1, dtype=torch.int64), count_bits(layers[1][:, None, None]).cumsum(0)])
+    bands = sums[layout.base + layout.length * layout.words] - sums[layout.base]
+    top, bottom = layout.top, layout.top + layout.length - 1
+    image, d_local, g_local, d, g, low, high = _pairs(det_counts, gt_counts, (top[:nd], bottom[:nd], top[nd:],
+                                                      bottom[nd:]), None if all_pairs else (det_labels, gt_labels))
+    g = g + nd
+    first, end = layout.first, layout.first + layout.words
+    word_low, word_high = torch.maximum(first[d], first[g]), torch.minimum(end[d], end[g])
+    words = (word_high - word_low).clamp_(min=0)
+    # segments: one shared word of one pair, its shared rows consecutive in both masks' strips
+    segments = int(words.sum())
+    seg_pair = torch.repeat_interleave(torch.arange(d.numel()), words, output_size=segments)
+    seg_word = word_low[seg_pair] + torch.arange(segments) - (words.cumsum(0) - words)[seg_pair]
+    seg_low, seg_rows = low[seg_pair], (high - low)[seg_pair]
+    seg_d, seg_g = layout.index(d[seg_pair], seg_low, seg_word), layout.index(g[seg_pair], seg_low, seg_word)
+    elements = int(seg_rows.sum())
+    seg = torch.repeat_interleave(torch.arange(segments), seg_rows, output_size=elements)
+    step = torch.arange(elements) - (seg_rows.cumsum(0) - seg_rows)[seg]
+    first_words, second_words, pair = seg_d[seg] + step, seg_g[seg] + step, seg_pair[seg]
+    totals = [torch.zeros(d.numel(), dtype=torch.int64).index_add_(
+        0, pair, count_bits((layer[first_words] & layer[second_words])[:, None, None])) for layer in layers]
+    return _assemble(det_counts, gt_counts, [areas[:nd], bands[:nd]], [areas[nd:], bands[nd:]],
+                     (image, d_local, g_local), totals)
+
+
+def _pairs(det_counts: list[int], gt_counts: list[int], bands: tuple[Tensor, Tensor, Tensor, Tensor],
+           labels: tuple[list[Tensor], list[Tensor]] | None) -> tuple[Tensor, ...]:
+    """The (detection, gt) pairs of one image whose bands ``[top, bottom)`` share rows (and, with ``labels``,
+    category): ``(image, d_local, g_local, d, g, low, high)``, the shared rows ``[low, high)``."""
+    det_top, det_bottom, gt_top, gt_bottom = bands
+    n, m = torch.tensor(det_counts, dtype=torch.int64), torch.tensor(gt_counts, dtype=torch.int64)
     det_offset, gt_offset = n.cumsum(0) - n, m.cumsum(0) - m
-    image = torch.repeat_interleave(torch.arange(images), n * m)
+    image = torch.repeat_interleave(torch.arange(len(det_counts)), n * m)
     within = torch.arange(image.numel()) - ((n * m).cumsum(0) - n * m)[image]
     d_local, g_local = within // m[image].clamp(min=1), within % m[image].clamp(min=1)
     d, g = det_offset[image] + d_local, gt_offset[image] + g_local
     low, high = torch.maximum(det_top[d], gt_top[g]), torch.minimum(det_bottom[d], gt_bottom[g])
     keep = high > low
-    if not all_pairs:
-        labels_d, labels_g = torch.cat(det_labels), torch.cat(gt_labels)
-        keep &= labels_d[d] == labels_g[g]
+    if labels is not None:
+        keep &= torch.cat(labels[0])[d] == torch.cat(labels[1])[g]
     chosen = keep.nonzero()[:, 0]  # host reads: free on CPU
-    image, d_local, g_local, d, g = image[chosen], d_local[chosen], g_local[chosen], d[chosen], g[chosen]
-    low, lengths = low[chosen], (high - low)[chosen]
-    pair = torch.repeat_interleave(torch.arange(chosen.numel()), lengths)
-    y = low[pair] + torch.arange(pair.numel()) - (lengths.cumsum(0) - lengths)[pair]
-    first_rows = det_start[d][pair] + y - det_top[d][pair]
-    second_rows = gt_start[g][pair] + y - gt_top[g][pair]
-    names = ("inter", "band_inter")
-    padded = {}
-    for name, layer in zip(names, layers):  # the shared rows of every pair: gathered, AND-ed, popcounted, summed
-        per_row = _popcount_rows(layer[first_rows] & layer[second_rows])
-        totals = torch.zeros(chosen.numel(), dtype=torch.int64).index_add_(0, pair, per_row)
-        table = torch.zeros((images, dmax, gmax), dtype=torch.int64)
-        padded[name] = table.index_put_((image, d_local, g_local), totals)
-    results = []
+    return tuple(values[chosen] for values in (image, d_local, g_local, d, g, low, high))
+
+
+def _assemble(det_counts: list[int], gt_counts: list[int], det_areas: list[Tensor], gt_areas: list[Tensor],
+              where: tuple[Tensor, Tensor, Tensor], totals: list[Tensor]) -> list[dict[str, Tensor]]:
+    """Per image counts from the batch's areas (masks, then boundaries) and the pairs' intersections."""
+    images, dmax, gmax = len(det_counts), max(det_counts), max(gt_counts)
+    padded = [torch.zeros((images, dmax, gmax), dtype=torch.int64).index_put_(where, total) for total in totals]
+    results, lo_d, lo_g = [], 0, 0
     for index in range(images):
-        lo_d, hi_d = int(det_offset[index]), int(det_offset[index]) + det_counts[index]
-        lo_g, hi_g = int(gt_offset[index]), int(gt_offset[index]) + gt_counts[index]
+        hi_d, hi_g = lo_d + det_counts[index], lo_g + gt_counts[index]
         out = {"det_area": det_areas[0][lo_d:hi_d], "gt_area": gt_areas[0][lo_g:hi_g],
-               "inter": padded["inter"][index, :det_counts[index], :gt_counts[index]]}
-        if dilation_ratio is not None:
+               "inter": padded[0][index, :det_counts[index], :gt_counts[index]]}
+        if len(totals) > 1:
             out.update(det_band=det_areas[1][lo_d:hi_d], gt_band=gt_areas[1][lo_g:hi_g],
-                       band_inter=padded["band_inter"][index, :det_counts[index], :gt_counts[index]])
+                       band_inter=padded[1][index, :det_counts[index], :gt_counts[index]])
         results.append(out)
+        lo_d, lo_g = hi_d, hi_g
     return results
