@@ -68,47 +68,73 @@ def run_intersections(first: tuple[Tensor, Tensor, Tensor], second: tuple[Tensor
         index = torch.nonzero(chosen).flatten()
         if index.numel():
             run_first, count = ranges[side][0][index], ranges[side][1][index]
-            other = (pair_second if side == 0 else pair_first)[index]
-            out[index] = axes[1 - side].shared(axes[side], run_first, count, other)
+            own, other = (pair_first[index], pair_second[index]) if side == 0 else (pair_second[index],
+                                                                                   pair_first[index])
+            out[index] = axes[1 - side].shared(axes[side], run_first, count, own, other)
     return out
 
 
 class _Axis:
     """The runs of a set of masks on one sorted axis: mask ``o``'s positions shifted by ``o * stride``, led by a run
-    of length 0 before everything (module notes)."""
+    of length 0 before everything (module notes). ``F`` at ``p`` is ``min(p + offset[i], after[i])`` with ``i`` the
+    count of run starts at or before ``p`` (the lead's included): ``offset = before - key`` and ``after = before +
+    length`` of the run found, both stored one place on (two leading zeros: the lead run's ``F`` is 0)."""
 
     def __init__(self, owner: Tensor, start: Tensor, stop: Tensor, stride: int) -> None:
-        self.stride, self.start, self.stop = stride, start, stop
-        self.start_keys = owner * stride + start
-        self.stop_keys = owner * stride + stop
-        self.keys = torch.cat([owner.new_full((1,), -1), self.start_keys])
-        self.lengths = torch.cat([owner.new_zeros(1), stop - start])
-        self.before = torch.cumsum(self.lengths, 0) - self.lengths
+        runs = owner.numel()
+        self.stride = stride
+        padded = torch.empty(runs + 3, dtype=torch.int64)  # two past the end, after every position: probes
+        padded[0], padded[-2:] = -1, torch.iinfo(torch.int64).max
+        torch.mul(owner, stride, out=padded[1:-2]).add_(start)
+        self.keys, self.probe, self.probe_next = padded[:-2], padded, padded[1:]
+        self.lengths = torch.zeros(runs + 1, dtype=torch.int64)
+        torch.sub(stop, start, out=self.lengths[1:])
+        self.after = torch.zeros(runs + 2, dtype=torch.int64)
+        torch.cumsum(self.lengths[1:], 0, out=self.after[2:])
+        self.offset = torch.zeros(runs + 2, dtype=torch.int64)
+        torch.sub(self.after[2:], self.lengths[1:], out=self.offset[2:]).sub_(self.keys[1:])
 
     def window(self, masks: Tensor, lo: Tensor, hi: Tensor) -> tuple[Tensor, Tensor]:
         """The first run of each mask that ends after ``lo`` and how many of its runs start before ``hi``."""
         base = masks * self.stride
-        first = torch.searchsorted(self.stop_keys, base + lo, right=True)
-        last = torch.searchsorted(self.start_keys, base + hi)
+        low = base + lo
+        found = torch.searchsorted(self.keys, low, right=True)  # the last run starting at or before lo, + 2
+        reach = self.after.index_select(0, found) - self.offset.index_select(0, found)  # that run's end
+        first = found - 1 - (reach > low).long()  # + 1 unless it reaches past lo
+        last = torch.searchsorted(self.keys, base + hi) - 1
         return first, (last - first).clamp_(min=0)
 
-    def cumulative(self, positions: Tensor) -> Tensor:
+    def cumulative(self, positions: Tensor, at: Tensor | None = None) -> Tensor:
         """``F`` at each position: the run lengths before the last run starting at or before it, plus the part
-        of that run before it."""
-        at = torch.searchsorted(self.keys, positions, right=True) - 1
-        return self.before[at] + torch.minimum(positions - self.keys[at], self.lengths[at])
+        of that run before it (``at``: the count of run starts at or before each position, if known)."""
+        if at is None:
+            at = torch.searchsorted(self.keys, positions, right=True)
+        return torch.minimum(positions + self.offset.index_select(0, at), self.after.index_select(0, at))
 
-    def shared(self, queries: Tensor | _Axis, run_first: Tensor, count: Tensor, masks: Tensor) -> Tensor:
+    def counted_on(self, at: Tensor, positions: Tensor) -> Tensor:
+        """The count of run starts at or before each position, known to be ``at`` or more for each: most runs
+        looked up end before the second run start after their start, so two probes, then a search for the
+        rest."""
+        beyond = self.probe_next.index_select(0, at) <= positions
+        found = at + (self.probe.index_select(0, at) <= positions) + beyond
+        far = torch.nonzero(beyond).flatten()
+        if far.numel():
+            found.index_copy_(0, far, torch.searchsorted(self.keys, positions.index_select(0, far), right=True))
+        return found
+
+    def shared(self, queries: Tensor | _Axis, run_first: Tensor, count: Tensor, own: Tensor, masks: Tensor
+               ) -> Tensor:
         """Per pair: the pixels of mask ``masks[i]`` of this axis inside runs ``run_first[i] ..
-        run_first[i] + count[i] - 1`` of the ``queries`` axis."""
+        run_first[i] + count[i] - 1`` of the ``queries`` axis (runs of its mask ``own[i]``)."""
         assert isinstance(queries, _Axis)
         pairs = count.numel()
         total = int(count.sum())
         if total == 0:
             return torch.zeros(pairs, dtype=torch.int64)
         pair = torch.repeat_interleave(torch.arange(pairs), count, output_size=total)
-        run = torch.arange(total) + torch.repeat_interleave(run_first - (torch.cumsum(count, 0) - count), count,
-                                                            output_size=total)
-        shift = torch.repeat_interleave(masks * self.stride, count, output_size=total)
-        inside = (self.cumulative(shift + queries.stop[run]) - self.cumulative(shift + queries.start[run]))
+        run = torch.arange(1, total + 1).add_((run_first - (torch.cumsum(count, 0) - count)).index_select(0, pair))
+        start = queries.keys.index_select(0, run).add_(((masks - own) * self.stride).index_select(0, pair))
+        stop = queries.lengths.index_select(0, run).add_(start)
+        at = torch.searchsorted(self.keys, start, right=True)
+        inside = self.cumulative(stop, self.counted_on(at, stop)).sub_(self.cumulative(start, at))
         return torch.zeros(pairs, dtype=torch.int64).index_add_(0, pair, inside)
