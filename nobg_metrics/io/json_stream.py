@@ -1,9 +1,15 @@
-"""A JSON file whose top level is an array, read one element at a time (a results file of ~100 MB need not be held
-whole, neither as text nor decoded).
+"""A JSON file whose top level is an array, read a run of elements at a time (a results file of ~100 MB need not be
+held whole, neither as text nor decoded).
 
-:func:`array_items` reads the file in chunks of :data:`CHUNK` characters and decodes each element with the standard
-library's decoder (``json.JSONDecoder.raw_decode``, the one ``json.load`` uses): the elements are the values
-``json.load`` gives, and at most the element being decoded and one chunk are held besides what the caller keeps.
+:func:`array_runs` reads the file in chunks of :data:`CHUNK` characters and decodes them with the standard library's
+decoder (the one ``json.load`` uses): the elements are the values ``json.load`` gives, and at most one chunk's
+elements and one chunk of text are held besides what the caller keeps. The complete elements of a chunk are decoded
+in one call, as the array ``"[" + text + "]"`` of the text up to the chunk's last ``}, {`` (an object's end, a comma,
+an object's start: where a results file's detections meet); that is the text's own elements whenever it decodes (a
+cut inside a string or a nested value leaves a string or a bracket open). What does not decode so — the chunk's last
+element, a cut that was not between two elements, an error — is decoded one element at a time
+(``json.JSONDecoder.raw_decode``) as far as the next chunk, which also gives an error's exact place.
+:func:`array_items` gives the elements one by one.
 A file that is not valid JSON is refused as ``json.load`` refuses it, with its message and its position in the whole
 file (line, column, character), so errors read as before; a valid document that is not an array is decoded whole
 (it is refused by the caller, and is rarely large).
@@ -27,7 +33,11 @@ SLACK = 64
 an escape cut in two): more is read and the element decoded again. A real error stays where it is and is reported
 once the file is read past it."""
 
+TAIL = 1 << 16
+"""The last characters of a chunk searched for the cut of a run (elements longer than this: one at a time)."""
+
 _WHITESPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace (json.decoder's)
+_BETWEEN_OBJECTS = re.compile(r"\}[ \t\n\r]*,[ \t\n\r]*\{")
 _DECODER = json.JSONDecoder()
 
 
@@ -42,6 +52,8 @@ class _Reader:
         self.lines, self.last_newline = 0, -1
         """Newlines before ``text`` and the file position of the last of them (-1: none), for line and column."""
         self.done = False
+        self.cut = -1
+        """Where the run of complete elements may end: after the text's last ``}, {``'s ``}`` (-1: not searched)."""
 
     def more(self, wanted: int) -> bool:
         """Read at least ``wanted`` characters more (fewer at the end of the file); False at the end of the file."""
@@ -63,6 +75,7 @@ class _Reader:
             self.last_newline = self.start + dropped.rindex("\n")
         self.start += self.at
         self.text, self.at = self.text[self.at:] + read, 0
+        self.cut = -1
         return True
 
     def skip_space(self) -> str:
@@ -81,6 +94,25 @@ class _Reader:
         return InputError(f"{self.role} {self.path}: not valid JSON ({message}: line {line} column {column} "
                           f"(char {position}))")
 
+    def run(self) -> list[Any]:
+        """The elements from the read position up to the cut (those of the text read, but its last), decoded in one
+        call; or the element at the read position when there is no such run (see the module notes)."""
+        if self.cut < 0:
+            last = None
+            for last in _BETWEEN_OBJECTS.finditer(self.text, max(self.at, len(self.text) - TAIL)):  # noqa: B007
+                pass
+            self.cut = last.start() + 1 if last is not None else 0
+        if self.cut > self.at:
+            cut, self.cut = self.cut, 0  # tried once a read
+            try:
+                values = _DECODER.decode("[" + self.text[self.at: cut] + "]")
+            except (json.JSONDecodeError, RecursionError):
+                pass  # not a run of elements (or not valid JSON): element by element, for the error's place
+            else:
+                self.at = cut
+                return values
+        return [self.value()]
+
     def value(self) -> Any:
         """Decode the value at the read position (reading on while the value may be cut by the read's end)."""
         while True:
@@ -98,7 +130,7 @@ class _Reader:
 
 def array_items(path: Path, role: str, expected: str, chunk: int | None = None) -> Iterator[tuple[int, Any]]:
     """``(position, element)`` of each element of the JSON array of ``path`` (``role``: ``--dt-json-file``, ... for
-    the messages), decoded one at a time (reads of ``chunk`` characters; default :data:`CHUNK`).
+    the messages), decoded as :func:`array_runs` decodes them (reads of ``chunk`` characters; default :data:`CHUNK`).
 
     Raises:
         InputError: the file cannot be read or is not valid JSON (``json.load``'s message and position), or is a
@@ -116,6 +148,26 @@ def array_items(path: Path, role: str, expected: str, chunk: int | None = None) 
         ... except InputError as error:
         ...     print(str(error).split(": ", 1)[1])
         not valid JSON (Expecting ',' delimiter: line 2 column 16 (char 32))
+    """
+    for position, values in array_runs(path, role, expected, chunk):
+        for offset, value in enumerate(values):
+            yield position + offset, value
+
+
+def array_runs(path: Path, role: str, expected: str, chunk: int | None = None) -> Iterator[tuple[int, list[Any]]]:
+    """``(position of the first, elements)`` of runs of consecutive elements of the JSON array of ``path``, in order
+    (one chunk's complete elements, or one element; see the module notes): :func:`array_items` by runs, for a caller
+    with work per element (it loops over a list instead of resuming a generator for each).
+
+    Raises:
+        InputError: as :func:`array_items`.
+
+    Examples:
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "dt.json"
+        >>> _ = path.write_text('[{"score": 0.5}, {"score": 0.25}, {"score": 1}]')
+        >>> list(array_runs(path, "--dt-json-file", "expected a list"))
+        [(0, [{'score': 0.5}, {'score': 0.25}]), (2, [{'score': 1}])]
     """
     try:
         handle = open(path, encoding="utf-8")  # noqa: SIM115  (closed below: the generator reads it as it goes)
@@ -141,8 +193,9 @@ def array_items(path: Path, role: str, expected: str, chunk: int | None = None) 
         else:
             position = 0
             while True:
-                yield position, reader.value()
-                position += 1
+                values = reader.run()
+                yield position, values
+                position += len(values)
                 following = reader.skip_space()
                 reader.at += 1
                 if following == "]":
