@@ -32,11 +32,12 @@ def row_runs(owner: Tensor, start: Tensor, stop: Tensor, width: int) -> tuple[Te
 
     Examples:
         >>> row_runs(torch.tensor([0, 0, 1]), torch.tensor([1, 3, 2]), torch.tensor([3, 6, 4]), 4)
-        (tensor([1, 0, 0]), tensor([0, 0, 1]), tensor([2, 1, 0]), tensor([4, 4, 2]))
+        (tensor([0, 1, 0]), tensor([0, 0, 1]), tensor([1, 2, 0]), tensor([4, 4, 2]))
     """
     if owner.numel() > 1:
-        join = (start[1:] == stop[:-1]) & (owner[1:] == owner[:-1])
-        if bool(join.any()):  # runs meeting end to start: one run (a mask's pixels, not its coding)
+        join = start[1:] == stop[:-1]
+        if bool(join.any()) and bool(join.logical_and_(owner[1:] == owner[:-1]).any()):
+            # runs meeting end to start: one run (a mask's pixels, not its coding)
             head = torch.cat([torch.ones(1, dtype=torch.bool), ~join])
             last = torch.cat([head[1:], torch.ones(1, dtype=torch.bool)])
             owner, start, stop = owner[head], start[head], stop[last]
@@ -44,20 +45,17 @@ def row_runs(owner: Tensor, start: Tensor, stop: Tensor, width: int) -> tuple[Te
     low = start - row * width
     high = stop - row * width
     spans = torch.nonzero(high > width).flatten()
-    if spans.numel():  # runs over several rows: one piece per row
-        last_row = (stop.index_select(0, spans) - 1) // width
-        count = last_row - row.index_select(0, spans) + 1
+    if spans.numel():  # runs over several rows: their first row here, one piece per further row after
+        count = (stop.index_select(0, spans) - 1) // width - row.index_select(0, spans)
         total = int(count.sum())
         which = torch.repeat_interleave(spans, count, output_size=total)
-        k = torch.arange(total) - torch.repeat_interleave(torch.cumsum(count, 0) - count, count, output_size=total)
-        piece_row = row.index_select(0, which) + k
-        piece_low = torch.where(k == 0, low.index_select(0, which), 0)
-        piece_high = (high.index_select(0, which) - k * width).clamp_(max=width)
-        single = torch.nonzero(high <= width).flatten()
-        owner = torch.cat([owner.index_select(0, single), owner.index_select(0, which)])
-        row = torch.cat([row.index_select(0, single), piece_row])
-        low = torch.cat([low.index_select(0, single), piece_low])
-        high = torch.cat([high.index_select(0, single), piece_high])
+        k = torch.arange(1, total + 1) - torch.repeat_interleave(torch.cumsum(count, 0) - count, count,
+                                                                 output_size=total)
+        owner = torch.cat([owner, owner.index_select(0, which)])
+        high = torch.cat([high.clamp_(max=width), (stop.index_select(0, which) - start.index_select(0, which)
+                                                   + low.index_select(0, which) - k * width).clamp_(max=width)])
+        low = torch.cat([low, torch.zeros_like(which)])
+        row = torch.cat([row, row.index_select(0, which) + k])
     return owner, row, low, high
 
 
