@@ -69,7 +69,10 @@ def pieces(stacks: list, width: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         starts.append(start)
         stops.append(stop)
         offset += len(stack.tops)
-    return row_runs(torch.cat(owners), torch.cat(starts), torch.cat(stops), width)
+    start, stop = torch.cat(starts), torch.cat(stops)
+    if stacks and stacks[0].height * width < 2**31 - 1:  # the positions' arithmetic in int32: half the memory traffic
+        start, stop = start.to(torch.int32), stop.to(torch.int32)
+    return row_runs(torch.cat(owners), start, stop, width)
 
 
 @dataclass
@@ -112,9 +115,9 @@ def strip_layout(owner: Tensor, low: Tensor, high: Tensor, top: Tensor, bottom: 
         ([1, 1], [0, 3], [0, 0], [0, 2], 7)
     """
     count = top.numel()
-    big = torch.iinfo(torch.int64).max
-    first = torch.full((count,), big, dtype=torch.int64).scatter_reduce_(0, owner, low, "amin") >> 6
-    last = ((torch.zeros(count, dtype=torch.int64).scatter_reduce_(0, owner, high, "amax") - 1) >> 6) + 1
+    big = torch.iinfo(low.dtype).max
+    first = (torch.full((count,), big, dtype=low.dtype).scatter_reduce_(0, owner, low, "amin") >> 6).long()
+    last = (((torch.zeros(count, dtype=high.dtype).scatter_reduce_(0, owner, high, "amax") - 1) >> 6) + 1).long()
     empty = bottom <= top
     first.masked_fill_(empty, 0)
     length = torch.where(empty, 0, bottom - top + 1)
@@ -142,10 +145,11 @@ def draw(owner: Tensor, row: Tensor, low: Tensor, high: Tensor, layout: StripLay
         return out
     word = low >> 6
     span = ((high - 1) >> 6).sub_(word)  # words after the first
-    length = layout.length.index_select(0, owner)
-    at = layout.origin().index_select(0, owner).add_(row).addcmul_(word, length)  # the first word's index
-    head = torch.full_like(low, -1).bitwise_left_shift_(low & 63)
-    tail = torch.full_like(high, -2).bitwise_left_shift_((high - 1) & 63).bitwise_not_()
+    small = torch.int32 if layout.total < 2**31 - 1 else torch.int64  # the indices' dtype
+    length = layout.length.to(small).index_select(0, owner)
+    at = layout.origin().to(small).index_select(0, owner).add_(row).addcmul_(word, length)  # the first word's index
+    head = torch.full(low.shape, -1, dtype=torch.int64).bitwise_left_shift_(low & 63)
+    tail = torch.full(high.shape, -2, dtype=torch.int64).bitwise_left_shift_((high - 1) & 63).bitwise_not_()
     same = span == 0
     out.index_add_(0, at, torch.where(same, head & tail, head))
     apart = torch.nonzero(~same).flatten()

@@ -144,7 +144,7 @@ def _strip_counts(dets: list[RowBands], gts: list[RowBands], det_labels: list[Te
     masks = run_strips.draw(owner, row, low, high, layout)
     eroded = run_strips.erode(owner, row, low, high, layout, dilation_radius(height, width, dilation_ratio))
     layers = [masks, eroded.bitwise_not_().bitwise_and_(masks)]
-    areas = torch.zeros(count, dtype=torch.int64).index_add_(0, owner, high - low)
+    areas = torch.zeros(count, dtype=torch.int64).index_add_(0, owner, (high - low).to(torch.int64))
     sums = torch.cat([torch.zeros(1, dtype=torch.int64), count_bits(layers[1][:, None, None]).cumsum(0)])
     bands = sums[layout.base + layout.length * layout.words] - sums[layout.base]
     top, bottom = layout.top, layout.top + layout.length - 1
