@@ -87,11 +87,12 @@ class _Axis:
         padded[0], padded[-2:] = -1, torch.iinfo(torch.int64).max
         torch.mul(owner, stride, out=padded[1:-2]).add_(start)
         self.keys, self.probe, self.probe_next = padded[:-2], padded, padded[1:]
-        self.lengths = torch.zeros(runs + 1, dtype=torch.int64)
+        self.lengths = torch.empty(runs + 1, dtype=torch.int64)  # (empty, not zeros: a pass saved; leads set)
+        self.after = torch.empty(runs + 2, dtype=torch.int64)
+        self.offset = torch.empty(runs + 2, dtype=torch.int64)
+        self.lengths[0], self.after[:2], self.offset[:2] = 0, 0, 0
         torch.sub(stop, start, out=self.lengths[1:])
-        self.after = torch.zeros(runs + 2, dtype=torch.int64)
         torch.cumsum(self.lengths[1:], 0, out=self.after[2:])
-        self.offset = torch.zeros(runs + 2, dtype=torch.int64)
         torch.sub(self.after[2:], self.lengths[1:], out=self.offset[2:]).sub_(self.keys[1:])
 
     def window(self, masks: Tensor, lo: Tensor, hi: Tensor) -> tuple[Tensor, Tensor]:
