@@ -73,33 +73,33 @@ def _decode(encoded: list[bytes], pixels: int) -> tuple[Tensor, Tensor, Tensor] 
     n = len(encoded)
     if n == 0:
         return None
-    string_end = np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=n))
+    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=n)
+    string_end = np.cumsum(lengths)
     code = np.frombuffer(b"".join(encoded), dtype=np.uint8) - np.uint8(48)  # below '0' wraps round to >= 208
     if code.size == 0 or int(code.max()) > 63:
         return None
     last = code < 32  # the last character of each value (bit 0x20 clear)
-    ends = np.flatnonzero(last)
     if not last[string_end - 1].all():  # a string cut inside a value (an empty one is caught below)
         return None
+    ends = np.flatnonzero(last)
     x = code[ends].astype(np.int64)
     x ^= 16
     x -= 16  # the last character: 5 bits, signed
-    if ends.size != code.size:  # x = c0 + c1 << 5 + ... + last << 5k: Horner's rule from the last character down
-        chars = np.diff(ends, prepend=-1)
-        longer = np.flatnonzero(chars > 1)
-        chars = chars[longer]
-        if int(chars.max()) > MAX_CHARS_PER_VALUE:
-            return None
-        at = ends[longer]
-        value = (x[longer] << 5) + (code[at - 1] & 31)
-        more, k = np.flatnonzero(chars > 2), 2
-        while more.size:
-            value[more] = (value[more] << 5) + (code[at[more] - k] & 31)
-            k += 1
-            more = more[chars[more] > k]
+    more = np.flatnonzero(~last)  # characters that a value goes on after
+    values = lengths - np.diff(np.searchsorted(more, string_end), prepend=0)  # per string
+    if more.size:  # x = c0 + c1 << 5 + ... + last << 5k: Horner's rule from the last character down
+        tail = np.flatnonzero(last[more + 1])  # the character before a value's last, j-th of `more`
+        longer = more[tail] - tail  # that value's place (the values ended before it)
+        tail = more[tail]
+        value = (x[longer] << 5) + (code[tail] & 31)
+        chars, going = 2, np.flatnonzero(~last[tail - 1])  # (index -1: the last character, a value's last)
+        while going.size:
+            chars += 1
+            if chars > MAX_CHARS_PER_VALUE:
+                return None
+            value[going] = (value[going] << 5) + (code[tail[going] - (chars - 2)] & 31)
+            going = going[~last[tail[going] - (chars - 1)]]
         x[longer] = value
-    values = np.searchsorted(ends, string_end - 1, side="right")
-    values[1:] -= values[:-1].copy()
     if not values.all():  # an empty string
         return None
     odd = np.flatnonzero(values & 1)
@@ -119,7 +119,7 @@ def _decode(encoded: list[bytes], pixels: int) -> tuple[Tensor, Tensor, Tensor] 
     x[first] = first_x
     if odd.size:
         x[first[odd] + values[odd]] = 0  # the padding
-    if bool((x < 0).any()):
+    if int(x.min()) < 0:
         return None
     position = np.cumsum(x)  # run ends, running on across the strings (each adds up to `pixels`)
     if bool((position[first + padded - 1] != np.arange(1, n + 1) * pixels).any()):
