@@ -15,6 +15,11 @@ meets a zero row, as it meets the mask's own zero rows in the image). Here, for 
 
 Columns stay aligned with the image, so no shift is needed; every count is an exact integer, equal to what the
 full-image products of :mod:`~nobg_metrics.functional.instance.iou` (the device path, no host reads) give.
+
+Masks given as runs (:meth:`~nobg_metrics.ops.row_bands.RowBands.from_runs`) skip the atlas:
+mask counts come from the runs (:mod:`~nobg_metrics.functional.instance.run_counts`); with boundaries each mask
+is drawn into its own column words only and eroded there (:mod:`~nobg_metrics.ops.run_strips`), and a pair is
+popcounted on its shared rows and shared words — the same integers.
 """
 
 from __future__ import annotations
