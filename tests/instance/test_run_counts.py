@@ -7,8 +7,7 @@ import torch
 
 from nobg_metrics.functional.instance.crops import crop_counts
 from nobg_metrics.functional.instance.run_counts import given_as_runs, run_counts
-from nobg_metrics.ops.morphology import pack_bits
-from nobg_metrics.ops.row_bands import RowBands, draw_runs, draw_runs_packed
+from nobg_metrics.ops.row_bands import RowBands
 from nobg_metrics.ops.run_overlap import run_intersections
 
 
@@ -71,14 +70,3 @@ def test_intersections_count_only_the_pairs_asked_for() -> None:
     assert run_intersections(a, b, torch.tensor([1, 0]), torch.tensor([0, 0]), 10).tolist() == [2, 3]
     assert run_intersections(a, b, torch.zeros(0, dtype=torch.int64), torch.zeros(0, dtype=torch.int64),
                              10).tolist() == []
-
-
-def test_runs_drawn_into_words_equal_the_drawn_bands_packed() -> None:
-    generator = torch.Generator().manual_seed(4)
-    for _ in range(150):
-        height = int(torch.randint(1, 9, (1,), generator=generator))
-        width = int(torch.randint(1, 200, (1,), generator=generator))  # rows of one to four words, runs over rows
-        stacks = [_runs(torch.rand((int(torch.randint(1, 4, (1,), generator=generator)), height, width),
-                                   generator=generator) < torch.rand(1, generator=generator)) for _ in range(3)]
-        lead = int(torch.randint(1, 3, (1,), generator=generator))
-        assert torch.equal(draw_runs_packed(stacks, lead), pack_bits([draw_runs(stacks, lead)[None]])[0])
