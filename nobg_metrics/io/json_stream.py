@@ -154,6 +154,18 @@ def array_items(path: Path, role: str, expected: str, chunk: int | None = None) 
             yield position + offset, value
 
 
+def open_text(path: Path, role: str) -> TextIO:
+    """``path`` opened as UTF-8 text (``role``: ``--gt-json-file``, ...), or an :class:`InputError` saying why not."""
+    try:
+        return open(path, encoding="utf-8")  # the caller closes it: a with block, or a generator as it ends
+    except FileNotFoundError:
+        raise InputError(f"{role} {path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{role} {path}: is a folder, not a JSON file") from None
+    except OSError as error:
+        raise InputError(f"{role} {path}: cannot be read ({error.strerror or error})") from None
+
+
 def array_runs(path: Path, role: str, expected: str, chunk: int | None = None) -> Iterator[tuple[int, list[Any]]]:
     """``(position of the first, elements)`` of runs of consecutive elements of the JSON array of ``path``, in order
     (one chunk's complete elements, or one element; see the module notes): :func:`array_items` by runs, for a caller
@@ -169,15 +181,7 @@ def array_runs(path: Path, role: str, expected: str, chunk: int | None = None) -
         >>> list(array_runs(path, "--dt-json-file", "expected a list"))
         [(0, [{'score': 0.5}, {'score': 0.25}]), (2, [{'score': 1}])]
     """
-    try:
-        handle = open(path, encoding="utf-8")  # noqa: SIM115  (closed below: the generator reads it as it goes)
-    except FileNotFoundError:
-        raise InputError(f"{role} {path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{role} {path}: is a folder, not a JSON file") from None
-    except OSError as error:
-        raise InputError(f"{role} {path}: cannot be read ({error.strerror or error})") from None
-    with handle:
+    with open_text(path, role) as handle:
         reader = _Reader(handle, path, role, chunk or CHUNK)
         first = reader.skip_space()
         if first == "\ufeff" and reader.start + reader.at == 0:

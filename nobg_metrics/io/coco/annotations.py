@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from nobg_metrics.io.errors import InputError
+from nobg_metrics.io.json_stream import open_text
 
 FREQUENCIES = ("r", "c", "f")
 """LVIS's frequency groups (``img_count_lbl``): rare, common, frequent."""
@@ -64,16 +65,12 @@ class GroundTruth:
 def read_json(path: Path, role: str) -> Any:
     """The parsed JSON of ``path`` (``role``: ``--gt-json-file``, ...), or :class:`InputError`."""
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open_text(path, role) as handle:
             return json.load(handle)
-    except FileNotFoundError:
-        raise InputError(f"{role} {path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{role} {path}: is a folder, not a JSON file") from None
-    except OSError as error:
-        raise InputError(f"{role} {path}: cannot be read ({error.strerror or error})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise InputError(f"{role} {path}: not valid JSON ({error})") from None
+    except OSError as error:  # while reading (opening: open_text)
+        raise InputError(f"{role} {path}: cannot be read ({error.strerror or error})") from None
 
 
 def is_int(value: object) -> bool:

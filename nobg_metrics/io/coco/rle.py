@@ -53,6 +53,18 @@ def _string_of(position: Tensor, chars_per_string: Tensor) -> int:
     return int(torch.searchsorted(torch.cumsum(chars_per_string, 0), position, right=True))
 
 
+def ascii_strings(strings: Sequence[str | bytes]) -> list[bytes]:
+    """COCO's compressed ``counts`` strings as bytes, or :class:`MalformedRle` naming the first that is not ASCII."""
+    encoded = []
+    for index, string in enumerate(strings):
+        try:
+            encoded.append(string.encode("ascii") if isinstance(string, str) else bytes(string))
+        except UnicodeEncodeError:
+            raise MalformedRle(index, "the counts string holds a character outside '0'..'o' (ASCII 48-111)") \
+                from None
+    return encoded
+
+
 def decode_strings(strings: Sequence[str | bytes]) -> tuple[Tensor, Tensor]:
     """The counts of many compressed RLE strings (pycocotools ``rleFrString``), decoded together.
 
@@ -72,13 +84,7 @@ def decode_strings(strings: Sequence[str | bytes]) -> tuple[Tensor, Tensor]:
         >>> counts.tolist(), lengths.tolist()
         ([5, 2, 2, 2, 5, 0, 63], [5, 2])
     """
-    encoded = []
-    for index, string in enumerate(strings):
-        try:
-            encoded.append(string.encode("ascii") if isinstance(string, str) else bytes(string))
-        except UnicodeEncodeError:
-            raise MalformedRle(index, "the counts string holds a character outside '0'..'o' (ASCII 48-111)") \
-                from None
+    encoded = ascii_strings(strings)
     n = len(encoded)
     lengths = [len(s) for s in encoded]
     chars_per_string = torch.tensor(lengths, dtype=torch.int64)

@@ -29,8 +29,13 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from nobg_metrics.io.coco.rle import MAX_CHARS_PER_VALUE, check_counts, decode_strings, rle_intervals
-from nobg_metrics.io.errors import MalformedRle
+from nobg_metrics.io.coco.rle import (
+    MAX_CHARS_PER_VALUE,
+    ascii_strings,
+    check_counts,
+    decode_strings,
+    rle_intervals,
+)
 
 
 def string_runs(strings: Sequence[str | bytes], height: int, width: int) -> tuple[Tensor, Tensor, Tensor]:
@@ -53,13 +58,7 @@ def string_runs(strings: Sequence[str | bytes], height: int, width: int) -> tupl
         >>> [t.tolist() for t in string_runs(["52203", "0`0"], 4, 4)]  # counts [5, 2, 2, 2, 5] and [0, 16]
         [[0, 0, 1], [5, 9, 0], [7, 11, 16]]
     """
-    encoded = []
-    for index, string in enumerate(strings):
-        try:
-            encoded.append(string.encode("ascii") if isinstance(string, str) else bytes(string))
-        except UnicodeEncodeError:
-            raise MalformedRle(index, "the counts string holds a character outside '0'..'o' (ASCII 48-111)") \
-                from None
+    encoded = ascii_strings(strings)
     found = _decode(encoded, height * width)
     if found is None:  # something to report, or an input this path leaves to the counts decoder
         counts, lengths = decode_strings(encoded)
