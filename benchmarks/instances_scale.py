@@ -19,6 +19,7 @@ ours (the same 3-decimal lines). ``--iou-types`` picks segm and / or boundary (t
 
     python benchmarks/instances_scale.py --preset coco                      # 1,000 images x 100
     python benchmarks/instances_scale.py --preset lvis --iou-types segm
+    python benchmarks/instances_scale.py --preset coco --images 600 --seed 7    # a held-out set (not the default seed)
     python benchmarks/instances_scale.py --gt gt.json --dt dt.json --repeat 3 --skip pycocotools
     python benchmarks/instances_scale.py --tree before=/tmp/old-checkout   # ours against an older checkout
     python benchmarks/instances_scale.py --images 600 --keep /tmp/coco600  # the files kept for --gt / --dt
@@ -161,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--images", type=int, default=None, help="default: 1000 (coco), 300 (lvis)")
     parser.add_argument("--detections", type=int, default=None, help="default: 100 (coco), 300 (lvis)")
     parser.add_argument("--pool", type=int, default=40, help="distinct generated images, repeated")
+    parser.add_argument("--seed", type=int, default=0, help="the generator's seed (another seed: a held-out set)")
     parser.add_argument("--gt", type=pathlib.Path, help="an existing annotation file (with --dt)")
     parser.add_argument("--dt", type=pathlib.Path, help="an existing results file")
     parser.add_argument("--iou-types", nargs="+", default=["segm", "boundary"], choices=["segm", "boundary"])
@@ -180,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
             gt_path, dt_path = args.gt, args.dt
         else:
             gt_path, dt_path = make_files(args.keep or pathlib.Path(folder), args.preset, images, detections,
-                                          args.pool, 0)
+                                          args.pool, args.seed)
         count = len(json.loads(gt_path.read_text())["images"])
         env_note = f"NOBG_METRICS_THREADS={args.threads}" if args.threads else "the command's threads"
         if args.threads:
