@@ -181,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.gt is not None and args.dt is not None:
             gt_path, dt_path = args.gt, args.dt
         else:
+            if args.keep:
+                args.keep.mkdir(parents=True, exist_ok=True)
             gt_path, dt_path = make_files(args.keep or pathlib.Path(folder), args.preset, images, detections,
                                           args.pool, args.seed)
         count = len(json.loads(gt_path.read_text())["images"])
