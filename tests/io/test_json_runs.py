@@ -13,7 +13,8 @@ import pytest
 from nobg_metrics.io.coco.annotations import load_ground_truth
 from nobg_metrics.io.coco.results import _detection, load_results
 from nobg_metrics.io.errors import InputError
-from nobg_metrics.io.json_stream import array_items, array_runs
+from nobg_metrics.io.json_stream import array_runs
+from tests.io.json_oracle import json_load, streamed
 
 TRAPS = ["}, {", "},{", "}, {\"score\": 1}", "\\\"}, {\\\"", "]}, {[", "\\u007d, {"]
 """Strings holding what a run's cut looks for (an object's end, a comma, an object's start)."""
@@ -38,21 +39,6 @@ def _layouts(rows: list[dict]) -> list[str]:
             json.dumps(rows, separators=("\r\n ,\t", " :\n"))]
 
 
-def _ours(path: Path, chunk: int) -> tuple[str, object]:
-    try:
-        return "values", [value for _, value in array_items(path, "--dt-json-file", "expected a list", chunk=chunk)]
-    except InputError as error:
-        return "error", str(error)
-
-
-def _json_load(path: Path) -> tuple[str, object]:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return "values", json.load(handle)
-    except json.JSONDecodeError as error:
-        return "error", f"--dt-json-file {path}: not valid JSON ({error})"
-
-
 @pytest.mark.parametrize("chunk", [16, 100, 333, 1000, 1 << 20])
 def test_runs_give_json_loads_values_and_positions(tmp_path, chunk):
     path = tmp_path / "dt.json"
@@ -73,7 +59,7 @@ def test_every_truncation_gives_json_loads_error(tmp_path, chunk):
     text = json.dumps(_detections(8))
     for cut in range(0, len(text) - 1, 3):
         path.write_text(text[:cut])
-        assert _ours(path, chunk) == _json_load(path), cut
+        assert streamed(path, chunk) == json_load(path), cut
 
 
 @pytest.mark.parametrize("chunk", [64, 500, 1 << 20])
@@ -86,7 +72,7 @@ def test_a_mutated_character_gives_json_loads_result(tmp_path, chunk):
     for _ in range(250):
         at = rng.randrange(len(text))
         path.write_text(text[:at] + rng.choice('{}[],:"\\ x1e-') + text[at + 1:])
-        assert _ours(path, chunk) == _json_load(path), at
+        assert streamed(path, chunk) == json_load(path), at
 
 
 def _gt(path: Path) -> Path:

@@ -13,6 +13,7 @@ from nobg_metrics.io.coco.annotations import load_ground_truth
 from nobg_metrics.io.coco.results import load_results
 from nobg_metrics.io.errors import InputError
 from nobg_metrics.io.json_stream import array_items
+from tests.io.json_oracle import json_load, streamed
 
 ODD = ('\n \t[\r\n {"image_id" :\n9 ,"category_id":3,"score" : 1e-1,"segmentation":{"size":[6 , 8],"counts":'
        '"a\\u00e9\\"b\\\\c"} , "bbox" : [ 0 , 0.0 , -0 , 12345678901234567890 ] }  ,\n\n"\\ud83d\\ude00 x",  -12.5e-3 ,'
@@ -25,28 +26,14 @@ CHUNKS = (1, 2, 3, 7, 64, 1 << 20)
 
 def _ours(path: Path, text: str, chunk: int) -> tuple[str, object]:
     path.write_text(text, encoding="utf-8")
-    try:
-        return "values", [value for _, value in array_items(path, "--dt-json-file", "expected a list", chunk=chunk)]
-    except InputError as error:
-        return "error", str(error)
-
-
-def _json_load(path: Path) -> tuple[str, object]:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
-    except json.JSONDecodeError as error:
-        return "error", f"--dt-json-file {path}: not valid JSON ({error})"
-    if not isinstance(document, list):
-        return "error", f"{path}: expected a list, got a JSON {type(document).__name__}"
-    return "values", document
+    return streamed(path, chunk)
 
 
 @pytest.mark.parametrize("chunk", CHUNKS)
 def test_odd_whitespace_and_nesting_give_json_loads_values(tmp_path, chunk):
     path = tmp_path / "dt.json"
     kind, values = _ours(path, ODD, chunk)
-    assert (kind, values) == _json_load(path)
+    assert (kind, values) == json_load(path)
     assert isinstance(values, list) and len(values) == 7 and values[0]["bbox"][3] == 12345678901234567890
     positions = [position for position, _ in array_items(path, "--dt-json-file", "expected a list", chunk=chunk)]
     assert positions == list(range(7))
@@ -57,7 +44,7 @@ def test_a_truncated_file_is_refused_with_json_loads_message_and_position(tmp_pa
     path = tmp_path / "dt.json"
     for cut in range(len(ODD.rstrip())):  # every prefix of the file
         kind, message = _ours(path, ODD[:cut], chunk)
-        assert kind == "error" and (kind, message) == _json_load(path), repr(ODD[:cut])
+        assert kind == "error" and (kind, message) == json_load(path), repr(ODD[:cut])
         assert str(path) in str(message) and "(char " in str(message)
 
 
@@ -73,7 +60,7 @@ def test_malformed_files_are_refused_as_json_load_refuses_them(tmp_path, text, m
     path = tmp_path / "dt.json"
     for chunk in CHUNKS:
         assert _ours(path, text, chunk) == ("error", f"--dt-json-file {path}: not valid JSON ({message})")
-        assert _json_load(path) == _ours(path, text, chunk)
+        assert json_load(path) == _ours(path, text, chunk)
 
 
 def test_a_document_other_than_an_array_is_named(tmp_path):
