@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -14,6 +13,7 @@ import pytest
 from nobg_metrics.cli.core import names
 from nobg_metrics.cli.eval.main import EXIT_USAGE, main
 from nobg_metrics.collection import TIERS
+from tests.cli.core.lean_runs import lean_runs
 
 
 def _entry(*argv: str) -> subprocess.CompletedProcess:
@@ -111,18 +111,7 @@ def test_the_command_does_not_load_scipy_signal(tmp_path):
 def test_instances_and_panoptic_do_not_load_scipy_signal(tmp_path):
     """``instances`` and ``panoptic`` run inside the same deferral: a 1-image instances run never imports
     scipy.signal, and panoptic's import of its run (up to the missing file) neither."""
-    square = [[1.0, 1.0, 6.0, 1.0, 6.0, 6.0, 1.0, 6.0]]
-    (tmp_path / "gt.json").write_text(json.dumps({
-        "images": [{"id": 1, "height": 8, "width": 8}], "categories": [{"id": 1}],
-        "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "segmentation": square, "area": 25}]}))
-    (tmp_path / "dt.json").write_text(json.dumps([{"image_id": 1, "category_id": 1, "score": 1.0,
-                                                   "segmentation": square}]))
-    for argv, status in (
-        (["instances", "--gt-json-file", str(tmp_path / "gt.json"), "--dt-json-file", str(tmp_path / "dt.json"),
-          "--quiet", "--device", "cpu"], 0),
-        (["panoptic", "--gt-json-file", str(tmp_path / "missing.json"), "--pred-json-file",
-          str(tmp_path / "missing2.json")], 1),
-    ):
+    for argv, status in lean_runs(tmp_path):
         code = ("import sys\nfrom nobg_metrics.cli.entry import main\nstatus = main(sys.argv[1:])\n"
                 "print('scipy.signal loaded' if 'scipy.signal' in sys.modules else 'scipy.signal not loaded')\n"
                 "sys.exit(status)")

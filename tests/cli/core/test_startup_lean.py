@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from nobg_metrics.cli.core.startup import deferred_imports
+from tests.cli.core.lean_runs import lean_runs
 
 
 def test_a_hidden_dependency_reads_absent_inside_the_block_only(tmp_path, monkeypatch):
@@ -58,22 +59,11 @@ def test_one_domain_module_imports_no_other_domain():
 def test_instances_and_panoptic_runs_do_not_import_matplotlib(tmp_path):
     """A 1-image ``instances`` run and ``panoptic``'s import of its run never import matplotlib; torchmetrics' flag
     reads as it did once the command's imports are done, and the collector runs again."""
-    square = [[1.0, 1.0, 6.0, 1.0, 6.0, 6.0, 1.0, 6.0]]
-    (tmp_path / "gt.json").write_text(json.dumps({
-        "images": [{"id": 1, "height": 8, "width": 8}], "categories": [{"id": 1}],
-        "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "segmentation": square, "area": 25}]}))
-    (tmp_path / "dt.json").write_text(json.dumps([{"image_id": 1, "category_id": 1, "score": 1.0,
-                                                   "segmentation": square}]))
     code = ("import gc, sys\nfrom nobg_metrics.cli.entry import main\nstatus = main(sys.argv[1:])\n"
             "from torchmetrics.utilities import imports\n"
             "print('matplotlib' in sys.modules, bool(imports._MATPLOTLIB_AVAILABLE), gc.isenabled())\n"
             "sys.exit(status)")
-    for argv, status in (
-        (["instances", "--gt-json-file", str(tmp_path / "gt.json"), "--dt-json-file", str(tmp_path / "dt.json"),
-          "--quiet", "--device", "cpu"], 0),
-        (["panoptic", "--gt-json-file", str(tmp_path / "missing.json"), "--pred-json-file",
-          str(tmp_path / "missing2.json")], 1),
-    ):
+    for argv, status in lean_runs(tmp_path):
         result = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=300)
         assert result.returncode == status, result.stderr
         assert result.stdout.split()[-3:] == ["False", "True", "True"]
