@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +114,33 @@ def image_inputs(gt: GroundTruth, image: GtImage, detections: list[Detection], r
     return pred, target
 
 
+def images_to_score(gt: GroundTruth, results: Results) -> list[GtImage]:
+    """The images with ground truths or detections, in id order (the reference's ``evaluateImg`` gives ``None`` for
+    the others)."""
+    return [image for image in gt.images if image.annotations or results.per_image.get(image.id)]
+
+
+def batches(todo: list[GtImage], gt: GroundTruth, results: Results, args: argparse.Namespace, device: torch.device
+            ) -> Iterator[tuple[list[GtImage], list[dict[str, Tensor]], list[dict[str, Any]]]]:
+    """``(images, preds, targets)`` for ``update``: the images decoded one by one and handed over a few at a time
+    (at most :data:`BATCH_IMAGES` images or :data:`BATCH_PIXELS` pixels held)."""
+    images: list[GtImage] = []
+    preds: list[dict[str, Tensor]] = []
+    targets: list[dict[str, Any]] = []
+    pixels = 0
+    for number, image in enumerate(todo):
+        checkpoint()
+        pred, target = image_inputs(gt, image, results.per_image.get(image.id, []), results, device, args.lvis,
+                                    transposed=True, bands=True)
+        images.append(image)
+        preds.append(pred)
+        targets.append(target)
+        pixels += held_pixels(pred["masks"]) + held_pixels(target["masks"])
+        if pixels >= BATCH_PIXELS or len(preds) == BATCH_IMAGES or number == len(todo) - 1:
+            yield images, preds, targets
+            images, preds, targets, pixels = [], [], [], 0
+
+
 def build_metric(args: argparse.Namespace, gt: GroundTruth, device: torch.device, errors: bool = True) -> Any:
     """The :class:`nobg_metrics.MeanAveragePrecision` of the flags (per-class values on; no warning about images
     with more detections than the cap: the reference evaluators apply ``maxDets`` silently, and a results file of
@@ -184,23 +211,12 @@ def run(args: argparse.Namespace) -> int:
         from nobg_metrics.cli.instances.extras import Extras  # --errors, --bootstrap, --compare
 
         extra = Extras(args, gt)
-        todo = [image for image in gt.images if image.annotations or results.per_image.get(image.id)]
+        todo = images_to_score(gt, results)
         progress = Progress(f"instances {args.iou_type}", len(todo), enabled=not args.quiet)
-        preds: list[dict[str, Tensor]] = []
-        targets: list[dict[str, Any]] = []
-        pixels = 0
-        for number, image in enumerate(todo):  # images are decoded one by one and scored in batches
-            checkpoint()
-            pred, target = image_inputs(gt, image, results.per_image.get(image.id, []), results, device, args.lvis,
-                                        transposed=True, bands=True)
-            preds.append(pred)
-            targets.append(target)
-            pixels += held_pixels(pred["masks"]) + held_pixels(target["masks"])
-            if pixels >= BATCH_PIXELS or len(preds) == BATCH_IMAGES or number == len(todo) - 1:
-                metric.update(preds, targets)
-                extra.update(preds, targets)
-                progress.update(len(preds))
-                preds, targets, pixels = [], [], 0
+        for _, preds, targets in batches(todo, gt, results, args, device):
+            metric.update(preds, targets)
+            extra.update(preds, targets)
+            progress.update(len(preds))
         progress.close()
         values = metric.compute()
         plain = {key: _number(value) for key, value in values.items()}
@@ -228,12 +244,6 @@ def run_guarded(args: argparse.Namespace, runner: Callable[[argparse.Namespace],
     return guarded(lambda: (runner or run)(args))
 
 
-def _held(masks: Any) -> int:
-    """Pixels a batch of masks holds (dense or row bands), for the batching rule."""
-    held = getattr(masks, "held_pixels", None)
-    return int(held() if callable(held) else held) if held is not None else int(masks.numel())
-
-
 def compared_scorer(args: argparse.Namespace, gt: GroundTruth, device: torch.device
                     ) -> Callable[[Path], tuple[Any, dict[str, Any], list[int], list[int]]]:
     """``--compare``'s scoring, as the run's (the same images, batches and metric): ``(metric, values, scored
@@ -242,20 +252,12 @@ def compared_scorer(args: argparse.Namespace, gt: GroundTruth, device: torch.dev
         results = load_results(path, gt, lvis=args.lvis, max_dets=args.max_dets or LVIS_MAX_DETS,
                                strict=getattr(args, "strict", False))
         metric = build_metric(args, gt, device, errors=False)
-        todo = [image for image in gt.images if image.annotations or results.per_image.get(image.id)]
-        ids, counts, preds, targets, pixels = [], [], [], [], 0
-        for number, image in enumerate(todo):
-            checkpoint()
-            pred, target = image_inputs(gt, image, results.per_image.get(image.id, []), results, device, args.lvis,
-                                        transposed=True, bands=True)
-            preds.append(pred)
-            targets.append(target)
-            ids.append(image.id)
-            counts.append(int(target["labels"].shape[0]))
-            pixels += _held(pred["masks"]) + _held(target["masks"])
-            if pixels >= BATCH_PIXELS or len(preds) == BATCH_IMAGES or number == len(todo) - 1:
-                metric.update(preds, targets)
-                preds, targets, pixels = [], [], 0
+        ids: list[int] = []
+        counts: list[int] = []
+        for images, preds, targets in batches(images_to_score(gt, results), gt, results, args, device):
+            ids += [image.id for image in images]
+            counts += [int(target["labels"].shape[0]) for target in targets]
+            metric.update(preds, targets)
         values = {key: value.item() if isinstance(value, Tensor) and value.numel() == 1 else value
                   for key, value in metric.compute().items()}
         return metric, values, ids, counts
