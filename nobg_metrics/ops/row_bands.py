@@ -81,10 +81,12 @@ class RowBands:
             >>> bands.tops, bands.bottoms, bands.rows.int().tolist()
             ([0, 1], [0, 3], [[0, 1, 0], [1, 1, 0], [0, 0, 0]])
         """
-        none = height * width + 1
-        tops = torch.full((n,), none, dtype=torch.int64).scatter_reduce_(0, owner, start // width, "amin")
-        bottoms = torch.zeros(n, dtype=torch.int64).scatter_reduce_(0, owner, (stop - 1) // width + 1, "amax")
-        tops.masked_fill_(tops == none, 0)
+        masks = torch.arange(n, dtype=owner.dtype)  # sorted by (owner, start): a mask's first and last runs
+        first, end = torch.searchsorted(owner, masks), torch.searchsorted(owner, masks, right=True)
+        some = end > first
+        runs = max(owner.numel(), 1)
+        tops = torch.where(some, start[first.clamp(max=runs - 1)] // width, 0) if owner.numel() else first
+        bottoms = torch.where(some, (stop[(end - 1).clamp(min=0)] - 1) // width + 1, 0) if owner.numel() else first
         return RowBands(None, tops.tolist(), bottoms.tolist(), height, width, (owner, start, stop))
 
     def starts(self) -> list[int]:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
+from nobg_metrics.io.coco.forms import Forms, split_forms
 from nobg_metrics.io.coco.intervals import intervals_to_bands, intervals_to_masks, union_intervals
 from nobg_metrics.io.coco.polygons import polygon_intervals
 from nobg_metrics.io.coco.rle import check_counts, rle_intervals
@@ -28,101 +29,50 @@ from nobg_metrics.io.errors import BadPolygon, MalformedRle, SegmentationError
 from nobg_metrics.ops.row_bands import RowBands
 
 
-def _is_count(value: object) -> bool:
-    """An RLE count as pycocotools stores it (``uint``)."""
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**32
+def forms_intervals(forms: Forms) -> tuple[Tensor, Tensor, Tensor] | None:
+    """The second half of reading masks (:func:`~nobg_metrics.io.coco.forms.split_forms` is the first): every
+    segmentation's foreground as column-major intervals ``(owner, start, stop)``, each mask's sorted and not
+    overlapping (the masks in the order of their forms: polygons, strings, lists); ``None`` where there are none.
 
-
-def _check_size(index: int, rle: dict, height: int, width: int) -> None:
-    size = rle.get("size")
-    if not (isinstance(size, (list, tuple)) and len(size) == 2 and all(isinstance(v, int) for v in size)):
-        raise SegmentationError(index, f"an RLE needs 'size': [height, width], got {size!r}")
-    if list(size) != [height, width]:
-        raise SegmentationError(index, f"the RLE's size {list(size)} is not its image's [height, width] = "
-                                       f"{[height, width]}")
-
-
-def _polygon_list(index: int, segmentation: list) -> list:
-    if not segmentation:
-        raise SegmentationError(index, "an empty list of polygons (pycocotools cannot read it either)")
-    if not all(isinstance(p, (list, tuple)) for p in segmentation):
-        raise SegmentationError(index, "a list segmentation must be a list of polygons [[x0, y0, x1, y1, ...], ...]")
-    first = len(segmentation[0])
-    if first == 4:
-        raise SegmentationError(index, "its first polygon has 4 numbers: pycocotools' frPyObjects takes that for "
-                                       "a box and fails; give polygons of at least 3 points")
-    if first < 4:
-        raise SegmentationError(index, f"its first polygon has {first} numbers: pycocotools' frPyObjects refuses "
-                                       "it; give polygons of at least 3 points")
-    return list(segmentation)
-
-
-def _intervals(segmentations: Sequence[object], height: int, width: int
-               ) -> tuple[Tensor, Tensor, Tensor] | None:
-    """Every segmentation's foreground as column-major intervals ``(owner, start, stop)``, each mask's sorted and
-    not overlapping (the masks in the order of their forms: polygons, strings, lists); ``None`` where there are
-    none."""
-    polygons: list = []
-    polygon_owner: list[int] = []
-    strings: list[str | bytes] = []
-    string_owner: list[int] = []
-    lists: list[int] = []
-    list_owner: list[int] = []
-    list_lengths: list[int] = []
-    for index, segmentation in enumerate(segmentations):  # sort the JSON values by form; decoding is batched
-        if isinstance(segmentation, list):
-            parts = _polygon_list(index, segmentation)
-            polygons.extend(parts)
-            polygon_owner.extend([index] * len(parts))
-        elif isinstance(segmentation, dict) and "counts" in segmentation:
-            _check_size(index, segmentation, height, width)
-            counts = segmentation["counts"]
-            if isinstance(counts, (str, bytes)):
-                strings.append(counts)
-                string_owner.append(index)
-            elif isinstance(counts, list):
-                if not all(_is_count(c) for c in counts):
-                    raise SegmentationError(index, "uncompressed RLE counts must be integers in [0, 2^32)")
-                lists.extend(counts)
-                list_owner.append(index)
-                list_lengths.append(len(counts))
-            else:
-                raise SegmentationError(index, f"RLE 'counts' must be a string or a list of integers, got "
-                                               f"{type(counts).__name__}")
-        else:
-            raise SegmentationError(index, "a segmentation must be a list of polygons or an RLE dict with 'size' "
-                                           f"and 'counts', got {type(segmentation).__name__}"
-                                           f"{' without counts' if isinstance(segmentation, dict) else ''}")
+    Raises:
+        SegmentationError: a malformed RLE or polygon, named by its position.
+    """
+    height, width = forms.height, forms.width
     rows: list[Tensor] = []
     starts: list[Tensor] = []
     stops: list[Tensor] = []
-    if strings:  # the compressed strings: straight to their runs
-        try:
-            rle, start, stop = string_runs(strings, height, width)
-        except MalformedRle as error:
-            raise SegmentationError(string_owner[error.index], f"malformed RLE: {error.reason}") from None
-        whole = len(string_owner) == len(segmentations)  # every segmentation a string: owners are positions
-        rows.append(rle if whole else torch.tensor(string_owner).index_select(0, rle))
+    if forms.string_runs is not None:  # decoded in the first half
+        rle, start, stop = (torch.from_numpy(array) for array in forms.string_runs)
+        rows.append(rle)
         starts.append(start)
         stops.append(stop)
-    if list_owner:
+    if forms.strings:  # the compressed strings the first half left: the counts decoder names their fault
         try:
-            counts, lengths = torch.tensor(lists, dtype=torch.int64), torch.tensor(list_lengths)
+            rle, start, stop = string_runs(forms.strings, height, width)
+        except MalformedRle as error:
+            raise SegmentationError(forms.string_owner[error.index], f"malformed RLE: {error.reason}") from None
+        whole = len(forms.string_owner) == forms.count  # every segmentation a string: owners are positions
+        rows.append(rle if whole else torch.tensor(forms.string_owner).index_select(0, rle))
+        starts.append(start)
+        stops.append(stop)
+    if forms.list_owner:
+        try:
+            counts, lengths = torch.tensor(forms.lists, dtype=torch.int64), torch.tensor(forms.list_lengths)
             check_counts(counts, lengths, height, width)
         except MalformedRle as error:
-            raise SegmentationError(list_owner[error.index], f"malformed RLE: {error.reason}") from None
+            raise SegmentationError(forms.list_owner[error.index], f"malformed RLE: {error.reason}") from None
         rle, start, stop = rle_intervals(counts, lengths)
-        rows.append(torch.tensor(list_owner)[rle])
+        rows.append(torch.tensor(forms.list_owner)[rle])
         starts.append(start)
         stops.append(stop)
-    if polygons:
+    if forms.polygons:
         try:
-            polygon, start, stop = polygon_intervals(polygons, height, width)
+            polygon, start, stop = polygon_intervals(forms.polygons, height, width)
         except BadPolygon as error:
-            raise SegmentationError(polygon_owner[error.index], error.reason) from None
+            raise SegmentationError(forms.polygon_owner[error.index], error.reason) from None
         # sorted by (mask, start), the parts of one object merged (pycocotools merge: they may overlap); first,
         # so that gt polygons before detection strings need no sorting afterwards
-        owner, start, stop = union_intervals(torch.tensor(polygon_owner)[polygon], start, stop, height * width)
+        owner, start, stop = union_intervals(torch.tensor(forms.polygon_owner)[polygon], start, stop, height * width)
         rows.insert(0, owner)
         starts.insert(0, start)
         stops.insert(0, stop)
@@ -131,6 +81,12 @@ def _intervals(segmentations: Sequence[object], height: int, width: int
     if len(rows) == 1:
         return rows[0], starts[0], stops[0]
     return torch.cat(rows), torch.cat(starts), torch.cat(stops)
+
+
+def _intervals(segmentations: Sequence[object], height: int, width: int
+               ) -> tuple[Tensor, Tensor, Tensor] | None:
+    """Both halves: :func:`~nobg_metrics.io.coco.forms.split_forms`, then :func:`forms_intervals`."""
+    return forms_intervals(split_forms(segmentations, height, width))
 
 
 def segmentation_masks(segmentations: Sequence[object], height: int, width: int, *,
@@ -181,8 +137,19 @@ def segmentation_bands(segmentations: Sequence[object], height: int, width: int)
         >>> bands.shape, bands.tops, bands.bottoms
         (torch.Size([1, 4, 3]), [1], [3])
     """
-    found = _intervals(segmentations, height, width)
+    return forms_bands(split_forms(segmentations, height, width))
+
+
+def forms_bands(forms: Forms) -> RowBands:
+    """:func:`segmentation_bands` of segmentations already sorted by form
+    (:func:`~nobg_metrics.io.coco.forms.split_forms`).
+
+    Examples:
+        >>> forms_bands(split_forms([{"size": [3, 4], "counts": [4, 1, 1, 2, 4]}], 3, 4)).bottoms
+        [3]
+    """
+    found = forms_intervals(forms)
     if found is None:
         none = torch.zeros(0, dtype=torch.int64)
-        return RowBands.from_runs(none, none, none, len(segmentations), width, height)
-    return intervals_to_bands(*found, len(segmentations), height, width)
+        return RowBands.from_runs(none, none, none, forms.count, forms.width, forms.height)
+    return intervals_to_bands(*found, forms.count, forms.height, forms.width)

@@ -27,10 +27,8 @@ import torch
 from torch import Tensor
 
 from nobg_metrics.io.coco.intervals import intervals_to_masks
+from nobg_metrics.io.coco.rle_text import MAX_CHARS_PER_VALUE, ascii_strings
 from nobg_metrics.io.errors import MalformedRle
-
-MAX_CHARS_PER_VALUE = 6
-"""The longest value code read: 6 characters hold 30 bits (maskApi.c's ``int`` shift is exact up to there)."""
 
 
 def _segment_starts(lengths: Tensor) -> Tensor:
@@ -51,18 +49,6 @@ def _segment_cumsum(values: Tensor, segment: Tensor, starts: Tensor) -> Tensor:
 def _string_of(position: Tensor, chars_per_string: Tensor) -> int:
     """The string that holds character ``position`` (for error messages)."""
     return int(torch.searchsorted(torch.cumsum(chars_per_string, 0), position, right=True))
-
-
-def ascii_strings(strings: Sequence[str | bytes]) -> list[bytes]:
-    """COCO's compressed ``counts`` strings as bytes, or :class:`MalformedRle` naming the first that is not ASCII."""
-    encoded = []
-    for index, string in enumerate(strings):
-        try:
-            encoded.append(string.encode("ascii") if isinstance(string, str) else bytes(string))
-        except UnicodeEncodeError:
-            raise MalformedRle(index, "the counts string holds a character outside '0'..'o' (ASCII 48-111)") \
-                from None
-    return encoded
 
 
 def decode_strings(strings: Sequence[str | bytes]) -> tuple[Tensor, Tensor]:

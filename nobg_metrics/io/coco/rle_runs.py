@@ -2,18 +2,8 @@
 in a few passes over their characters (the fast path of ``nobg-metrics instances``; :mod:`.coco_rle` has the
 format).
 
-Each character holds 5 bits (``c - 48``), bit 0x20 set while the value goes on; the last character of a value is
-read as a signed 5-bit digit (bit 0x10 the sign), so the value's sign needs no second pass, and a longer value is
-built from its last character down (Horner's rule; few values have more than one). From the fourth on, a count is
-its value plus the count two places before it: the counts of a string are two running sums, one over its even and
-one over its odd places. Each string's values are laid out as rows of (even place, odd place) — a string with an
-odd number of values gets one zero after its last — so that one running sum down the two columns gives both,
-started over at each string's first row by subtracting the previous string's column sums there. A second running
-sum over the counts gives the run ends; the odd places are the foreground runs, and a run's string is read off its
-end (each string's counts add up to ``height * width``).
-
-The passes are numpy's on the bytes of all strings joined (a file-format reader: the arrays are those of one
-image, where torch's cost per operation was most of the time); the runs come back as tensors.
+The decoding is :func:`~nobg_metrics.io.coco.rle_text.decode_runs` (numpy, torch-free: its notes have the method);
+the runs come back as tensors.
 
 Input this path does not take — a character outside ``'0'..'o'``, a string cut inside a value or empty, a value of
 more than 6 characters, a negative count, counts that do not add up to ``height * width`` — is handed to
@@ -25,17 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import torch
 from torch import Tensor
 
-from nobg_metrics.io.coco.rle import (
-    MAX_CHARS_PER_VALUE,
-    ascii_strings,
-    check_counts,
-    decode_strings,
-    rle_intervals,
-)
+from nobg_metrics.io.coco.rle import check_counts, decode_strings, rle_intervals
+from nobg_metrics.io.coco.rle_text import ascii_strings, decode_runs
 
 
 def string_runs(strings: Sequence[str | bytes], height: int, width: int) -> tuple[Tensor, Tensor, Tensor]:
@@ -59,73 +43,10 @@ def string_runs(strings: Sequence[str | bytes], height: int, width: int) -> tupl
         [[0, 0, 1], [5, 9, 0], [7, 11, 16]]
     """
     encoded = ascii_strings(strings)
-    found = _decode(encoded, height * width)
+    found = decode_runs(encoded, height * width)
     if found is None:  # something to report, or an input this path leaves to the counts decoder
         counts, lengths = decode_strings(encoded)
         check_counts(counts, lengths, height, width)
         return rle_intervals(counts, lengths)
-    return found
-
-
-def _decode(encoded: list[bytes], pixels: int) -> tuple[Tensor, Tensor, Tensor] | None:
-    """:func:`string_runs` on well-formed strings; ``None`` where a check fails (module notes)."""
-    n = len(encoded)
-    if n == 0:
-        return None
-    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=n)
-    string_end = np.cumsum(lengths)
-    code = np.frombuffer(b"".join(encoded), dtype=np.uint8) - np.uint8(48)  # below '0' wraps round to >= 208
-    if code.size == 0 or int(code.max()) > 63:
-        return None
-    last = code < 32  # the last character of each value (bit 0x20 clear)
-    if not last[string_end - 1].all():  # a string cut inside a value (an empty one is caught below)
-        return None
-    ends = np.flatnonzero(last)
-    x = code[ends].astype(np.int64)
-    x ^= 16
-    x -= 16  # the last character: 5 bits, signed
-    more = np.flatnonzero(~last)  # characters that a value goes on after
-    values = lengths - np.diff(np.searchsorted(more, string_end), prepend=0)  # per string
-    if more.size:  # x = c0 + c1 << 5 + ... + last << 5k: Horner's rule from the last character down
-        tail = np.flatnonzero(last[more + 1])  # the character before a value's last, j-th of `more`
-        longer = more[tail] - tail  # that value's place (the values ended before it)
-        tail = more[tail]
-        value = (x[longer] << 5) + (code[tail] & 31)
-        chars, going = 2, np.flatnonzero(~last[tail - 1])  # (index -1: the last character, a value's last)
-        while going.size:
-            chars += 1
-            if chars > MAX_CHARS_PER_VALUE:
-                return None
-            value[going] = (value[going] << 5) + (code[tail[going] - (chars - 2)] & 31)
-            going = going[~last[tail[going] - (chars - 1)]]
-        x[longer] = value
-    if not values.all():  # an empty string
-        return None
-    odd = np.flatnonzero(values & 1)
-    first = np.cumsum(values) - values
-    padded = values
-    if odd.size:  # rows of (even place, odd place): an odd string gets one zero after its last value
-        x = np.insert(x, first[odd] + values[odd], 0)
-        padded = values + (values & 1)
-        first = np.cumsum(padded) - padded
-    grid = x.reshape(-1, 2)
-    first_x = x[first]
-    x[first] = 0  # the first count is not a running sum (the third starts the even one)
-    # if (m > 2) x += cnts[m-2]: a running sum per column, started over at each string's first row
-    row_first = first >> 1
-    grid[row_first[1:]] -= np.add.reduceat(grid, row_first, axis=0)[:-1]
-    np.cumsum(grid, axis=0, out=grid)
-    x[first] = first_x
-    if odd.size:
-        x[first[odd] + values[odd]] = 0  # the padding
-    if int(x.min()) < 0:
-        return None
-    position = np.cumsum(x)  # run ends, running on across the strings (each adds up to `pixels`)
-    if bool((position[first + padded - 1] != np.arange(1, n + 1) * pixels).any()):
-        return None
-    length = grid[:, 1]
-    keep = np.flatnonzero(length)
-    stop = position[1::2][keep]
-    owner = (stop - 1) // max(pixels, 1)  # every string's runs lie in its own `pixels` positions (checked above)
-    stop -= owner * pixels
-    return torch.from_numpy(owner), torch.from_numpy(stop - length[keep]), torch.from_numpy(stop)
+    owner, start, stop = found
+    return torch.from_numpy(owner), torch.from_numpy(start), torch.from_numpy(stop)
