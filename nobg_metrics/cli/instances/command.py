@@ -99,6 +99,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--strict", action="store_true",
                         help="a results file the reference would not score as given (no detections, detections of "
                              "categories not in the annotation file) is an error (exit 1) instead of a warning")
+    parser.add_argument("--workers", choices=("auto", "0", "1"), default="auto",
+                        help="processes that read the files and decode the masks ahead of the scoring: 1 (auto: "
+                             "where two cores or more are usable, on Linux) or 0 (the scoring process reads)")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress bar, notes or warnings on stderr (warnings stay in results.json)")
     cityscapes_command.add_arguments(parser)
@@ -126,7 +129,16 @@ def run_instances(args: argparse.Namespace) -> int:
         print("nobg-metrics: error: --max-dets applies to --lvis (COCO's are 1, 10, 100 per image and category)",
               file=sys.stderr)
         return EXIT_USAGE
-    with collector_paused():  # torch and the metric: only once a run is asked for
-        from nobg_metrics.cli.instances.run import run_guarded
+    from nobg_metrics.cli.instances import reader_process  # numpy: only once a run is asked for
 
-    return run_guarded(args)
+    reading = None
+    if reader_process.wanted(args):  # forked before torch is loaded: it reads and decodes while torch loads
+        reading = reader_process.ForkedReading(args)
+    try:
+        with collector_paused():  # torch and the metric: only once a run is asked for
+            from nobg_metrics.cli.instances.run import run_guarded
+    except BaseException:
+        if reading is not None:
+            reading.close()
+        raise
+    return run_guarded(args, reading=reading)

@@ -38,16 +38,13 @@ from nobg_metrics.cli.core.writing import (
     write_atomically,
 )
 from nobg_metrics.cli.eval.config import ConfigError
+from nobg_metrics.cli.instances.reader_process import ForkedReading
+from nobg_metrics.cli.instances.reading import ImageData, Reading, read_image, segmentation_error
 from nobg_metrics.cli.instances.summary import coco_lines, lvis_lines
 from nobg_metrics.cli.outputs import structured_report
-from nobg_metrics.io.coco.annotations import GroundTruth, GtImage, load_ground_truth
-from nobg_metrics.io.coco.masks import segmentation_bands, segmentation_masks
-from nobg_metrics.io.coco.results import (
-    LVIS_MAX_DETS,
-    Detection,
-    Results,
-    load_results,
-)
+from nobg_metrics.io.coco.annotations import GroundTruth, GtImage
+from nobg_metrics.io.coco.masks import forms_bands, forms_masks
+from nobg_metrics.io.coco.results import LVIS_MAX_DETS, Detection, Results
 from nobg_metrics.io.errors import InputError, SegmentationError
 from nobg_metrics.metrics.instance.mean_average_precision import MeanAveragePrecision
 from nobg_metrics.ops.row_bands import RowBands, held_pixels
@@ -65,33 +62,38 @@ def _ids(values: frozenset[int], device: torch.device) -> Tensor:
 def image_inputs(gt: GroundTruth, image: GtImage, detections: list[Detection], results: Results,
                  device: torch.device, lvis: bool = False,
                  transposed: bool = False, bands: bool = False) -> tuple[dict[str, Tensor], dict[str, Any]]:
-    """One image's ``(pred, target)`` dicts for ``MeanAveragePrecision.update`` (``lvis``: with LVIS's lists;
-    ``transposed``: masks ``(N, W, H)``, the image transposed, see the module notes; ``bands`` with ``transposed``
-    on CPU: the masks as :class:`~nobg_metrics.ops.row_bands.RowBands`, each drawn into its own
-    columns only, which the metric counts as it counts dense masks).
+    """One image's ``(pred, target)`` dicts for ``MeanAveragePrecision.update``: :func:`image_tensors` of
+    :func:`~nobg_metrics.cli.instances.reading.read_image`.
+
+    Raises:
+        InputError: a segmentation that cannot be read, named by file, position and image id.
+    """
+    data = read_image(gt, image, detections, results)
+    return image_tensors(gt, image, data, results, device, lvis, transposed, bands)
+
+
+def image_tensors(gt: GroundTruth, image: GtImage, data: ImageData, results: Results, device: torch.device,
+                  lvis: bool = False, transposed: bool = False, bands: bool = False
+                  ) -> tuple[dict[str, Tensor], dict[str, Any]]:
+    """One image's ``(pred, target)`` dicts from its :class:`~nobg_metrics.cli.instances.reading.ImageData`
+    (``lvis``: with LVIS's lists; ``transposed``: masks ``(N, W, H)``, the image transposed, see the module notes;
+    ``bands`` with ``transposed`` on CPU: the masks as :class:`~nobg_metrics.ops.row_bands.RowBands`, each drawn
+    into its own columns only, which the metric counts as it counts dense masks).
 
     Raises:
         InputError: a segmentation that cannot be read, named by file, position and image id.
     """
     anns = [ann for _, ann in image.annotations]
-    segmentations = [ann["segmentation"] for ann in anns] + [d.segmentation for d in detections]
-    try:  # one decoding pass for the image's ground truths and detections (on CPU: each mask into its own band)
-        masks: Any = (segmentation_bands(segmentations, image.height, image.width)
-                      if bands and transposed and device.type == "cpu" else segmentation_masks(
-                          segmentations, image.height, image.width, transposed=transposed, device=device))
+    try:  # one pass for the image's ground truths and detections (on CPU: each mask into its own band)
+        masks: Any = (forms_bands(data.forms) if bands and transposed and device.type == "cpu"
+                      else forms_masks(data.forms, transposed=transposed, device=device))
     except SegmentationError as error:
-        if error.index < len(anns):
-            position, ann = image.annotations[error.index]
-            raise InputError(f"{gt.path}: annotations[{position}] (id {ann['id']}, image {image.id}): "
-                                      f"{error.reason}") from None
-        raise InputError(f"{results.path}: detection {detections[error.index - len(anns)].position} "
-                                  f"(image {image.id}): {error.reason}") from None
+        raise segmentation_error(gt, image, data.positions, results.path, error) from None
     gt_masks, det_masks = masks[: len(anns)], masks[len(anns):]
-    scores = torch.tensor([d.score for d in detections], dtype=torch.float64)
-    labels = torch.tensor([d.category_id for d in detections], dtype=torch.int64)
+    scores, labels = torch.from_numpy(data.scores), torch.from_numpy(data.labels)
     area = None
-    if results.area_from_box:
-        area = torch.tensor([d.box_area for d in detections], dtype=torch.float64)
+    if data.box_areas is not None:
+        area = torch.from_numpy(data.box_areas)
     elif results.drop_empty:  # LVIS: get_ann_ids keeps area > 0 only (the mask's pixel count here)
         keep = det_masks.nonempty() if isinstance(det_masks, RowBands) else det_masks.flatten(1).any(1)
         det_masks, scores, labels = det_masks[keep], scores[keep], labels[keep]
@@ -114,29 +116,24 @@ def image_inputs(gt: GroundTruth, image: GtImage, detections: list[Detection], r
     return pred, target
 
 
-def images_to_score(gt: GroundTruth, results: Results) -> list[GtImage]:
-    """The images with ground truths or detections, in id order (the reference's ``evaluateImg`` gives ``None`` for
-    the others)."""
-    return [image for image in gt.images if image.annotations or results.per_image.get(image.id)]
-
-
-def batches(todo: list[GtImage], gt: GroundTruth, results: Results, args: argparse.Namespace, device: torch.device
+def batches(reading: Reading | ForkedReading, args: argparse.Namespace, device: torch.device
             ) -> Iterator[tuple[list[GtImage], list[dict[str, Tensor]], list[dict[str, Any]]]]:
-    """``(images, preds, targets)`` for ``update``: the images decoded one by one and handed over a few at a time
-    (at most :data:`BATCH_IMAGES` images or :data:`BATCH_PIXELS` pixels held)."""
+    """``(images, preds, targets)`` for ``update``: the images of ``reading`` decoded one by one and handed over a
+    few at a time (at most :data:`BATCH_IMAGES` images or :data:`BATCH_PIXELS` pixels held)."""
     images: list[GtImage] = []
     preds: list[dict[str, Tensor]] = []
     targets: list[dict[str, Any]] = []
     pixels = 0
-    for number, image in enumerate(todo):
+    assert reading.results is not None
+    for number, (image, data) in enumerate(reading.images()):
         checkpoint()
-        pred, target = image_inputs(gt, image, results.per_image.get(image.id, []), results, device, args.lvis,
-                                    transposed=True, bands=True)
+        pred, target = image_tensors(reading.gt, image, data, reading.results, device, args.lvis,
+                                     transposed=True, bands=True)
         images.append(image)
         preds.append(pred)
         targets.append(target)
         pixels += held_pixels(pred["masks"]) + held_pixels(target["masks"])
-        if pixels >= BATCH_PIXELS or len(preds) == BATCH_IMAGES or number == len(todo) - 1:
+        if pixels >= BATCH_PIXELS or len(preds) == BATCH_IMAGES or number == len(reading.todo) - 1:
             yield images, preds, targets
             images, preds, targets, pixels = [], [], [], 0
 
@@ -191,16 +188,17 @@ def results_document(args: argparse.Namespace, gt: GroundTruth, results: Results
     }
 
 
-def run(args: argparse.Namespace) -> int:
-    """Evaluate; errors are raised (see :func:`run_guarded`)."""
+def run(args: argparse.Namespace, reading: Reading | ForkedReading | None = None) -> int:
+    """Evaluate; errors are raised (see :func:`run_guarded`). ``reading``: the files as a reading process reads
+    them (:mod:`~nobg_metrics.cli.instances.reader_process`); default: read here."""
     try:
         device = pick_device(args.device)
     except RuntimeError as error:
         raise ConfigError(str(error)) from None
     with OutputLock(args.out) if args.out is not None else contextlib.nullcontext():
-        gt = load_ground_truth(args.gt_json_file, lvis=args.lvis)
-        results = load_results(args.dt_json_file, gt, lvis=args.lvis, max_dets=args.max_dets or LVIS_MAX_DETS,
-                               strict=getattr(args, "strict", False))
+        reading = reading.open() if reading is not None else Reading(args)
+        gt, results = reading.gt, reading.results
+        assert results is not None
         notes = gt.notes + results.notes
         if not args.quiet:
             for note in notes:
@@ -211,20 +209,21 @@ def run(args: argparse.Namespace) -> int:
         from nobg_metrics.cli.instances.extras import Extras  # --errors, --bootstrap, --compare
 
         extra = Extras(args, gt)
-        todo = images_to_score(gt, results)
-        progress = Progress(f"instances {args.iou_type}", len(todo), enabled=not args.quiet)
-        for _, preds, targets in batches(todo, gt, results, args, device):
+        scored = len(reading.todo)
+        progress = Progress(f"instances {args.iou_type}", scored, enabled=not args.quiet)
+        for _, preds, targets in batches(reading, args, device):
             metric.update(preds, targets)
             extra.update(preds, targets)
             progress.update(len(preds))
         progress.close()
+        reading.close()
         values = metric.compute()
         plain = {key: _number(value) for key, value in values.items()}
         lines = lvis_lines(plain, args.max_dets or LVIS_MAX_DETS) if args.lvis else coco_lines(plain)
         print("\n".join(lines))
         extras = extra.writers(metric, plain, compared_scorer(args, gt, device))
         if args.out is not None:
-            document = results_document(args, gt, results, values, lines, len(todo), notes)
+            document = results_document(args, gt, results, values, lines, scored, notes)
             try:
                 write_atomically(args.out, {"results.json": json_writer(document), **extras})
             except OSError as error:
@@ -234,14 +233,21 @@ def run(args: argparse.Namespace) -> int:
             if structured_report.wanted(args):  # after the other files: the page reads them
                 from nobg_metrics.cli.outputs.structured_report_data import instances_report
 
-                instances_report(args, metric, gt, results)
+                instances_report(args, metric, gt, reading.full_results())
     return EXIT_OK
 
 
-def run_guarded(args: argparse.Namespace, runner: Callable[[argparse.Namespace], int] | None = None) -> int:
+def run_guarded(args: argparse.Namespace, runner: Callable[[argparse.Namespace], int] | None = None,
+                reading: ForkedReading | None = None) -> int:
     """:func:`run` (or ``runner``: the ``--cityscapes`` evaluation) with every outcome turned into an exit status and
-    a one-line message (:mod:`~nobg_metrics.cli.core.guard`)."""
-    return guarded(lambda: (runner or run)(args))
+    a one-line message (:mod:`~nobg_metrics.cli.core.guard`); ``reading``: the run's reading process, stopped when
+    the run ends, however it ends."""
+    if reading is None:
+        return guarded(lambda: (runner or run)(args))
+    try:
+        return guarded(lambda: run(args, reading))
+    finally:
+        reading.close()
 
 
 def compared_scorer(args: argparse.Namespace, gt: GroundTruth, device: torch.device
@@ -249,12 +255,10 @@ def compared_scorer(args: argparse.Namespace, gt: GroundTruth, device: torch.dev
     """``--compare``'s scoring, as the run's (the same images, batches and metric): ``(metric, values, scored
     image ids, their gt counts)``."""
     def score(path: Path) -> tuple[Any, dict[str, Any], list[int], list[int]]:
-        results = load_results(path, gt, lvis=args.lvis, max_dets=args.max_dets or LVIS_MAX_DETS,
-                               strict=getattr(args, "strict", False))
         metric = build_metric(args, gt, device, errors=False)
         ids: list[int] = []
         counts: list[int] = []
-        for images, preds, targets in batches(images_to_score(gt, results), gt, results, args, device):
+        for images, preds, targets in batches(Reading(args, path, gt), args, device):
             ids += [image.id for image in images]
             counts += [int(target["labels"].shape[0]) for target in targets]
             metric.update(preds, targets)

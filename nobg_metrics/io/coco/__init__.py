@@ -2,6 +2,7 @@
 (compressed and uncompressed RLE, polygons) decoded bit for bit in torch."""
 
 __all__ = [
-    "annotations", "intervals", "masks", "polygons", "results", "rle", "rle_runs", "rle_text", "torchmetrics_format",
+    "annotations", "forms", "intervals", "masks", "polygons", "results", "rle", "rle_runs", "rle_text",
+    "torchmetrics_format",
 ]
 """Its modules (imported by path: ``nobg_metrics.io.coco.<module>``)."""

@@ -83,12 +83,6 @@ def forms_intervals(forms: Forms) -> tuple[Tensor, Tensor, Tensor] | None:
     return torch.cat(rows), torch.cat(starts), torch.cat(stops)
 
 
-def _intervals(segmentations: Sequence[object], height: int, width: int
-               ) -> tuple[Tensor, Tensor, Tensor] | None:
-    """Both halves: :func:`~nobg_metrics.io.coco.forms.split_forms`, then :func:`forms_intervals`."""
-    return forms_intervals(split_forms(segmentations, height, width))
-
-
 def segmentation_masks(segmentations: Sequence[object], height: int, width: int, *,
                        transposed: bool = False, device: torch.device | str | None = None) -> Tensor:
     """The masks of ``N`` segmentations of one ``height x width`` image, read as pycocotools reads them.
@@ -115,11 +109,22 @@ def segmentation_masks(segmentations: Sequence[object], height: int, width: int,
         >>> masks.sum((1, 2)).tolist()
         [4, 9]
     """
-    found = _intervals(segmentations, height, width)
+    return forms_masks(split_forms(segmentations, height, width), transposed=transposed, device=device)
+
+
+def forms_masks(forms: Forms, *, transposed: bool = False, device: torch.device | str | None = None) -> Tensor:
+    """:func:`segmentation_masks` of segmentations already sorted by form
+    (:func:`~nobg_metrics.io.coco.forms.split_forms`).
+
+    Examples:
+        >>> forms_masks(split_forms([{"size": [1, 3], "counts": [1, 2]}], 1, 3)).int().tolist()
+        [[[0, 1, 1]]]
+    """
+    found = forms_intervals(forms)
     if found is None:
-        shape = (width, height) if transposed else (height, width)
-        return torch.zeros(len(segmentations), *shape, dtype=torch.bool, device=device)
-    return intervals_to_masks(*found, len(segmentations), height, width, False, transposed, device)
+        shape = (forms.width, forms.height) if transposed else (forms.height, forms.width)
+        return torch.zeros(forms.count, *shape, dtype=torch.bool, device=device)
+    return intervals_to_masks(*found, forms.count, forms.height, forms.width, False, transposed, device)
 
 
 def segmentation_bands(segmentations: Sequence[object], height: int, width: int) -> RowBands:
