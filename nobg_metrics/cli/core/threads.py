@@ -133,6 +133,28 @@ def other_load(read: Callable[[], str] = _read_loadavg, samples: int = SAMPLES, 
         return 0.0
 
 
+_CHOSEN: dict[str, str] = {}
+"""What :func:`apply_thread_policy` put in this process's environment (a value the user set is never here)."""
+
+
+def leave_a_core(environ: dict[str, str] | None = None) -> None:
+    """One thread fewer for torch (at least one): the command runs a busy process of its own beside it (the
+    ``instances`` reading process). A thread count the user set, or ``NOBG_METRICS_THREADS=default``, stays.
+
+    Examples:
+        >>> environ = {"OMP_NUM_THREADS": "4"}  # the user's
+        >>> leave_a_core(environ); environ
+        {'OMP_NUM_THREADS': '4'}
+    """
+    target = os.environ if environ is None else environ
+    if target.get(POLICY_ENV, "").strip().lower() == "default":
+        return
+    if "OMP_NUM_THREADS" in target and "OMP_NUM_THREADS" not in _CHOSEN:
+        return
+    threads = int(_CHOSEN.get("OMP_NUM_THREADS", usable_cores()))
+    target["OMP_NUM_THREADS"] = _CHOSEN["OMP_NUM_THREADS"] = str(max(1, threads - 1))
+
+
 def apply_thread_policy(environ: dict[str, str] | None = None) -> ThreadPolicy:
     """Decide (:func:`thread_policy`) and set the variables in ``environ`` (default ``os.environ``); call before
     torch is imported (afterwards libgomp has read them: the call changes nothing for this process)."""
@@ -142,4 +164,7 @@ def apply_thread_policy(environ: dict[str, str] | None = None) -> ThreadPolicy:
     policy = thread_policy(target, usable_cores(), other_load())
     for name, value in policy.environ.items():
         target[name] = value
+    if environ is None:
+        _CHOSEN.clear()
+        _CHOSEN.update(policy.environ)
     return policy

@@ -129,11 +129,13 @@ def run_instances(args: argparse.Namespace) -> int:
         print("nobg-metrics: error: --max-dets applies to --lvis (COCO's are 1, 10, 100 per image and category)",
               file=sys.stderr)
         return EXIT_USAGE
+    from nobg_metrics.cli.core.threads import leave_a_core
     from nobg_metrics.cli.instances import reader_process  # numpy: only once a run is asked for
 
     reading = None
     if reader_process.wanted(args):  # forked before torch is loaded: it reads and decodes while torch loads
         reading = reader_process.ForkedReading(args)
+        leave_a_core()  # (its core: torch's threads would wait for the one that shares it)
     try:
         with collector_paused():  # torch and the metric: only once a run is asked for
             from nobg_metrics.cli.instances.run import run_guarded

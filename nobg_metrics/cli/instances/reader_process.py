@@ -36,6 +36,8 @@ from collections.abc import Iterator
 from io import BufferedReader, FileIO
 from typing import Any, BinaryIO
 
+import numpy as np
+
 from nobg_metrics.cli.core.signals import die_with_parent
 from nobg_metrics.cli.core.threads import usable_cores
 from nobg_metrics.cli.instances.reading import ImageData, Reading
@@ -75,15 +77,14 @@ def _send(out: BinaryIO, message: Any) -> None:
     out.flush()
 
 
-def _read_exactly(source: BufferedReader, size: int) -> bytearray:
-    data = bytearray(size)
-    view, filled = memoryview(data), 0
+def _read_exactly(source: BufferedReader, size: int) -> memoryview:
+    view, filled = memoryview(np.empty(size, dtype=np.uint8)), 0  # (not a bytearray: no zero-filling pass)
     while filled < size:
         got = source.readinto(view[filled:])
         if not got:
             raise EOFError
         filled += got
-    return data
+    return view
 
 
 def _receive(source: BufferedReader) -> Any:
@@ -111,7 +112,7 @@ def _child(args: argparse.Namespace, write_fd: int, parent: int) -> None:
             results = dataclasses.replace(reading.results, per_image={})  # the detections travel per image
             pending.put(("header", reading.gt, results, [image.id for image in reading.todo]))
             for _, data in reading.images():
-                pending.put(("image", data))
+                pending.put(("image", narrowed(data)))
             pending.put(("end",))
         except BaseException as error:  # noqa: BLE001 - every failure is the scoring process's to report
             pending.put(("error", _portable(error)))
@@ -121,6 +122,15 @@ def _child(args: argparse.Namespace, write_fd: int, parent: int) -> None:
         code = 1
     finally:
         os._exit(code)  # no atexit handlers or buffers inherited from the scoring process
+
+
+def narrowed(data: ImageData) -> ImageData:
+    """``data`` with its decoded runs as int32 where every position fits (half the bytes through the pipe; the
+    scoring process widens them again, :func:`~nobg_metrics.io.coco.masks.forms_intervals`)."""
+    runs = data.forms.string_runs
+    if runs is not None and data.forms.height * data.forms.width < 2**31 and data.forms.count < 2**31:
+        data.forms.string_runs = tuple(array.astype(np.int32) for array in runs)  # type: ignore[assignment]
+    return data
 
 
 def _write_all(out: BinaryIO, pending: queue.Queue[Any]) -> None:

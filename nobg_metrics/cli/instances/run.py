@@ -27,6 +27,7 @@ import torch
 from torch import Tensor
 
 from nobg_metrics._version import __version__
+from nobg_metrics.allocator import tune_cpu_allocator
 from nobg_metrics.cli.core.dist import pick_device
 from nobg_metrics.cli.core.guard import guarded
 from nobg_metrics.cli.core.progress import Progress
@@ -195,6 +196,7 @@ def run(args: argparse.Namespace, reading: Reading | ForkedReading | None = None
         device = pick_device(args.device)
     except RuntimeError as error:
         raise ConfigError(str(error)) from None
+    tune_cpu_allocator()  # freed tensor memory is reused, not faulted in again per batch
     with OutputLock(args.out) if args.out is not None else contextlib.nullcontext():
         reading = reading.open() if reading is not None else Reading(args)
         gt, results = reading.gt, reading.results

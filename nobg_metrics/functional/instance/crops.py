@@ -27,6 +27,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from nobg_metrics.functional.instance.iou import Reach, reachable
 from nobg_metrics.functional.instance.run_counts import given_as_runs, run_counts
 from nobg_metrics.ops import run_strips
 from nobg_metrics.ops.band_width import dilation_radius
@@ -60,7 +61,8 @@ def _bands(stack: Tensor | RowBands) -> tuple[list[int], list[int]]:
 
 
 def crop_counts(dets: list[Tensor | RowBands], gts: list[Tensor | RowBands], det_labels: list[Tensor],
-                gt_labels: list[Tensor], all_pairs: bool, dilation_ratio: float | None) -> list[dict[str, Tensor]]:
+                gt_labels: list[Tensor], all_pairs: bool, dilation_ratio: float | None,
+                reach: Reach | None = None) -> list[dict[str, Tensor]]:
     """Pixel and pair counts of the images of one size (module notes).
 
     Args:
@@ -69,6 +71,8 @@ def crop_counts(dets: list[Tensor | RowBands], gts: list[Tensor | RowBands], det
         det_labels, gt_labels: per image :math:`(N,)` and :math:`(M,)` int64.
         all_pairs: count every pair sharing rows (micro average), not only those of one category.
         dilation_ratio: boundaries too (``None``: masks only).
+        reach: masks given as runs only: leave out the pairs whose IoU cannot reach ``reach.floor``
+            (:class:`~nobg_metrics.functional.instance.iou.Reach`; their counts are 0); ``None``: count all.
 
     Returns:
         Per image ``{"det_area", "gt_area"}`` :math:`(N,)` / :math:`(M,)` int64, ``"inter"`` :math:`(N, M)` int64
@@ -82,8 +86,9 @@ def crop_counts(dets: list[Tensor | RowBands], gts: list[Tensor | RowBands], det
     """
     if given_as_runs(dets) and given_as_runs(gts):  # from the runs: counted on them, or drawn into strips
         if dilation_ratio is None:
-            return run_counts(dets, gts, det_labels, gt_labels, all_pairs)  # type: ignore[arg-type]
-        return _strip_counts(dets, gts, det_labels, gt_labels, all_pairs, dilation_ratio)  # type: ignore[arg-type]
+            return run_counts(dets, gts, det_labels, gt_labels, all_pairs, reach)  # type: ignore[arg-type]
+        return _strip_counts(dets, gts, det_labels, gt_labels, all_pairs, dilation_ratio,  # type: ignore[arg-type]
+                             reach)
     height, width = gts[0].shape[-2], gts[0].shape[-1]
     det_counts, gt_counts = [d.shape[0] for d in dets], [g.shape[0] for g in gts]
     det_bands, gt_bands = [_bands(d) for d in dets], [_bands(g) for g in gts]
@@ -135,7 +140,7 @@ def crop_counts(dets: list[Tensor | RowBands], gts: list[Tensor | RowBands], det
 
 
 def _strip_counts(dets: list[RowBands], gts: list[RowBands], det_labels: list[Tensor], gt_labels: list[Tensor],
-                  all_pairs: bool, dilation_ratio: float) -> list[dict[str, Tensor]]:
+                  all_pairs: bool, dilation_ratio: float, reach: Reach | None = None) -> list[dict[str, Tensor]]:
     """:func:`crop_counts` with boundaries, of masks given as runs: each mask drawn into its own strips (its
     band x its words, :mod:`~nobg_metrics.ops.run_strips`) and eroded there; a pair counted on the words of its
     shared rows and shared columns only."""
@@ -156,6 +161,12 @@ def _strip_counts(dets: list[RowBands], gts: list[RowBands], det_labels: list[Te
     image, d_local, g_local, d, g, low, high = _pairs(det_counts, gt_counts, (top[:nd], bottom[:nd], top[nd:],
                                                       bottom[nd:]), None if all_pairs else (det_labels, gt_labels))
     g = g + nd
+    if reach is not None:  # boundary IoU is min(mask IoU, band IoU) off crowd: either bound can rule a pair out
+        crowd = torch.cat(reach.gt_crowd)[g - nd]
+        kept = reachable(areas[d], areas[g], crowd, reach.floor) & (
+            crowd | reachable(bands[d], bands[g], torch.zeros_like(crowd), reach.floor))
+        chosen = kept.nonzero()[:, 0]
+        image, d_local, g_local, d, g, low, high = (v[chosen] for v in (image, d_local, g_local, d, g, low, high))
     first, end = layout.first, layout.first + layout.words
     word_low, word_high = torch.maximum(first[d], first[g]), torch.minimum(end[d], end[g])
     words = (word_high - word_low).clamp_(min=0)

@@ -83,6 +83,37 @@ def ratio_or_zero(intersection: Tensor, union: Tensor) -> Tensor:
     return intersection.double() / union.double()
 
 
+class Reach(NamedTuple):
+    """Which pairs the run-based counting may leave out (:func:`reachable`): those whose IoU cannot reach
+    ``floor``, the lowest matching threshold. Their intersection is then given as 0, and their IoU as 0: a pair
+    below every threshold is never matched (``evaluateImg``: ``if ious[d, g] < iou: continue``), so no value of
+    AP or AR changes. ``gt_crowd``: per image :math:`(M,)` bool (a crowd gt's IoU is ``|d ∩ g| / |d|``)."""
+
+    floor: float
+    gt_crowd: list[Tensor]
+
+
+def reachable(det_area: Tensor, gt_area: Tensor, crowd: Tensor, floor: float) -> Tensor:
+    """Per pair, whether its IoU can be ``floor`` or more, from the two areas alone: :math:`(P,)` bool.
+
+    The intersection is at most ``u = min(|d|, |g|)`` and ``I / (|d| + |g| - I)`` grows with ``I``, so the IoU is
+    at most ``u / (|d| + |g| - u)`` (crowd: ``u / |d|``); float64 division rounds monotonically, so the computed IoU
+    is at most the computed bound too.
+
+    Args:
+        det_area, gt_area: :math:`(P,)` int64 pixel counts of each pair's masks. crowd: :math:`(P,)` bool.
+        floor: the lowest matching threshold.
+
+    Examples:
+        >>> reachable(torch.tensor([100, 100, 100]), torch.tensor([40, 60, 40]), torch.tensor([False, False, True]),
+        ...           0.5).tolist()
+        [False, True, False]
+    """
+    smaller = torch.minimum(det_area, gt_area)
+    union = torch.where(crowd, det_area, det_area + gt_area - smaller)
+    return ratio_or_zero(smaller, union) >= floor
+
+
 class Bands(NamedTuple):
     """Boundaries of a stack of masks: ``flat`` :math:`(N, H \\cdot W')` bool, rows widened to ``W' >= W``
     pixels (zero past ``W``), and ``area`` :math:`(N,)` int64 their pixel counts."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from nobg_metrics.functional.instance.iou import Reach, reachable
 from nobg_metrics.ops.row_bands import RowBands
 from nobg_metrics.ops.run_overlap import run_areas, run_intersections
 
@@ -36,7 +37,7 @@ def _joined(stacks: list[RowBands]) -> tuple[tuple[Tensor, Tensor, Tensor], list
 
 
 def run_tables(dets: list[RowBands], gts: list[RowBands], det_labels: list[Tensor], gt_labels: list[Tensor],
-               all_pairs: bool) -> tuple[Tensor, Tensor, Tensor]:
+               all_pairs: bool, reach: Reach | None = None) -> tuple[Tensor, Tensor, Tensor]:
     """:func:`run_counts` as the areas of all images' masks, concatenated, :math:`(\\sum N,)` / :math:`(\\sum M,)`
     int64, and the intersections as one :math:`(B, \\max N, \\max M)` int64 table (zero-padded)."""
     det_runs, det_counts = _joined(dets)
@@ -59,6 +60,8 @@ def run_tables(dets: list[RowBands], gts: list[RowBands], det_labels: list[Tenso
     keep = high > low
     if not all_pairs:
         keep &= torch.cat(det_labels)[d] == torch.cat(gt_labels)[g]
+    if reach is not None:  # pairs whose IoU cannot reach the lowest threshold: not counted (0)
+        keep &= reachable(det_area[d], gt_area[g], torch.cat(reach.gt_crowd)[g], reach.floor)
     chosen = keep.nonzero()[:, 0]
     row = gts[0].width  # positions per row: pairs share nothing outside the rows both occupy
     inter = run_intersections(det_runs, gt_runs, d[chosen], g[chosen], gts[0].height * row,
@@ -69,7 +72,7 @@ def run_tables(dets: list[RowBands], gts: list[RowBands], det_labels: list[Tenso
 
 
 def run_counts(dets: list[RowBands], gts: list[RowBands], det_labels: list[Tensor], gt_labels: list[Tensor],
-               all_pairs: bool) -> list[dict[str, Tensor]]:
+               all_pairs: bool, reach: Reach | None = None) -> list[dict[str, Tensor]]:
     """Mask pixel counts of the images of one size, from runs (module notes).
 
     Args:
@@ -77,6 +80,8 @@ def run_counts(dets: list[RowBands], gts: list[RowBands], det_labels: list[Tenso
             holding its runs (:func:`given_as_runs`).
         det_labels, gt_labels: per image :math:`(N,)` and :math:`(M,)` int64.
         all_pairs: count every pair sharing rows (micro average), not only those of one category.
+        reach: leave out the pairs whose IoU cannot reach ``reach.floor``
+            (:class:`~nobg_metrics.functional.instance.iou.Reach`: their ``inter`` is 0); ``None``: count all.
 
     Returns:
         Per image ``{"det_area", "gt_area"}`` :math:`(N,)` / :math:`(M,)` int64 and ``"inter"`` :math:`(N, M)`
@@ -89,7 +94,7 @@ def run_counts(dets: list[RowBands], gts: list[RowBands], det_labels: list[Tenso
         >>> counts["det_area"].tolist(), counts["gt_area"].tolist(), counts["inter"].tolist()
         ([7], [5], [[3]])
     """
-    det_area, gt_area, table = run_tables(dets, gts, det_labels, gt_labels, all_pairs)
+    det_area, gt_area, table = run_tables(dets, gts, det_labels, gt_labels, all_pairs, reach)
     det_counts, gt_counts = [len(stack.tops) for stack in dets], [len(stack.tops) for stack in gts]
     results, lo_d, lo_g = [], 0, 0
     for index, (n, m) in enumerate(zip(det_counts, gt_counts)):

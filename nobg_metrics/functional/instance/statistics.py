@@ -34,6 +34,7 @@ from nobg_metrics.functional.instance.crops import crop_counts
 from nobg_metrics.functional.instance.inputs import LABEL_LIMIT, ImageInstances
 from nobg_metrics.functional.instance.iou import (
     Bands,
+    Reach,
     image_ious,
     instance_boundaries,
     ious_from_counts,
@@ -109,7 +110,9 @@ def _pixels_and_ious(images: list[ImageInstances], options: InstanceOptions, eng
                                  [_given(images[i].gt_bands, images[i].gt_masks) for i in members],
                                  [images[i].det_labels for i in members], [images[i].gt_labels for i in members],
                                  all_pairs or options.average == "micro",
-                                 options.dilation_ratio if options.iou_type == "boundary" else None)
+                                 options.dilation_ratio if options.iou_type == "boundary" else None,
+                                 None if all_pairs else Reach(min(options.match_thresholds, default=0.0),
+                                                              [images[i].gt_crowd for i in members]))
             for i, count in zip(members, counts):
                 det_pixels[i], gt_pixels[i] = count["det_area"], count["gt_area"]
                 ious[i] = ious_from_counts(count["inter"], count["det_area"], count["gt_area"], images[i].gt_crowd,

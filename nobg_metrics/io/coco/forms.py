@@ -26,8 +26,8 @@ class Forms:
     """``count`` segmentations of one ``height x width`` image by form; owners are positions in the call.
 
     Attributes:
-        string_runs: the compressed strings' foreground runs ``(owner, start, stop)``, numpy int64, sorted by
-            ``(owner, start)`` (``None``: no string decoded here).
+        string_runs: the compressed strings' foreground runs ``(owner, start, stop)``, numpy int64 (or int32, as
+            a reading process sends them), sorted by ``(owner, start)`` (``None``: no string decoded here).
         strings, string_owner: compressed strings left to the counts decoder (not decoded here).
         lists, list_owner, list_lengths: uncompressed RLE counts, joined, and the owner and length of each RLE.
         polygons, polygon_owner: the polygons of every polygon list, and the segmentation of each.

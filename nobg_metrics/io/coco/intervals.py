@@ -80,13 +80,14 @@ def intervals_to_masks(rows: Tensor, starts: Tensor, stops: Tensor, n: int, heig
 
 
 def intervals_to_bands(rows: Tensor, starts: Tensor, stops: Tensor, n: int, height: int, width: int,
-                       overlap: bool = False) -> RowBands:
+                       overlap: bool = False, ordered: bool = False) -> RowBands:
     """The masks of column-major pixel intervals as row bands of the **transposed** masks, ``(n, width, height)``:
     each mask's image columns ``[top, bottom)`` that hold a pixel, drawn alone (no full frame) when its pixels are
     first read; until then the bands hold the runs, sorted by mask and not overlapping
     (:meth:`~nobg_metrics.ops.row_bands.RowBands.from_runs`).
 
-    Args: as :func:`intervals_to_masks` (CPU).
+    Args: as :func:`intervals_to_masks` (CPU); ``ordered``: the intervals are known to be sorted by ``(row, start)``
+    and non-empty (RLE runs as :func:`~nobg_metrics.io.coco.rle_text.decode_runs` gives them): not checked again.
 
     Returns:
         :class:`~nobg_metrics.ops.row_bands.RowBands` of shape ``(n, width, height)``; its
@@ -100,10 +101,12 @@ def intervals_to_bands(rows: Tensor, starts: Tensor, stops: Tensor, n: int, heig
     """
     if overlap:
         rows, starts, stops = union_intervals(rows, starts, stops, height * width)
+    elif ordered:
+        pass
     elif rows.numel() > 1 and bool((rows[1:] < rows[:-1]).any()):  # forms decoded one after the other: by mask
         order = torch.argsort(rows, stable=True)  # (each mask's runs are in order already)
         rows, starts, stops = rows[order], starts[order], stops[order]
-    if not bool((stops > starts).all()):
+    if not ordered and not bool((stops > starts).all()):
         some = torch.nonzero(stops > starts).flatten()
         rows, starts, stops = rows.index_select(0, some), starts.index_select(0, some), stops.index_select(0, some)
     return RowBands.from_runs(rows, starts, stops, n, width, height)

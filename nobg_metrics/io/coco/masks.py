@@ -42,7 +42,7 @@ def forms_intervals(forms: Forms) -> tuple[Tensor, Tensor, Tensor] | None:
     starts: list[Tensor] = []
     stops: list[Tensor] = []
     if forms.string_runs is not None:  # decoded in the first half
-        rle, start, stop = (torch.from_numpy(array) for array in forms.string_runs)
+        rle, start, stop = (torch.from_numpy(array).long() for array in forms.string_runs)  # (int32: widened)
         rows.append(rle)
         starts.append(start)
         stops.append(stop)
@@ -157,4 +157,5 @@ def forms_bands(forms: Forms) -> RowBands:
     if found is None:
         none = torch.zeros(0, dtype=torch.int64)
         return RowBands.from_runs(none, none, none, forms.count, forms.width, forms.height)
-    return intervals_to_bands(*found, forms.count, forms.height, forms.width)
+    only_strings = not (forms.strings or forms.list_owner or forms.polygons)  # decode_runs' order, no empty run
+    return intervals_to_bands(*found, forms.count, forms.height, forms.width, ordered=only_strings)

@@ -80,3 +80,22 @@ def test_the_command_sets_the_policy_before_torch_loads(tmp_path):
 def test_the_command_keeps_the_users_settings(tmp_path):
     assert _child(tmp_path, OMP_WAIT_POLICY="ACTIVE", OMP_NUM_THREADS="1") == ["ACTIVE", "1", "1"]
     assert _child(tmp_path, NOBG_METRICS_THREADS="default")[:2] == ["None", "None"]
+
+
+def test_a_process_of_the_command_beside_torch_takes_one_thread_away(monkeypatch):
+    from nobg_metrics.cli.core import threads
+
+    monkeypatch.setattr(threads, "usable_cores", lambda: 4)
+    monkeypatch.setattr(threads, "_CHOSEN", {})
+    environ: dict[str, str] = {}
+    threads.leave_a_core(environ)  # nothing chosen, nothing set: torch's default of 4 becomes 3
+    assert environ == {"OMP_NUM_THREADS": "3"}
+    monkeypatch.setattr(threads, "_CHOSEN", {"OMP_NUM_THREADS": "1"})  # one core left by the load already
+    environ = {"OMP_NUM_THREADS": "1"}
+    threads.leave_a_core(environ)
+    assert environ == {"OMP_NUM_THREADS": "1"}  # never fewer than one
+    monkeypatch.setattr(threads, "_CHOSEN", {})
+    for users in ({"OMP_NUM_THREADS": "4"}, {"NOBG_METRICS_THREADS": "default"}):
+        environ = dict(users)
+        threads.leave_a_core(environ)
+        assert environ == users
