@@ -78,7 +78,7 @@ def _send(out: BinaryIO, message: Any) -> None:
 
 
 def _read_exactly(source: BufferedReader, size: int) -> memoryview:
-    view, filled = memoryview(np.empty(size, dtype=np.uint8)), 0  # (not a bytearray: no zero-filling pass)
+    view, filled = memoryview(np.empty(size, dtype=np.uint8).data), 0  # (not a bytearray: no zero-filling pass)
     while filled < size:
         got = source.readinto(view[filled:])
         if not got:
