@@ -28,6 +28,7 @@ class RowBands:
         height, width: the image's size.
         runs: the masks' foreground as row-major runs ``(owner, start, stop)`` where they were given so
             (:meth:`from_runs`; ``None`` otherwise): what the run-based counting reads without drawing.
+        areas: :math:`(N,)` int64 pixel counts where the reader knew them (``None``: counted from the runs).
 
     Examples:
         >>> m = torch.zeros(3, 4, 5, dtype=torch.bool); m[0, 1:3, 1:4] = True; m[2, 3, 0] = True
@@ -41,11 +42,12 @@ class RowBands:
     """
 
     def __init__(self, rows: Tensor | None, tops: list[int], bottoms: list[int], height: int, width: int,
-                 runs: tuple[Tensor, Tensor, Tensor] | None = None) -> None:
+                 runs: tuple[Tensor, Tensor, Tensor] | None = None, areas: Tensor | None = None) -> None:
         if rows is None and runs is None:
             raise ValueError("RowBands needs its rows or its runs")
         self._rows = rows
         self.tops, self.bottoms, self.height, self.width, self.runs = tops, bottoms, height, width, runs
+        self.areas = areas
 
     @property
     def rows(self) -> Tensor:
@@ -118,7 +120,8 @@ class RowBands:
                 owner, start, stop = self.runs
                 lo, hi = torch.searchsorted(owner, torch.tensor([first, max(first, last)])).tolist()
                 return RowBands(None, self.tops[first:last], self.bottoms[first:last], self.height, self.width,
-                                (owner[lo:hi] - first, start[lo:hi], stop[lo:hi]))
+                                (owner[lo:hi] - first, start[lo:hi], stop[lo:hi]),
+                                None if self.areas is None else self.areas[first:last])
             starts = [*self.starts(), self.rows.shape[0]]
             return RowBands(self.rows[starts[first]:starts[max(first, last)]], self.tops[first:last],
                             self.bottoms[first:last], self.height, self.width)
@@ -131,7 +134,8 @@ class RowBands:
             number = torch.cumsum(kept, 0) - 1
             inside = kept[owner]
             return RowBands(None, tops, bottoms, self.height, self.width,
-                            (number[owner[inside]], start[inside], stop[inside]))
+                            (number[owner[inside]], start[inside], stop[inside]),
+                            None if self.areas is None else self.areas[kept])
         starts = self.starts()
         pieces = [self.rows[s:s + b - t + 1] for s, t, b, k in zip(starts, self.tops, self.bottoms, chosen)
                   if k and b > t]

@@ -77,3 +77,26 @@ def test_bands_of_mixed_forms_hold_sorted_runs_and_the_dense_pixels() -> None:
     assert bool((key[1:] > key[:-1]).all()) and bool((stop > start).all())
     assert bool((start[1:] >= stop[:-1])[owner[1:] == owner[:-1]].all())  # no overlap within a mask
     assert torch.equal(bands.dense(), segmentation_masks(segmentations, height, width, transposed=True))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_extents_of_decoded_strings_are_the_bands_and_areas_of_their_runs(seed: int) -> None:
+    from nobg_metrics.io.coco.forms import split_forms
+    from nobg_metrics.ops.row_bands import RowBands
+    from nobg_metrics.ops.run_overlap import run_areas
+
+    generator = torch.Generator().manual_seed(seed)
+    for _ in range(40):
+        height, width = (int(v) for v in torch.randint(1, 12, (2,), generator=generator))
+        count = int(torch.randint(1, 6, (1,), generator=generator))
+        masks = torch.rand((count, height, width), generator=generator) < torch.rand(1, generator=generator)
+        masks[torch.rand(count, generator=generator) < 0.3] = False  # some empty
+        forms = split_forms([{"size": [height, width], "counts": encode(m)["counts"]} for m in masks], height, width)
+        assert forms.extents is not None and forms.string_runs is not None
+        runs = tuple(torch.from_numpy(a) for a in forms.string_runs)
+        bands = RowBands.from_runs(*runs, count, width, height)
+        tops, bottoms, areas = forms.extents
+        assert tops.tolist() == bands.tops and bottoms.tolist() == bands.bottoms
+        assert areas.tolist() == run_areas(*runs, count).tolist() == masks.sum((1, 2)).tolist()
+    mixed = split_forms([{"size": [2, 2], "counts": "13"}, {"size": [2, 2], "counts": [4]}], 2, 2)
+    assert mixed.extents is None  # not every mask a decoded string: the bands are found from all runs later

@@ -36,14 +36,21 @@ def _joined(stacks: list[RowBands]) -> tuple[tuple[Tensor, Tensor, Tensor], list
     return (torch.cat(owners), torch.cat(starts), torch.cat(stops)), counts
 
 
+def _areas(stacks: list[RowBands], runs: tuple[Tensor, Tensor, Tensor], count: int) -> Tensor:
+    """The masks' pixel counts: as the reader gave them, or summed from the runs."""
+    given = [stack.areas for stack in stacks]
+    if all(areas is not None for areas in given):
+        return torch.cat(given) if given else torch.zeros(0, dtype=torch.int64)  # type: ignore[arg-type]
+    return run_areas(*runs, count)
+
+
 def run_tables(dets: list[RowBands], gts: list[RowBands], det_labels: list[Tensor], gt_labels: list[Tensor],
                all_pairs: bool, reach: Reach | None = None) -> tuple[Tensor, Tensor, Tensor]:
     """:func:`run_counts` as the areas of all images' masks, concatenated, :math:`(\\sum N,)` / :math:`(\\sum M,)`
     int64, and the intersections as one :math:`(B, \\max N, \\max M)` int64 table (zero-padded)."""
     det_runs, det_counts = _joined(dets)
     gt_runs, gt_counts = _joined(gts)
-    det_area = run_areas(*det_runs, sum(det_counts))
-    gt_area = run_areas(*gt_runs, sum(gt_counts))
+    det_area, gt_area = _areas(dets, det_runs, sum(det_counts)), _areas(gts, gt_runs, sum(gt_counts))
     det_top = torch.tensor([t for stack in dets for t in stack.tops], dtype=torch.int64)
     det_bottom = torch.tensor([b for stack in dets for b in stack.bottoms], dtype=torch.int64)
     gt_top = torch.tensor([t for stack in gts for t in stack.tops], dtype=torch.int64)

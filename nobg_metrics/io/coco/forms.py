@@ -31,6 +31,8 @@ class Forms:
         strings, string_owner: compressed strings left to the counts decoder (not decoded here).
         lists, list_owner, list_lengths: uncompressed RLE counts, joined, and the owner and length of each RLE.
         polygons, polygon_owner: the polygons of every polygon list, and the segmentation of each.
+        extents: where every segmentation is a decoded string, each mask's first and one-past-last image column
+            and its pixel count, :math:`(N,)` int64 each (an empty mask: ``0, 0, 0``); else ``None``.
     """
 
     count: int
@@ -44,6 +46,7 @@ class Forms:
     list_lengths: list[int] = field(default_factory=list)
     polygons: list = field(default_factory=list)
     polygon_owner: list[int] = field(default_factory=list)
+    extents: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
 def _is_count(value: object) -> bool:
@@ -136,6 +139,22 @@ def _decode_strings(forms: Forms) -> None:
     owner, start, stop = found
     if len(forms.string_owner) != forms.count:  # owners are positions among all segmentations
         owner = np.asarray(forms.string_owner, dtype=np.int64)[owner]
+    else:
+        forms.extents = _extents(owner, start, stop, forms.count, forms.height)
     forms.string_runs = owner, start, stop
     forms.strings, forms.string_owner = [], []
+
+
+def _extents(owner: np.ndarray, start: np.ndarray, stop: np.ndarray, count: int, height: int
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each mask's first and one-past-last column and pixel count, from its runs (sorted by ``(owner, start)``,
+    non-empty): its first run's column, its last run's, the sum of its run lengths."""
+    masks = np.arange(count)
+    first, end = np.searchsorted(owner, masks), np.searchsorted(owner, masks, side="right")
+    some = end > first
+    lengths = np.concatenate([[0], np.cumsum(stop - start)])
+    tops = np.where(some, start[np.minimum(first, max(owner.size - 1, 0))] // height, 0) if owner.size else first
+    last_stop = stop[np.maximum(end - 1, 0)] if owner.size else first
+    bottoms = np.where(some, (last_stop - 1) // height + 1, 0) if owner.size else first
+    return tops.astype(np.int64), bottoms.astype(np.int64), (lengths[end] - lengths[first]).astype(np.int64)
 

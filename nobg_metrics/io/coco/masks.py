@@ -154,6 +154,10 @@ def forms_bands(forms: Forms) -> RowBands:
         [3]
     """
     found = forms_intervals(forms)
+    if found is not None and forms.extents is not None:  # every mask a decoded string: bands known already
+        tops, bottoms, areas = forms.extents
+        return RowBands(None, tops.tolist(), bottoms.tolist(), forms.width, forms.height, found,
+                        torch.from_numpy(areas))
     if found is None:
         none = torch.zeros(0, dtype=torch.int64)
         return RowBands.from_runs(none, none, none, forms.count, forms.width, forms.height)
