@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-
-from nobg_metrics.cli.entry import main
+from nobg_metrics.cli.entry import console
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

@@ -15,14 +15,24 @@ initialized`` when its core is imported again), and code that catches everything
 SIGINT handler records the signal: any error after it counts as the interrupt, and a recorded one ends the start-up
 even where nothing was raised. Once the command runs, its own handlers (:mod:`nobg_metrics.cli.core.signals`) take
 over.
+
+Leaving (:func:`console`): once the command has returned its status — outputs written, helpers reaped — the process
+flushes its streams, runs its ``atexit`` handlers and ends with ``os._exit``, without the interpreter's teardown:
+unloading torch's modules and C++ state took ~0.35 s of every run (measured: ``python -c "import torch"`` 1.32 s
+against 0.97 s ending so). Where that is not safe it ends as usual: a thread other than the main one still runs, or
+a ``torch.distributed`` process group is still up.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import os
 import signal
 import sys
 import threading
 from types import FrameType
+from typing import NoReturn
 
 SCORING_COMMANDS = ("eval", "instances", "panoptic")
 """Commands that score on torch's CPU threads: their OpenMP threads and wait policy are chosen before torch loads
@@ -80,3 +90,20 @@ def main(argv: list[str] | None = None) -> int:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
     return run_guarded(args)
+
+
+def console(argv: list[str] | None = None) -> NoReturn:
+    """The console script and ``python -m nobg_metrics``: :func:`main`, then leave (module notes)."""
+    status = main(argv)
+    if threading.active_count() > 1 or _process_group_up():
+        sys.exit(status)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: the status still tells
+            stream.flush()
+    atexit._run_exitfuncs()  # logging's flush, weakref finalizers (temporary folders), ...
+    os._exit(status)
+
+
+def _process_group_up() -> bool:
+    distributed = sys.modules.get("torch.distributed")
+    return bool(distributed is not None and distributed.is_available() and distributed.is_initialized())

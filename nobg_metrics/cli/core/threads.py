@@ -137,6 +137,24 @@ _CHOSEN: dict[str, str] = {}
 """What :func:`apply_thread_policy` put in this process's environment (a value the user set is never here)."""
 
 
+def share_cores(processes: int, environ: dict[str, str] | None = None) -> None:
+    """Torch's threads split among ``processes`` scoring processes of the command (at least one each): a shared
+    ``instances`` run. A thread count the user set, or ``NOBG_METRICS_THREADS=default``, stays.
+
+    Examples:
+        >>> environ = {"NOBG_METRICS_THREADS": "default"}
+        >>> share_cores(2, environ); environ
+        {'NOBG_METRICS_THREADS': 'default'}
+    """
+    target = os.environ if environ is None else environ
+    if target.get(POLICY_ENV, "").strip().lower() == "default":
+        return
+    if "OMP_NUM_THREADS" in target and "OMP_NUM_THREADS" not in _CHOSEN:
+        return
+    threads = int(_CHOSEN.get("OMP_NUM_THREADS", usable_cores()))
+    target["OMP_NUM_THREADS"] = _CHOSEN["OMP_NUM_THREADS"] = str(max(1, threads // processes))
+
+
 def leave_a_core(environ: dict[str, str] | None = None) -> None:
     """One thread fewer for torch (at least one): the command runs a busy process of its own beside it (the
     ``instances`` reading process). A thread count the user set, or ``NOBG_METRICS_THREADS=default``, stays.

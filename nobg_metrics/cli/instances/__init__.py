@@ -2,7 +2,7 @@
 (docs/instance_segmentation.md, docs/cityscapes_instances.md)."""
 
 __all__ = [
-    "cityscapes_command", "cityscapes_run", "command", "errors", "extras", "reader_process", "reading", "run", "stats",
-    "summary",
+    "back_share", "cityscapes_command", "cityscapes_run", "claims", "command", "errors", "extras", "pipe_messages",
+    "reader_process", "reading", "run", "shared_scoring", "stats", "summary",
 ]
 """Its modules (imported by path: ``nobg_metrics.cli.instances.<module>``)."""

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from nobg_metrics.cli.core.startup import collector_paused
 from nobg_metrics.cli.core.statuses import EXIT_USAGE
+from nobg_metrics.cli.core.threads import leave_a_core, share_cores
 from nobg_metrics.cli.instances import cityscapes_command
 from nobg_metrics.cli.instances import errors as instance_errors
 from nobg_metrics.cli.instances import stats as instance_stats
@@ -129,13 +130,16 @@ def run_instances(args: argparse.Namespace) -> int:
         print("nobg-metrics: error: --max-dets applies to --lvis (COCO's are 1, 10, 100 per image and category)",
               file=sys.stderr)
         return EXIT_USAGE
-    from nobg_metrics.cli.core.threads import leave_a_core
-    from nobg_metrics.cli.instances import reader_process  # numpy: only once a run is asked for
+    from nobg_metrics.cli.instances import reader_process, shared_scoring  # numpy: only once a run is asked for
 
-    reading = None
-    if reader_process.wanted(args):  # forked before torch is loaded: it reads and decodes while torch loads
+    reading: reader_process.ForkedReading | shared_scoring.ForkedScoring | None = None
+    kind = reader_process.helper_kind(args)
+    if kind == "share":  # forked before torch is loaded: it reads the files while torch loads, then scores too
+        share_cores(2)  # (each process its half of the cores: threads would wait for one that shares a core)
+        reading = shared_scoring.ForkedScoring(args)
+    elif kind == "read":
+        leave_a_core()  # (the reading process's core)
         reading = reader_process.ForkedReading(args)
-        leave_a_core()  # (its core: torch's threads would wait for the one that shares it)
     try:
         with collector_paused():  # torch and the metric: only once a run is asked for
             from nobg_metrics.cli.instances.run import run_guarded

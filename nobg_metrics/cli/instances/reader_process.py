@@ -1,127 +1,64 @@
-"""``nobg-metrics instances --workers 1``: the files read and the masks decoded in a second process, ahead of the
-scoring (docs/performance.md "Results files at COCO scale").
+"""``nobg-metrics instances``' helper process that reads the files and decodes the masks ahead of the scoring
+(docs/performance.md "Results files at COCO scale"), and the choice of helper for a run.
 
-The command forks this process before it imports torch; while the scoring process loads torch (about a second) and
-then scores, this one reads the annotation and results files and decodes each image's segmentations with numpy
+The command forks the helper before it imports torch; while the scoring process loads torch (about a second) and
+then scores, the helper reads the annotation and results files and decodes each image's segmentations with numpy
 (:class:`~nobg_metrics.cli.instances.reading.Reading`, the same code the scoring process runs with ``--workers
-0``), and sends them over a pipe in scoring order: first the files' index (the annotation file, the results file's
-counts, notes and warnings, the images to score), then one message per image. A message is a pickle whose numpy
-arrays travel out of band (protocol 5: the runs are written and read as raw bytes, never copied into the pickle).
-A writer thread sends while the main thread decodes, at most :data:`AHEAD` images ahead (memory stays bounded by a
-few images' runs, not the file).
+0``), and sends them through the pipe (:mod:`~nobg_metrics.cli.instances.pipe_messages`) in scoring order: first the
+files' index (the annotation file, the results file's counts, notes and warnings, the images to score), then one
+message per image. A writer thread sends while the main thread decodes, at most :data:`AHEAD` images ahead (memory
+stays bounded by a few images' runs, not the file). On CPU a plain run shares the scoring instead
+(:mod:`~nobg_metrics.cli.instances.shared_scoring`).
 
-What the scoring process gets is what it would have read itself: the same objects, the same errors (an
-:class:`~nobg_metrics.io.errors.InputError` raised here is raised there, with its message), in the same order.
-
-Stopping: this process ignores SIGINT (the scoring process handles the terminal's interrupt and stops it), dies
-with the scoring process (``PR_SET_PDEATHSIG``), and ends on a broken pipe; the scoring process kills and reaps it
-when the run ends for any reason (:meth:`ForkedReading.close`). Linux only (fork without exec, before torch is
-loaded); elsewhere the scoring process reads the files itself. Importable without torch.
+What the scoring process gets is what it would have read itself: the same objects, the same errors, in the same
+order. Linux only (fork without exec, before torch is loaded); elsewhere the scoring process reads the files itself.
+Importable without torch.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
-import os
-import pickle
+import glob
 import queue
-import signal
-import struct
 import sys
 import threading
-import traceback
 from collections.abc import Iterator
-from io import BufferedReader, FileIO
 from typing import Any, BinaryIO
 
 import numpy as np
 
-from nobg_metrics.cli.core.signals import die_with_parent
 from nobg_metrics.cli.core.threads import usable_cores
+from nobg_metrics.cli.instances.pipe_messages import ForkedHelper, portable, send
 from nobg_metrics.cli.instances.reading import ImageData, Reading
 from nobg_metrics.io.coco.annotations import GtImage
 from nobg_metrics.io.coco.results import LVIS_MAX_DETS, Results, load_results
-from nobg_metrics.io.errors import InputError
 
 AHEAD = 32
 """Images decoded and not yet sent that the reading process may hold (then it waits for the scoring process)."""
 
-_HEAD = struct.Struct("<QI")
-"""A message's head: the pickle's length and the number of out-of-band buffers (their lengths follow, ``<Q`` each)."""
 
-PIPE_BYTES = 1 << 20
-"""The pipe's capacity asked for (Linux ``F_SETPIPE_SZ``; the system's maximum by default)."""
-
-
-def wanted(args: argparse.Namespace) -> bool:
-    """Whether this run reads in a second process: ``--workers`` 1 (``auto``: where two cores or more are usable),
-    on Linux, before torch is loaded in this process, not ``--cityscapes``."""
+def helper_kind(args: argparse.Namespace) -> str | None:
+    """The helper process of this run: ``"share"`` (a second scoring process,
+    :mod:`~nobg_metrics.cli.instances.shared_scoring`) on CPU without ``--errors`` / ``--bootstrap`` /
+    ``--compare``; ``"read"`` (a reading process, this module) otherwise; ``None`` (the scoring process reads) with
+    ``--workers 0``, ``--cityscapes``, off Linux, where torch is loaded already, or with ``--workers auto`` on fewer
+    than two usable cores."""
     choice = getattr(args, "workers", "auto")
     if choice == "0" or getattr(args, "cityscapes", False):
-        return False
+        return None
     if not sys.platform.startswith("linux") or "torch" in sys.modules:
-        return False
-    return choice == "1" or usable_cores() >= 2
+        return None
+    if choice == "auto" and usable_cores() < 2:
+        return None
+    extras = any(getattr(args, name, None) is not None for name in ("errors", "bootstrap", "compare"))
+    return "read" if extras or not _cpu_only(getattr(args, "device", "auto")) else "share"
 
 
-def _send(out: BinaryIO, message: Any) -> None:
-    buffers: list[pickle.PickleBuffer] = []
-    meta = pickle.dumps(message, protocol=5, buffer_callback=buffers.append)
-    raws = [buffer.raw() for buffer in buffers]
-    out.write(_HEAD.pack(len(meta), len(raws)) + struct.pack(f"<{len(raws)}Q", *(raw.nbytes for raw in raws)))
-    out.write(meta)
-    for raw in raws:
-        out.write(raw)
-    out.flush()
-
-
-def _read_exactly(source: BufferedReader, size: int) -> memoryview:
-    view, filled = memoryview(np.empty(size, dtype=np.uint8).data), 0  # (not a bytearray: no zero-filling pass)
-    while filled < size:
-        got = source.readinto(view[filled:])
-        if not got:
-            raise EOFError
-        filled += got
-    return view
-
-
-def _receive(source: BufferedReader) -> Any:
-    meta_length, count = _HEAD.unpack(_read_exactly(source, _HEAD.size))
-    lengths = struct.unpack(f"<{count}Q", _read_exactly(source, 8 * count)) if count else ()
-    meta = _read_exactly(source, meta_length)
-    return pickle.loads(meta, buffers=[_read_exactly(source, length) for length in lengths])
-
-
-def _child(args: argparse.Namespace, write_fd: int, parent: int) -> None:
-    """The reading process: everything into the pipe, then exit (never returns)."""
-    code = 0
-    try:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the scoring process handles the interrupt and stops us
-        for name in ("SIGTERM", "SIGHUP"):
-            if hasattr(signal, name):
-                signal.signal(getattr(signal, name), signal.SIG_DFL)
-        die_with_parent(parent)
-        out = os.fdopen(write_fd, "wb", buffering=PIPE_BYTES)
-        pending: queue.Queue[Any] = queue.Queue(maxsize=AHEAD)
-        writer = threading.Thread(target=_write_all, args=(out, pending), daemon=True)
-        writer.start()
-        try:
-            reading = Reading(args)
-            results = dataclasses.replace(reading.results, per_image={})  # the detections travel per image
-            pending.put(("header", reading.gt, results, [image.id for image in reading.todo]))
-            for _, data in reading.images():
-                pending.put(("image", narrowed(data)))
-            pending.put(("end",))
-        except BaseException as error:  # noqa: BLE001 - every failure is the scoring process's to report
-            pending.put(("error", _portable(error)))
-        pending.put(None)
-        writer.join()
-    except BaseException:  # noqa: BLE001 - a broken pipe: the scoring process has gone
-        code = 1
-    finally:
-        os._exit(code)  # no atexit handlers or buffers inherited from the scoring process
+def _cpu_only(device: str) -> bool:
+    """``--device`` scores on the CPU: ``cpu``, or ``auto`` on a machine without a GPU device node (torch, which
+    would tell for sure, is not loaded yet)."""
+    return device == "cpu" or (device == "auto" and not glob.glob("/dev/nvidia[0-9]*") and not glob.glob("/dev/kfd"))
 
 
 def narrowed(data: ImageData) -> ImageData:
@@ -133,63 +70,52 @@ def narrowed(data: ImageData) -> ImageData:
     return data
 
 
-def _write_all(out: BinaryIO, pending: queue.Queue[Any]) -> None:
+def _read_all(args: argparse.Namespace, out: BinaryIO) -> None:
+    """The reading process: the files' index, then each image's data, into the pipe."""
+    pending: queue.Queue[Any] = queue.Queue(maxsize=AHEAD)
+    writer = threading.Thread(target=_write_all, args=(out, pending), daemon=True)
+    writer.start()
     try:
-        while (message := pending.get()) is not None:
-            _send(out, message)
-        out.close()
-    except OSError:
-        os._exit(1)  # the scoring process closed the pipe: nothing left to read for
+        reading = Reading(args)
+        results = dataclasses.replace(reading.results, per_image={})  # the detections travel per image
+        pending.put(("header", reading.gt, results, [image.id for image in reading.todo]))
+        for _, data in reading.images():
+            pending.put(("image", narrowed(data)))
+        pending.put(("end",))
+    except BaseException as error:  # noqa: BLE001 - every failure is the scoring process's to report
+        pending.put(("error", portable(error)))
+    pending.put(None)
+    writer.join()
 
 
-def _portable(error: BaseException) -> BaseException:
-    """``error`` as the scoring process should raise it: an input error as it is, anything else with its traceback."""
-    if isinstance(error, InputError):
-        return InputError(str(error))
-    return RuntimeError("the reading process failed:\n" + "".join(traceback.format_exception(error)))
+def _write_all(out: BinaryIO, pending: queue.Queue[Any]) -> None:
+    while (message := pending.get()) is not None:
+        send(out, message)
+    out.close()
 
 
-class ForkedReading:
+class ForkedReading(ForkedHelper):
     """A :class:`~nobg_metrics.cli.instances.reading.Reading` run in a forked process (module notes): the same
     attributes once :meth:`open` has received the files' index (``results.per_image`` is empty: the detections
     come with each image)."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        read_fd, write_fd = os.pipe()
-        _set_pipe_size(write_fd)
-        parent = os.getpid()
-        pid = os.fork()
-        if pid == 0:
-            os.close(read_fd)
-            _child(args, write_fd, parent)
-        os.close(write_fd)
-        self.pid: int | None = pid
-        self._source: BufferedReader | None = BufferedReader(FileIO(read_fd, "rb"), PIPE_BYTES)
+        super().__init__(lambda out: _read_all(args, out))
         self.gt: Any = None
         self.results: Results | None = None
         self.todo: list[GtImage] = []
         self.args = args
 
-    def _next(self) -> Any:
-        assert self._source is not None
-        try:
-            message = _receive(self._source)
-        except EOFError:
-            raise RuntimeError("the reading process stopped unexpectedly") from None
-        if message[0] == "error":
-            raise message[1]
-        return message
-
     def open(self) -> ForkedReading:
         """Receive the files' index (raises what reading them raised)."""
-        _, self.gt, self.results, ids = self._next()
+        _, self.gt, self.results, ids = self.next()
         self.todo = [self.gt.by_id[image_id] for image_id in ids]
         return self
 
     def images(self) -> Iterator[tuple[GtImage, ImageData]]:
         """Each image of :attr:`todo` and its data, as the reading process sends them."""
         for image in self.todo:
-            message = self._next()
+            message = self.next()
             if message[0] != "image" or message[1].image_id != image.id:
                 raise RuntimeError(f"the reading process sent {message[0]!r} where image {image.id} was due")
             yield image, message[1]
@@ -199,22 +125,3 @@ class ForkedReading:
         args = self.args
         return load_results(args.dt_json_file, self.gt, lvis=args.lvis, max_dets=args.max_dets or LVIS_MAX_DETS,
                             strict=getattr(args, "strict", False))
-
-    def close(self) -> None:
-        """Stop the reading process if it still runs, and reap it."""
-        if self._source is not None:
-            self._source.close()
-            self._source = None
-        if self.pid is not None:
-            if os.waitpid(self.pid, os.WNOHANG) == (0, 0):  # still running (its run cut short): stop it
-                os.kill(self.pid, signal.SIGKILL)
-                os.waitpid(self.pid, 0)
-            self.pid = None
-
-
-def _set_pipe_size(fd: int) -> None:
-    import fcntl  # Linux only, as this process
-
-    if hasattr(fcntl, "F_SETPIPE_SZ"):
-        with contextlib.suppress(OSError):  # a smaller system maximum: the default size works too
-            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)

@@ -16,6 +16,7 @@ import argparse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -82,6 +83,40 @@ def images_to_score(gt: GroundTruth, results: Results) -> list[GtImage]:
     """The images with ground truths or detections, in id order (the reference's ``evaluateImg`` gives ``None`` for
     the others)."""
     return [image for image in gt.images if image.annotations or results.per_image.get(image.id)]
+
+
+class ImageFeed(Protocol):
+    """Images with their data, and the files they come from: what the batching reads."""
+
+    @property
+    def gt(self) -> GroundTruth:
+        """The annotation file."""
+
+    @property
+    def results(self) -> Results | None:
+        """The results file's index (``None`` until a helper has sent it)."""
+
+    def images(self) -> Iterator[tuple[GtImage, ImageData]]:
+        """The images this process scores, with their data."""
+
+
+class ImageSource(ImageFeed, Protocol):
+    """What a run reads its files through: a :class:`Reading`, or a helper process's side
+    (:class:`~nobg_metrics.cli.instances.reader_process.ForkedReading`,
+    :class:`~nobg_metrics.cli.instances.shared_scoring.ForkedScoring`)."""
+
+    @property
+    def todo(self) -> list[GtImage]:
+        """Every image the run scores, in id order."""
+
+    def open(self) -> ImageSource:
+        """Itself, the files' index ready (raises what reading the files raised)."""
+
+    def full_results(self) -> Results:
+        """The results file with every detection."""
+
+    def close(self) -> None:
+        """Stop and reap a helper process, if any."""
 
 
 class Reading:

@@ -39,8 +39,14 @@ from nobg_metrics.cli.core.writing import (
     write_atomically,
 )
 from nobg_metrics.cli.eval.config import ConfigError
-from nobg_metrics.cli.instances.reader_process import ForkedReading
-from nobg_metrics.cli.instances.reading import ImageData, Reading, read_image, segmentation_error
+from nobg_metrics.cli.instances.reading import (
+    ImageData,
+    ImageFeed,
+    ImageSource,
+    Reading,
+    read_image,
+    segmentation_error,
+)
 from nobg_metrics.cli.instances.summary import coco_lines, lvis_lines
 from nobg_metrics.cli.outputs import structured_report
 from nobg_metrics.io.coco.annotations import GroundTruth, GtImage
@@ -117,7 +123,7 @@ def image_tensors(gt: GroundTruth, image: GtImage, data: ImageData, results: Res
     return pred, target
 
 
-def batches(reading: Reading | ForkedReading, args: argparse.Namespace, device: torch.device
+def batches(reading: ImageFeed, args: argparse.Namespace, device: torch.device
             ) -> Iterator[tuple[list[GtImage], list[dict[str, Tensor]], list[dict[str, Any]]]]:
     """``(images, preds, targets)`` for ``update``: the images of ``reading`` decoded one by one and handed over a
     few at a time (at most :data:`BATCH_IMAGES` images or :data:`BATCH_PIXELS` pixels held)."""
@@ -126,7 +132,7 @@ def batches(reading: Reading | ForkedReading, args: argparse.Namespace, device: 
     targets: list[dict[str, Any]] = []
     pixels = 0
     assert reading.results is not None
-    for number, (image, data) in enumerate(reading.images()):
+    for image, data in reading.images():
         checkpoint()
         pred, target = image_tensors(reading.gt, image, data, reading.results, device, args.lvis,
                                      transposed=True, bands=True)
@@ -134,9 +140,11 @@ def batches(reading: Reading | ForkedReading, args: argparse.Namespace, device: 
         preds.append(pred)
         targets.append(target)
         pixels += held_pixels(pred["masks"]) + held_pixels(target["masks"])
-        if pixels >= BATCH_PIXELS or len(preds) == BATCH_IMAGES or number == len(reading.todo) - 1:
+        if pixels >= BATCH_PIXELS or len(preds) == BATCH_IMAGES:
             yield images, preds, targets
             images, preds, targets, pixels = [], [], [], 0
+    if preds:
+        yield images, preds, targets
 
 
 def build_metric(args: argparse.Namespace, gt: GroundTruth, device: torch.device, errors: bool = True) -> Any:
@@ -189,7 +197,7 @@ def results_document(args: argparse.Namespace, gt: GroundTruth, results: Results
     }
 
 
-def run(args: argparse.Namespace, reading: Reading | ForkedReading | None = None) -> int:
+def run(args: argparse.Namespace, reading: ImageSource | None = None) -> int:
     """Evaluate; errors are raised (see :func:`run_guarded`). ``reading``: the files as a reading process reads
     them (:mod:`~nobg_metrics.cli.instances.reader_process`); default: read here."""
     try:
@@ -198,8 +206,8 @@ def run(args: argparse.Namespace, reading: Reading | ForkedReading | None = None
         raise ConfigError(str(error)) from None
     tune_cpu_allocator()  # freed tensor memory is reused, not faulted in again per batch
     with OutputLock(args.out) if args.out is not None else contextlib.nullcontext():
-        reading = reading.open() if reading is not None else Reading(args)
-        gt, results = reading.gt, reading.results
+        source: ImageSource = reading.open() if reading is not None else Reading(args)
+        gt, results = source.gt, source.results
         assert results is not None
         notes = gt.notes + results.notes
         if not args.quiet:
@@ -211,14 +219,20 @@ def run(args: argparse.Namespace, reading: Reading | ForkedReading | None = None
         from nobg_metrics.cli.instances.extras import Extras  # --errors, --bootstrap, --compare
 
         extra = Extras(args, gt)
-        scored = len(reading.todo)
+        scored = len(source.todo)
         progress = Progress(f"instances {args.iou_type}", scored, enabled=not args.quiet)
-        for _, preds, targets in batches(reading, args, device):
+        done = 0
+        for _, preds, targets in batches(source, args, device):
             metric.update(preds, targets)
             extra.update(preds, targets)
             progress.update(len(preds))
+            done += len(preds)
+        helper_metric = getattr(source, "helper_metric", None)
+        if helper_metric is not None:  # a shared run: the helper's share (its records follow this process's)
+            metric.merge_state(helper_metric())
+            progress.update(scored - done)
         progress.close()
-        reading.close()
+        source.close()
         values = metric.compute()
         plain = {key: _number(value) for key, value in values.items()}
         lines = lvis_lines(plain, args.max_dets or LVIS_MAX_DETS) if args.lvis else coco_lines(plain)
@@ -235,12 +249,12 @@ def run(args: argparse.Namespace, reading: Reading | ForkedReading | None = None
             if structured_report.wanted(args):  # after the other files: the page reads them
                 from nobg_metrics.cli.outputs.structured_report_data import instances_report
 
-                instances_report(args, metric, gt, reading.full_results())
+                instances_report(args, metric, gt, source.full_results())
     return EXIT_OK
 
 
 def run_guarded(args: argparse.Namespace, runner: Callable[[argparse.Namespace], int] | None = None,
-                reading: ForkedReading | None = None) -> int:
+                reading: ImageSource | None = None) -> int:
     """:func:`run` (or ``runner``: the ``--cityscapes`` evaluation) with every outcome turned into an exit status and
     a one-line message (:mod:`~nobg_metrics.cli.core.guard`); ``reading``: the run's reading process, stopped when
     the run ends, however it ends."""

@@ -1,7 +1,7 @@
 """``instances --workers 1``: the files read and decoded in a forked process give the scoring process exactly what it
-reads itself (every index, every image's data, every error message, results.json byte for byte), and the reading
-process never outlives the run: reaped when the run ends, killed when it is cut short, gone with the command when
-the command is killed or interrupted."""
+reads itself (every index, every image's data, every error message, results.json byte for byte), and the helper
+process (reading, or sharing the scoring: the command's default on CPU) never outlives the run: reaped when the run
+ends, killed when it is cut short, gone with the command when the command is killed or interrupted."""
 
 from __future__ import annotations
 
@@ -79,10 +79,11 @@ def test_the_forked_reading_sends_what_the_scoring_process_reads(tmp_path, with_
     assert forked.pid is None
 
 
-def _outcome(args: argparse.Namespace, forked: bool) -> tuple[int, str, str, dict[str, bytes]]:
+def _outcome(args: argparse.Namespace, forked: bool | type) -> tuple[int, str, str, dict[str, bytes]]:
     out, err = io.StringIO(), io.StringIO()
+    helper = ForkedReading if forked is True else forked or None
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = run_guarded(args, reading=ForkedReading(args) if forked else None)
+        status = run_guarded(args, reading=helper(args) if helper else None)
     files = {path.name: path.read_bytes() for path in sorted(Path(args.out).iterdir())} if args.out and \
         Path(args.out).exists() else {}
     return status, out.getvalue(), err.getvalue(), files
