@@ -137,6 +137,12 @@ _CHOSEN: dict[str, str] = {}
 """What :func:`apply_thread_policy` put in this process's environment (a value the user set is never here)."""
 
 
+def free_cores() -> int:
+    """The cores other processes leave free, as :func:`apply_thread_policy` counted them at start (all usable cores
+    where it chose no thread count)."""
+    return int(_CHOSEN.get("OMP_NUM_THREADS", usable_cores()))
+
+
 def share_cores(processes: int, environ: dict[str, str] | None = None) -> None:
     """Torch's threads split among ``processes`` scoring processes of the command (at least one each): a shared
     ``instances`` run. A thread count the user set, or ``NOBG_METRICS_THREADS=default``, stays.

@@ -28,7 +28,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from nobg_metrics.cli.core.threads import usable_cores
+from nobg_metrics.cli.core.threads import free_cores, usable_cores
 from nobg_metrics.cli.instances.pipe_messages import ForkedHelper, portable, send
 from nobg_metrics.cli.instances.reading import ImageData, Reading
 from nobg_metrics.io.coco.annotations import GtImage
@@ -41,7 +41,8 @@ AHEAD = 32
 def helper_kind(args: argparse.Namespace) -> str | None:
     """The helper process of this run: ``"share"`` (a second scoring process,
     :mod:`~nobg_metrics.cli.instances.shared_scoring`) on CPU without ``--errors`` / ``--bootstrap`` /
-    ``--compare``; ``"read"`` (a reading process, this module) otherwise; ``None`` (the scoring process reads) with
+    ``--compare`` where two cores or more are free of other processes; ``"read"`` (a reading process, this module)
+    otherwise; ``None`` (the scoring process reads) with
     ``--workers 0``, ``--cityscapes``, off Linux, where torch is loaded already, or with ``--workers auto`` on fewer
     than two usable cores."""
     choice = getattr(args, "workers", "auto")
@@ -52,7 +53,9 @@ def helper_kind(args: argparse.Namespace) -> str | None:
     if choice == "auto" and usable_cores() < 2:
         return None
     extras = any(getattr(args, name, None) is not None for name in ("errors", "bootstrap", "compare"))
-    return "read" if extras or not _cpu_only(getattr(args, "device", "auto")) else "share"
+    if extras or not _cpu_only(getattr(args, "device", "auto")) or free_cores() < 2:
+        return "read"  # (a busy machine: a second process loading torch would take the one free core's time)
+    return "share"
 
 
 def _cpu_only(device: str) -> bool:

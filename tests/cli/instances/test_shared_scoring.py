@@ -83,3 +83,24 @@ def test_a_file_error_comes_through_and_the_helper_is_reaped(tmp_path) -> None:
     outcomes = [_outcome(_args(gt_path, dt_path), helper) for helper in (False, ForkedScoring)]
     assert outcomes[0][0] == 1 and outcomes[0] == outcomes[1]
     assert not children(os.getpid())
+
+
+def test_the_helper_is_chosen_by_the_run_and_the_machine(monkeypatch) -> None:
+    import argparse
+
+    from nobg_metrics.cli.instances import reader_process
+
+    monkeypatch.delitem(sys.modules, "torch")  # as at the command's start (restored after the test)
+    monkeypatch.setattr(reader_process, "usable_cores", lambda: 2)
+    monkeypatch.setattr(reader_process, "free_cores", lambda: 2)
+    monkeypatch.setattr(reader_process, "_cpu_only", lambda device: device != "cuda")
+
+    def kind(**flags):
+        return reader_process.helper_kind(argparse.Namespace(**{"workers": "auto", "device": "auto", **flags}))
+    assert kind() == "share"
+    assert kind(errors="tide") == kind(bootstrap=100) == kind(compare="b.json") == kind(device="cuda") == "read"
+    assert kind(workers="0") is None and kind(cityscapes=True) is None
+    monkeypatch.setattr(reader_process, "free_cores", lambda: 1)  # another process holds a core
+    assert kind() == "read"
+    monkeypatch.setattr(reader_process, "usable_cores", lambda: 1)
+    assert kind() is None and kind(workers="1") == "read"
