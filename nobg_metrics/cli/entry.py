@@ -19,8 +19,9 @@ over.
 Leaving (:func:`console`): once the command has returned its status — outputs written, helpers reaped — the process
 flushes its streams, runs its ``atexit`` handlers and ends with ``os._exit``, without the interpreter's teardown:
 unloading torch's modules and C++ state took ~0.35 s of every run (measured: ``python -c "import torch"`` 1.32 s
-against 0.97 s ending so). Where that is not safe it ends as usual: a thread other than the main one still runs, or
-a ``torch.distributed`` process group is still up.
+against 0.97 s ending so). Where that is not safe it ends as usual: a thread other than the main one still runs, a
+``torch.distributed`` process group is still up, or a tracer or profiler is set (coverage, ``python -m cProfile``:
+they write their data at the interpreter's exit).
 """
 
 from __future__ import annotations
@@ -95,8 +96,8 @@ def main(argv: list[str] | None = None) -> int:
 def console(argv: list[str] | None = None) -> NoReturn:
     """The console script and ``python -m nobg_metrics``: :func:`main`, then leave (module notes)."""
     status = main(argv)
-    if threading.active_count() > 1 or _process_group_up():
-        sys.exit(status)
+    if threading.active_count() > 1 or _process_group_up() or sys.gettrace() or sys.getprofile():
+        sys.exit(status)  # (a profiler or coverage writes its data at the interpreter's exit)
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):  # a closed pipe: the status still tells
             stream.flush()

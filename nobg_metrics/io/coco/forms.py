@@ -97,7 +97,15 @@ def split_forms(segmentations: Sequence[object], height: int, width: int) -> For
         ([[0], [1], [4]], [1])
     """
     forms = Forms(len(segmentations), height, width)
+    strings, string_owner = forms.strings, forms.string_owner
     for index, segmentation in enumerate(segmentations):  # sort the JSON values by form; decoding is batched
+        if type(segmentation) is dict:  # the usual: a compressed string of the image's size (checked in full below)
+            counts, size = segmentation.get("counts"), segmentation.get("size")
+            if (type(counts) is str and type(size) is list and len(size) == 2 and type(size[0]) is int
+                    and type(size[1]) is int and size[0] == height and size[1] == width):
+                strings.append(counts)
+                string_owner.append(index)
+                continue
         if isinstance(segmentation, list):
             parts = _polygon_list(index, segmentation)
             forms.polygons.extend(parts)

@@ -10,8 +10,9 @@ its value plus the count two places before it: the counts of a string are two ru
 one over its odd places. Each string's values are laid out as rows of (even place, odd place) — a string with an
 odd number of values gets one zero after its last — so that one running sum down the two columns gives both,
 started over at each string's first row by subtracting the previous string's column sums there. A second running
-sum over the counts gives the run ends; the odd places are the foreground runs, and a run's string is read off its
-end (each string's counts add up to ``height * width``).
+sum over the counts gives the run ends, each string's from 0 (``height * width`` subtracted at every string's first
+count: the strings before add up to that each, which the end of every string checks); the odd places are the
+foreground runs, a run's string the string of its row.
 
 The passes are numpy's on the bytes of all strings joined: the arrays are those of one image, where torch's cost per
 operation was most of the time.
@@ -107,12 +108,12 @@ def decode_runs(encoded: list[bytes], pixels: int) -> tuple[np.ndarray, np.ndarr
         x[first[odd] + values[odd]] = 0  # the padding
     if int(x.min()) < 0:
         return None
-    position = np.cumsum(x)  # run ends, running on across the strings (each adds up to `pixels`)
-    if bool((position[first + padded - 1] != np.arange(1, n + 1) * pixels).any()):
+    x[first[1:]] -= pixels  # each string's positions from 0: the strings before it add up to `pixels` each
+    position = np.cumsum(x)  # run ends
+    if bool((position[first + padded - 1] != pixels).any()):  # checked after the subtraction: each string alone
         return None
     length = grid[:, 1]
     keep = np.flatnonzero(length)
     stop = position[1::2][keep]
-    owner = (stop - 1) // max(pixels, 1)  # every string's runs lie in its own `pixels` positions (checked above)
-    stop -= owner * pixels
+    owner = np.repeat(np.arange(n), padded >> 1)[keep]  # each string's rows, then the rows holding a run
     return owner, stop - length[keep], stop

@@ -36,3 +36,11 @@ def test_a_running_thread_is_waited_for(tmp_path):
     done = subprocess.run([sys.executable, "-c", SCRIPT.format(argv=["--version"]), "thread"], capture_output=True,
                           text=True, cwd=tmp_path, timeout=300)
     assert done.returncode == 0 and "thread done" in done.stdout and "atexit ran" in done.stdout
+
+
+def test_a_profiler_still_writes_its_data(tmp_path):
+    out = tmp_path / "profile.out"
+    done = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), "-m", "nobg_metrics", "instances",
+                           "--gt-json-file", "missing.json", "--dt-json-file", "missing.json"], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=300)
+    assert "no such file" in done.stderr and out.exists() and out.stat().st_size > 0, done.stderr
