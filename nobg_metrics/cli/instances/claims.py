@@ -43,6 +43,11 @@ class Claims:
             self._ends[1] -= 1
             return self._ends[1]
 
+    def back_count(self, count: int) -> int:
+        """How many of the ``count`` images the back has taken (once none is left, the last ``back_count`` are the
+        helper's)."""
+        return count - int(self._ends[1])
+
     def front_count(self) -> int:
         """How many images the front has taken (the first ``front_count()`` are the scoring process's)."""
         return int(self._ends[0])

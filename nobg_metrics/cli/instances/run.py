@@ -228,8 +228,9 @@ def run(args: argparse.Namespace, reading: ImageSource | None = None) -> int:
             progress.update(len(preds))
             done += len(preds)
         helper_metric = getattr(source, "helper_metric", None)
-        if helper_metric is not None:  # a shared run: the helper's share (its records follow this process's)
-            metric.merge_state(helper_metric())
+        shared = helper_metric() if helper_metric is not None else None
+        if shared is not None:  # a shared run: the helper's share (its records follow this process's)
+            metric.merge_state(shared)
             progress.update(scored - done)
         progress.close()
         source.close()

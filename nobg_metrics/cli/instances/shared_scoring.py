@@ -105,8 +105,11 @@ class ForkedScoring(ForkedHelper):
             yield image, read_image(self.gt, image, message[2], self.results)
 
     def helper_metric(self) -> Any:
-        """The helper's share, scored (raises its error); messages of front images it sent but this process did
-        not take are passed over."""
+        """The helper's share, scored (raises its error); ``None`` where it took no image (this process took them
+        all before the helper had loaded torch: a small run does not wait for it). Messages of front images it sent
+        but this process did not take are passed over."""
+        if self.claims.back_count(len(self.todo)) == 0:  # none left and none taken from the back: nothing to wait for
+            return None
         while (message := self.next())[0] == "detections":
             pass
         return message[1]
