@@ -143,6 +143,18 @@ def free_cores() -> int:
     return int(_CHOSEN.get("OMP_NUM_THREADS", usable_cores()))
 
 
+def _fewer_threads(environ: dict[str, str] | None, threads_left: Callable[[int], int]) -> None:
+    """``OMP_NUM_THREADS`` set to ``threads_left(current)`` (at least 1), ``current`` the count chosen at start (all
+    usable cores if none); a thread count the user set, or ``NOBG_METRICS_THREADS=default``, stays."""
+    target = os.environ if environ is None else environ
+    if target.get(POLICY_ENV, "").strip().lower() == "default":
+        return
+    if "OMP_NUM_THREADS" in target and "OMP_NUM_THREADS" not in _CHOSEN:
+        return
+    threads = int(_CHOSEN.get("OMP_NUM_THREADS", usable_cores()))
+    target["OMP_NUM_THREADS"] = _CHOSEN["OMP_NUM_THREADS"] = str(max(1, threads_left(threads)))
+
+
 def share_cores(processes: int, environ: dict[str, str] | None = None) -> None:
     """Torch's threads split among ``processes`` scoring processes of the command (at least one each): a shared
     ``instances`` run. A thread count the user set, or ``NOBG_METRICS_THREADS=default``, stays.
@@ -152,13 +164,7 @@ def share_cores(processes: int, environ: dict[str, str] | None = None) -> None:
         >>> share_cores(2, environ); environ
         {'NOBG_METRICS_THREADS': 'default'}
     """
-    target = os.environ if environ is None else environ
-    if target.get(POLICY_ENV, "").strip().lower() == "default":
-        return
-    if "OMP_NUM_THREADS" in target and "OMP_NUM_THREADS" not in _CHOSEN:
-        return
-    threads = int(_CHOSEN.get("OMP_NUM_THREADS", usable_cores()))
-    target["OMP_NUM_THREADS"] = _CHOSEN["OMP_NUM_THREADS"] = str(max(1, threads // processes))
+    _fewer_threads(environ, lambda threads: threads // processes)
 
 
 def leave_a_core(environ: dict[str, str] | None = None) -> None:
@@ -170,13 +176,7 @@ def leave_a_core(environ: dict[str, str] | None = None) -> None:
         >>> leave_a_core(environ); environ
         {'OMP_NUM_THREADS': '4'}
     """
-    target = os.environ if environ is None else environ
-    if target.get(POLICY_ENV, "").strip().lower() == "default":
-        return
-    if "OMP_NUM_THREADS" in target and "OMP_NUM_THREADS" not in _CHOSEN:
-        return
-    threads = int(_CHOSEN.get("OMP_NUM_THREADS", usable_cores()))
-    target["OMP_NUM_THREADS"] = _CHOSEN["OMP_NUM_THREADS"] = str(max(1, threads - 1))
+    _fewer_threads(environ, lambda threads: threads - 1)
 
 
 def apply_thread_policy(environ: dict[str, str] | None = None) -> ThreadPolicy:

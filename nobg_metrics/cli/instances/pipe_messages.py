@@ -14,6 +14,7 @@ scoring process runs twice).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import pickle
@@ -22,15 +23,19 @@ import struct
 import traceback
 from collections.abc import Callable
 from io import BufferedReader, FileIO
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 import numpy as np
 
 from nobg_metrics.cli.core.signals import die_with_parent
+from nobg_metrics.io.coco.annotations import GtImage
+from nobg_metrics.io.coco.results import LVIS_MAX_DETS, Results, load_results
 from nobg_metrics.io.errors import InputError
 
 _HEAD = struct.Struct("<QI")
 """A message's head: the pickle's length and the number of out-of-band buffers (their lengths follow, ``<Q`` each)."""
+
+_Source = TypeVar("_Source", bound="ForkedSource")
 
 PIPE_BYTES = 1 << 20
 """The pipe's capacity asked for (Linux ``F_SETPIPE_SZ``; the system's maximum by default)."""
@@ -133,3 +138,28 @@ class ForkedHelper:
                 os.kill(self.pid, signal.SIGKILL)
                 os.waitpid(self.pid, 0)
             self.pid = None
+
+
+class ForkedSource(ForkedHelper):
+    """A helper that first sends the files' index (``("header", gt, results, image ids)``): the scoring process's
+    :class:`~nobg_metrics.cli.instances.reading.ImageSource` attributes once :meth:`open` has received it
+    (``results.per_image`` is empty: the detections travel per image)."""
+
+    def __init__(self, main: Callable[[BinaryIO], None], args: argparse.Namespace) -> None:
+        super().__init__(main)
+        self.gt: Any = None
+        self.results: Results | None = None
+        self.todo: list[GtImage] = []
+        self.args = args
+
+    def open(self: _Source) -> _Source:
+        """Receive the files' index (raises what reading them raised)."""
+        _, self.gt, self.results, ids = self.next()
+        self.todo = [self.gt.by_id[image_id] for image_id in ids]
+        return self
+
+    def full_results(self) -> Results:
+        """The results file with every detection (read again here: the report page draws some of their masks)."""
+        args = self.args
+        return load_results(args.dt_json_file, self.gt, lvis=args.lvis, max_dets=args.max_dets or LVIS_MAX_DETS,
+                            strict=getattr(args, "strict", False))

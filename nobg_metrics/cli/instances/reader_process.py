@@ -29,10 +29,9 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from nobg_metrics.cli.core.threads import free_cores, usable_cores
-from nobg_metrics.cli.instances.pipe_messages import ForkedHelper, portable, send
+from nobg_metrics.cli.instances.pipe_messages import ForkedSource, portable, send
 from nobg_metrics.cli.instances.reading import ImageData, Reading
 from nobg_metrics.io.coco.annotations import GtImage
-from nobg_metrics.io.coco.results import LVIS_MAX_DETS, Results, load_results
 
 AHEAD = 32
 """Images decoded and not yet sent that the reading process may hold (then it waits for the scoring process)."""
@@ -97,23 +96,13 @@ def _write_all(out: BinaryIO, pending: queue.Queue[Any]) -> None:
     out.close()
 
 
-class ForkedReading(ForkedHelper):
+class ForkedReading(ForkedSource):
     """A :class:`~nobg_metrics.cli.instances.reading.Reading` run in a forked process (module notes): the same
     attributes once :meth:`open` has received the files' index (``results.per_image`` is empty: the detections
     come with each image)."""
 
     def __init__(self, args: argparse.Namespace) -> None:
-        super().__init__(lambda out: _read_all(args, out))
-        self.gt: Any = None
-        self.results: Results | None = None
-        self.todo: list[GtImage] = []
-        self.args = args
-
-    def open(self) -> ForkedReading:
-        """Receive the files' index (raises what reading them raised)."""
-        _, self.gt, self.results, ids = self.next()
-        self.todo = [self.gt.by_id[image_id] for image_id in ids]
-        return self
+        super().__init__(lambda out: _read_all(args, out), args)
 
     def images(self) -> Iterator[tuple[GtImage, ImageData]]:
         """Each image of :attr:`todo` and its data, as the reading process sends them."""
@@ -122,9 +111,3 @@ class ForkedReading(ForkedHelper):
             if message[0] != "image" or message[1].image_id != image.id:
                 raise RuntimeError(f"the reading process sent {message[0]!r} where image {image.id} was due")
             yield image, message[1]
-
-    def full_results(self) -> Results:
-        """The results file with every detection (read again here: the report page draws some of their masks)."""
-        args = self.args
-        return load_results(args.dt_json_file, self.gt, lvis=args.lvis, max_dets=args.max_dets or LVIS_MAX_DETS,
-                            strict=getattr(args, "strict", False))

@@ -33,10 +33,9 @@ from typing import Any, BinaryIO
 
 from nobg_metrics.cli.core.startup import collector_paused
 from nobg_metrics.cli.instances.claims import Claims
-from nobg_metrics.cli.instances.pipe_messages import ForkedHelper, portable, send
+from nobg_metrics.cli.instances.pipe_messages import ForkedSource, portable, send
 from nobg_metrics.cli.instances.reading import ImageData, Reading, read_image
 from nobg_metrics.io.coco.annotations import GtImage
-from nobg_metrics.io.coco.results import LVIS_MAX_DETS, Results, load_results
 
 
 def _share(args: argparse.Namespace, claims: Claims, out: BinaryIO, torch_forked: bool = False) -> None:
@@ -75,24 +74,14 @@ def _send_front(out: BinaryIO, header: Any, reading: Reading, claims: Claims, pe
     out.close()
 
 
-class ForkedScoring(ForkedHelper):
+class ForkedScoring(ForkedSource):
     """The scoring process's side of a shared run (module notes): :meth:`open`, then :meth:`images` (the images it
     takes, with their data), then :meth:`helper_metric` (the helper's share, scored)."""
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.claims = Claims()
         loaded = "torch" in sys.modules  # (tests): torch's thread pool does not survive a fork; one thread there
-        super().__init__(lambda out: _share(args, self.claims, out, loaded))
-        self.gt: Any = None
-        self.results: Results | None = None
-        self.todo: list[GtImage] = []
-        self.args = args
-
-    def open(self) -> ForkedScoring:
-        """Receive the files' index (raises what reading them raised)."""
-        _, self.gt, self.results, ids = self.next()
-        self.todo = [self.gt.by_id[image_id] for image_id in ids]
-        return self
+        super().__init__(lambda out: _share(args, self.claims, out, loaded), args)
 
     def images(self) -> Iterator[tuple[GtImage, ImageData]]:
         """The images this process takes from the front, decoded here, until the two meet."""
@@ -113,9 +102,3 @@ class ForkedScoring(ForkedHelper):
         while (message := self.next())[0] == "detections":
             pass
         return message[1]
-
-    def full_results(self) -> Results:
-        """The results file with every detection (read again here: the report page draws some of their masks)."""
-        args = self.args
-        return load_results(args.dt_json_file, self.gt, lvis=args.lvis, max_dets=args.max_dets or LVIS_MAX_DETS,
-                            strict=getattr(args, "strict", False))
