@@ -12,7 +12,8 @@ categories, so all 1,203 are used). Presets:
 
 Or ``--gt`` / ``--dt`` for existing files. Each contender runs as its own process, ``--repeat`` times, interleaved
 (ours, then each reference, then ours again ...): wall seconds (best and median), images/s, and the peak
-resident memory of that process (``getrusage(RUSAGE_CHILDREN).ru_maxrss`` of a wrapper that runs only it). The
+resident memory of that process (``getrusage(RUSAGE_CHILDREN).ru_maxrss`` of a wrapper that runs only it: the largest
+process of its tree — ours runs as two on CPU, ``--workers auto``, each about that size). The
 references: faster-coco-eval (segm, boundary), pycocotools (segm), lvis 0.5.3 (LVIS segm) and the
 boundary-iou-api ports of ``tests/reference`` (boundary, COCO and LVIS). Their printed summaries are compared with
 ours (the same 3-decimal lines). ``--iou-types`` picks segm and / or boundary (the command has no bbox type).
