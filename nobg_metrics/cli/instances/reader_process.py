@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import glob
+import os
 import queue
 import sys
 import threading
@@ -42,13 +43,13 @@ def helper_kind(args: argparse.Namespace) -> str | None:
     :mod:`~nobg_metrics.cli.instances.shared_scoring`) on CPU without ``--errors`` / ``--bootstrap`` /
     ``--compare`` where two cores or more are free of other processes; ``"read"`` (a reading process, this module)
     otherwise; ``None`` (the scoring process reads) with
-    ``--workers 0``, ``--cityscapes``, off Linux, where torch is loaded already, or with ``--workers auto`` on fewer
-    than two usable cores."""
+    ``--workers 0``, ``--cityscapes``, off Linux, where torch is loaded already, under ``torchrun``, or with ``--workers
+    auto`` on fewer than two usable cores."""
     choice = getattr(args, "workers", "auto")
     if choice == "0" or getattr(args, "cityscapes", False):
         return None
-    if not sys.platform.startswith("linux") or "torch" in sys.modules:
-        return None
+    if not sys.platform.startswith("linux") or "torch" in sys.modules or int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        return None  # (under torchrun every rank would fork one)
     if choice == "auto" and usable_cores() < 2:
         return None
     extras = any(getattr(args, name, None) is not None for name in ("errors", "bootstrap", "compare"))

@@ -100,6 +100,9 @@ def test_the_helper_is_chosen_by_the_run_and_the_machine(monkeypatch) -> None:
     assert kind() == "share"
     assert kind(errors="tide") == kind(bootstrap=100) == kind(compare="b.json") == kind(device="cuda") == "read"
     assert kind(workers="0") is None and kind(cityscapes=True) is None
+    monkeypatch.setenv("WORLD_SIZE", "2")  # a torchrun rank: no helper of its own
+    assert kind() is None
+    monkeypatch.delenv("WORLD_SIZE")
     monkeypatch.setattr(reader_process, "free_cores", lambda: 1)  # another process holds a core
     assert kind() == "read"
     monkeypatch.setattr(reader_process, "usable_cores", lambda: 1)
