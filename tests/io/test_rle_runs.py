@@ -7,10 +7,20 @@ import numpy as np
 import pytest
 import torch
 
+from nobg_metrics.io.coco.forms import split_forms
 from nobg_metrics.io.coco.masks import segmentation_bands, segmentation_masks
 from nobg_metrics.io.coco.rle import check_counts, counts_to_string, decode_strings, encode, rle_intervals
 from nobg_metrics.io.coco.rle_runs import string_runs
 from nobg_metrics.io.errors import MalformedRle
+from nobg_metrics.ops.row_bands import RowBands
+from nobg_metrics.ops.run_overlap import run_areas
+
+
+def _random_masks(generator: torch.Generator, sides_below: int) -> torch.Tensor:
+    """1 to 5 random masks of one random size (each side below ``sides_below``), of a random density."""
+    height, width = (int(v) for v in torch.randint(1, sides_below, (2,), generator=generator))
+    count = int(torch.randint(1, 6, (1,), generator=generator))
+    return torch.rand((count, height, width), generator=generator) < torch.rand(1, generator=generator)
 
 
 def _reference_runs(strings: list[str], height: int, width: int) -> list[list[int]]:
@@ -23,9 +33,8 @@ def _reference_runs(strings: list[str], height: int, width: int) -> list[list[in
 def test_runs_equal_the_counts_decoders(seed: int) -> None:
     generator = torch.Generator().manual_seed(seed)
     for _ in range(60):
-        height, width = (int(v) for v in torch.randint(1, 9, (2,), generator=generator))
-        count = int(torch.randint(1, 6, (1,), generator=generator))
-        masks = torch.rand((count, height, width), generator=generator) < torch.rand(1, generator=generator)
+        masks = _random_masks(generator, 9)
+        height, width = masks.shape[1:]
         strings = [str(encode(mask)["counts"]) for mask in masks]
         assert [t.tolist() for t in string_runs(strings, height, width)] == _reference_runs(strings, height, width)
         as_bytes = [s.encode() for s in strings]
@@ -81,15 +90,10 @@ def test_bands_of_mixed_forms_hold_sorted_runs_and_the_dense_pixels() -> None:
 
 @pytest.mark.parametrize("seed", range(3))
 def test_the_extents_of_decoded_strings_are_the_bands_and_areas_of_their_runs(seed: int) -> None:
-    from nobg_metrics.io.coco.forms import split_forms
-    from nobg_metrics.ops.row_bands import RowBands
-    from nobg_metrics.ops.run_overlap import run_areas
-
     generator = torch.Generator().manual_seed(seed)
     for _ in range(40):
-        height, width = (int(v) for v in torch.randint(1, 12, (2,), generator=generator))
-        count = int(torch.randint(1, 6, (1,), generator=generator))
-        masks = torch.rand((count, height, width), generator=generator) < torch.rand(1, generator=generator)
+        masks = _random_masks(generator, 12)
+        count, height, width = masks.shape
         masks[torch.rand(count, generator=generator) < 0.3] = False  # some empty
         forms = split_forms([{"size": [height, width], "counts": encode(m)["counts"]} for m in masks], height, width)
         assert forms.extents is not None and forms.string_runs is not None

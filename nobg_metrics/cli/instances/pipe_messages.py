@@ -7,9 +7,9 @@ message and is raised where it is read: an :class:`~nobg_metrics.io.errors.Input
 other exception as a ``RuntimeError`` holding its traceback.
 
 Stopping: the helper ignores SIGINT (the scoring process handles the terminal's interrupt and stops it), dies with
-the scoring process (``PR_SET_PDEATHSIG``), and ends on a broken pipe; :meth:`ForkedHelper.close` kills and reaps it
-when the run ends for any reason. The helper leaves by ``os._exit`` (no atexit handler or buffer inherited from the
-scoring process runs twice).
+the scoring process (``PR_SET_PDEATHSIG``), and ends quietly on a broken pipe (in any of its threads);
+:meth:`ForkedHelper.close` kills and reaps it when the run ends for any reason. The helper leaves by ``os._exit``
+(no atexit handler or buffer inherited from the scoring process runs twice).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import os
 import pickle
 import signal
 import struct
+import threading
 import traceback
 from collections.abc import Callable
 from io import BufferedReader, FileIO
@@ -95,6 +96,7 @@ def _helper_main(main: Callable[[BinaryIO], None], write_fd: int, parent: int) -
             if hasattr(signal, name):
                 signal.signal(getattr(signal, name), signal.SIG_DFL)
         die_with_parent(parent)
+        threading.excepthook = lambda _: os._exit(1)  # a writer thread's broken pipe: end, without a traceback
         main(os.fdopen(write_fd, "wb", buffering=PIPE_BYTES))
     except BaseException:  # noqa: BLE001 - a broken pipe: the scoring process has gone
         code = 1

@@ -1,11 +1,12 @@
 """The evaluation of ``nobg-metrics instances`` (the flags: :mod:`nobg_metrics.cli.instances.command`).
 
-Steps: read the annotation file (:mod:`.coco_files`) and the results file (:mod:`.coco_results`); for each image in
-increasing id order, decode its ground truths' and detections' masks (:mod:`.coco_masks`) and pass them to
+Steps: read the annotation and results files and decode each image's segmentations, in increasing id order
+(:class:`~nobg_metrics.cli.instances.reading.Reading`, or a helper process doing it ahead of this one, or sharing the
+images with it: :mod:`.reader_process`, :mod:`.shared_scoring`); pass the images' masks to
 :class:`nobg_metrics.MeanAveragePrecision`, a few images per ``update`` (:data:`BATCH_IMAGES`, :data:`BATCH_PIXELS`;
 the metric orders score ties by ``image_id``, so batching changes nothing); print the reference's summary
-(:mod:`.instances_summary`); write ``--out/results.json`` atomically. Images with neither ground truths nor
-detections are skipped (the reference's ``evaluateImg`` gives ``None`` for them).
+(:mod:`.summary`); write ``--out/results.json`` atomically. Images with neither ground truths nor detections are
+skipped (the reference's ``evaluateImg`` gives ``None`` for them).
 
 The masks are handed over **transposed**, ``(N, W, H)``: the column-major layout COCO's RLEs and pycocotools'
 polygon fill produce, without a transposing copy (which costs more than the decoding). Mask and Boundary AP do not

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nobg_metrics.io.coco.rle_text import decode_runs
-from nobg_metrics.io.errors import SegmentationError
+from nobg_metrics.io.coco.rle_text import ascii_strings, decode_runs
+from nobg_metrics.io.errors import MalformedRle, SegmentationError
 
 
 @dataclass
@@ -138,8 +138,8 @@ def _decode_strings(forms: Forms) -> None:
     """The compressed strings to runs where :func:`decode_runs` takes them all (else they stay for the counts
     decoder, which also reports a string that is not ASCII)."""
     try:
-        encoded = [s.encode("ascii") if isinstance(s, str) else bytes(s) for s in forms.strings]
-    except UnicodeEncodeError:
+        encoded = ascii_strings(forms.strings)
+    except MalformedRle:
         return
     found = decode_runs(encoded, forms.height * forms.width)
     if found is None:
@@ -158,11 +158,12 @@ def _extents(owner: np.ndarray, start: np.ndarray, stop: np.ndarray, count: int,
     """Each mask's first and one-past-last column and pixel count, from its runs (sorted by ``(owner, start)``,
     non-empty): its first run's column, its last run's, the sum of its run lengths."""
     masks = np.arange(count)
+    if owner.size == 0:  # every mask empty
+        return np.zeros(count, np.int64), np.zeros(count, np.int64), np.zeros(count, np.int64)
     first, end = np.searchsorted(owner, masks), np.searchsorted(owner, masks, side="right")
     some = end > first
     lengths = np.concatenate([[0], np.cumsum(stop - start)])
-    tops = np.where(some, start[np.minimum(first, max(owner.size - 1, 0))] // height, 0) if owner.size else first
-    last_stop = stop[np.maximum(end - 1, 0)] if owner.size else first
-    bottoms = np.where(some, (last_stop - 1) // height + 1, 0) if owner.size else first
-    return tops.astype(np.int64), bottoms.astype(np.int64), (lengths[end] - lengths[first]).astype(np.int64)
+    tops = np.where(some, start[np.minimum(first, owner.size - 1)] // height, 0)
+    bottoms = np.where(some, (stop[np.maximum(end - 1, 0)] - 1) // height + 1, 0)
+    return tops, bottoms, lengths[end] - lengths[first]
 
